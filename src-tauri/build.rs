@@ -1,0 +1,12 @@
+//! Declares the app's command ACL manifest: with it, every `#[tauri::command]` needs an
+//! explicit `allow-<command>` permission in a capability, even for the app's own front end.
+//! Keep this list equal to the commands registered in `src/desktop.rs`.
+
+const COMMANDS: &[&str] = &["app_info", "list_servers", "ui_ready"];
+
+fn main() {
+    tauri_build::try_build(
+        tauri_build::Attributes::new().app_manifest(tauri_build::AppManifest::new().commands(COMMANDS)),
+    )
+    .expect("tauri-build failed");
+}

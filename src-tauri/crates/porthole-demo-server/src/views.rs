@@ -1,0 +1,59 @@
+//! The demo server's views: HTML built from `ui/demo-views/` by `npm run build` (with the
+//! official ext-apps SDK bundled in) and embedded at compile time.
+
+use rmcp::model::MetaObject;
+use serde_json::json;
+
+pub struct DemoView {
+    pub uri: &'static str,
+    pub name: &'static str,
+    pub description: &'static str,
+    pub html: &'static str,
+    /// Origins the view may `fetch` (its `_meta.ui.csp.connectDomains`).
+    pub connect_domains: &'static [&'static str],
+}
+
+impl DemoView {
+    /// The `_meta` of the view's resource contents: `ui.csp` and `ui.prefersBorder`.
+    pub fn resource_meta(&self) -> Option<MetaObject> {
+        let mut ui = json!({ "prefersBorder": true });
+        if !self.connect_domains.is_empty() {
+            ui["csp"] = json!({ "connectDomains": self.connect_domains });
+        }
+        let mut meta = MetaObject::default();
+        meta.0.insert("ui".into(), ui);
+        Some(meta)
+    }
+}
+
+macro_rules! view_html {
+    ($file:literal) => {
+        include_str!(concat!(env!("PORTHOLE_DEMO_VIEWS_DIR"), "/", $file))
+    };
+}
+
+pub const SYSTEM_MONITOR: DemoView = DemoView {
+    uri: "ui://porthole-demo/system-monitor.html",
+    name: "System monitor",
+    description: "CPU, memory and the busiest processes, refreshed by the view.",
+    html: view_html!("system-monitor.html"),
+    connect_domains: &[],
+};
+
+pub const DIRECTORY: DemoView = DemoView {
+    uri: "ui://porthole-demo/directory.html",
+    name: "Folder browser",
+    description: "A folder listing; clicking a folder lists it.",
+    html: view_html!("directory.html"),
+    connect_domains: &[],
+};
+
+pub const NPM_PACKAGE: DemoView = DemoView {
+    uri: "ui://porthole-demo/npm-package.html",
+    name: "npm package",
+    description: "Looks up a package's latest version from the npm registry (declared connectDomains).",
+    html: view_html!("npm-package.html"),
+    connect_domains: &["https://registry.npmjs.org"],
+};
+
+pub static VIEWS: &[DemoView] = &[SYSTEM_MONITOR, DIRECTORY, NPM_PACKAGE];

@@ -1,0 +1,444 @@
+//! MCP server configuration: the profile's `config.json` and files passed with `--mcp-config`.
+//!
+//! Accepted shapes, as users have them:
+//! - Claude Desktop / Cursor: `{"mcpServers": {"name": {"command", "args", "env", "cwd"} | {"url", "headers"}}}`
+//! - VS Code: `{"servers": {"name": {"type": "stdio"|"http", ...}}}`
+//!
+//! Porthole's own per-server keys may sit beside those: `enabled` (default true), `mcpApps`
+//! (advertise the MCP Apps extension to this server; default true), `timeout` (seconds) and
+//! `alwaysAllow` (tool names that need no approval).
+//!
+//! A malformed file or server entry becomes a [`ConfigProblem`] naming the file, line and field;
+//! the other servers still load.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+/// The default time allowed to connect to a server and to answer one request.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+#[derive(Clone, PartialEq, Eq)]
+pub enum Transport {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        /// Values may be secrets (API keys): never printed by `Debug`.
+        env: BTreeMap<String, String>,
+        cwd: Option<PathBuf>,
+    },
+    StreamableHttp {
+        url: String,
+        /// Values may be secrets (`Authorization`): never printed by `Debug`.
+        headers: BTreeMap<String, String>,
+    },
+}
+
+impl fmt::Debug for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", args)
+                .field(
+                    "env",
+                    &env.keys().map(|k| format!("{k}=<redacted>")).collect::<Vec<_>>(),
+                )
+                .field("cwd", cwd)
+                .finish(),
+            Transport::StreamableHttp { url, headers } => f
+                .debug_struct("StreamableHttp")
+                .field("url", url)
+                .field(
+                    "headers",
+                    &headers.keys().map(|k| format!("{k}: <redacted>")).collect::<Vec<_>>(),
+                )
+                .finish(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerConfig {
+    pub name: String,
+    pub transport: Transport,
+    pub enabled: bool,
+    pub mcp_apps: bool,
+    pub timeout: Duration,
+    pub always_allow: Vec<String>,
+    /// The file this entry came from, for error messages.
+    pub source: PathBuf,
+}
+
+/// Something wrong in a config file, with where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigProblem {
+    pub file: PathBuf,
+    pub line: Option<usize>,
+    /// The server entry, when the problem is inside one.
+    pub server: Option<String>,
+    /// The field, when one field is at fault.
+    pub field: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        if let Some(server) = &self.server {
+            write!(f, ": server {server:?}")?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, ", field {field:?}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// The servers of one or more files, and what was wrong in them.
+#[derive(Debug, Default, Clone)]
+pub struct LoadedConfig {
+    pub servers: Vec<ServerConfig>,
+    pub problems: Vec<ConfigProblem>,
+}
+
+impl LoadedConfig {
+    /// Loads each file in order; a server name seen again replaces the earlier entry (so a
+    /// `--mcp-config` file can override the profile's own).
+    pub fn load(files: &[PathBuf]) -> LoadedConfig {
+        let mut loaded = LoadedConfig::default();
+        for file in files {
+            match std::fs::read_to_string(file) {
+                Ok(text) => loaded.merge(parse_config(file, &text)),
+                Err(e) => loaded.problems.push(ConfigProblem {
+                    file: file.clone(),
+                    line: None,
+                    server: None,
+                    field: None,
+                    message: format!("cannot read the file: {e}"),
+                }),
+            }
+        }
+        loaded
+    }
+
+    fn merge(&mut self, other: LoadedConfig) {
+        for server in other.servers {
+            self.servers.retain(|s| s.name != server.name);
+            self.servers.push(server);
+        }
+        self.problems.extend(other.problems);
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawServer {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    cwd: Option<PathBuf>,
+    url: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    enabled: Option<bool>,
+    /// Claude Desktop's and Cursor's spelling of "off".
+    disabled: Option<bool>,
+    mcp_apps: Option<bool>,
+    /// Seconds.
+    timeout: Option<f64>,
+    #[serde(default, alias = "autoApprove")]
+    always_allow: Vec<String>,
+    /// VS Code's `envFile` and other keys we accept but do not use.
+    #[serde(rename = "envFile")]
+    _env_file: Option<String>,
+    #[serde(rename = "description")]
+    _description: Option<String>,
+}
+
+/// Parses one config file's text. Never fails as a whole: problems are collected.
+pub fn parse_config(file: &Path, text: &str) -> LoadedConfig {
+    let mut loaded = LoadedConfig::default();
+    let problem = |line: Option<usize>, server: Option<&str>, field: Option<&str>, message: String| ConfigProblem {
+        file: file.to_path_buf(),
+        line,
+        server: server.map(str::to_string),
+        field: field.map(str::to_string),
+        message,
+    };
+    let root: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            loaded
+                .problems
+                .push(problem(Some(e.line()), None, None, format!("not valid JSON: {e}")));
+            return loaded;
+        }
+    };
+    let Some(root) = root.as_object() else {
+        loaded
+            .problems
+            .push(problem(Some(1), None, None, "expected a JSON object at the top".into()));
+        return loaded;
+    };
+    let mut found_any_key = false;
+    for key in ["mcpServers", "servers"] {
+        let Some(section) = root.get(key) else { continue };
+        found_any_key = true;
+        let Some(section) = section.as_object() else {
+            loaded.problems.push(problem(
+                line_of_key(text, key),
+                None,
+                Some(key),
+                "expected an object of servers".into(),
+            ));
+            continue;
+        };
+        for (name, entry) in section {
+            match parse_server(file, name, entry) {
+                Ok(server) => loaded.servers.push(server),
+                Err((field, message)) => {
+                    loaded
+                        .problems
+                        .push(problem(line_of_key(text, name), Some(name), field.as_deref(), message))
+                }
+            }
+        }
+    }
+    if !found_any_key && !root.is_empty() {
+        loaded.problems.push(problem(
+            Some(1),
+            None,
+            None,
+            "no \"mcpServers\" (Claude Desktop, Cursor) or \"servers\" (VS Code) object found".into(),
+        ));
+    }
+    loaded
+}
+
+fn parse_server(file: &Path, name: &str, entry: &Value) -> Result<ServerConfig, (Option<String>, String)> {
+    if name.trim().is_empty() {
+        return Err((None, "a server needs a non-empty name".into()));
+    }
+    let Some(obj) = entry.as_object() else {
+        return Err((None, "expected an object".into()));
+    };
+    let raw: RawServer = serde_json::from_value(Value::Object(obj.clone())).map_err(|e| {
+        let message = e.to_string();
+        (field_named_in(&message, obj), message)
+    })?;
+    let kind = raw.kind.as_deref();
+    let transport = match (kind, raw.command, raw.url) {
+        (Some("stdio") | None, Some(command), None) => {
+            if command.trim().is_empty() {
+                return Err((Some("command".into()), "must not be empty".into()));
+            }
+            Transport::Stdio {
+                command,
+                args: raw.args,
+                env: raw.env,
+                cwd: raw.cwd,
+            }
+        }
+        (Some("http" | "streamable-http" | "streamableHttp") | None, None, Some(url)) => {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err((Some("url".into()), format!("{url:?} is not an http:// or https:// URL")));
+            }
+            Transport::StreamableHttp {
+                url,
+                headers: raw.headers,
+            }
+        }
+        (Some("sse"), _, _) => {
+            return Err((
+                Some("type".into()),
+                "the legacy HTTP+SSE transport (2024-11-05) is not supported; use the server's \
+                 Streamable HTTP endpoint or a stdio bridge"
+                    .into(),
+            ));
+        }
+        (Some(other), _, _) if !matches!(other, "stdio" | "http" | "streamable-http" | "streamableHttp") => {
+            return Err((Some("type".into()), format!("unknown transport type {other:?}")));
+        }
+        (_, Some(_), Some(_)) => {
+            return Err((None, "has both \"command\" and \"url\"; pick one transport".into()));
+        }
+        (_, None, None) => return Err((None, "needs \"command\" (stdio) or \"url\" (Streamable HTTP)".into())),
+        (_, _, _) => return Err((Some("type".into()), "does not match the fields given".into())),
+    };
+    let timeout = match raw.timeout {
+        None => DEFAULT_TIMEOUT,
+        Some(t) if t.is_finite() && t > 0.0 && t <= 86_400.0 => Duration::from_secs_f64(t),
+        Some(t) => {
+            return Err((
+                Some("timeout".into()),
+                format!("{t} is not a number of seconds between 0 and 86400"),
+            ));
+        }
+    };
+    Ok(ServerConfig {
+        name: name.to_string(),
+        transport,
+        enabled: raw.enabled.unwrap_or(true) && !raw.disabled.unwrap_or(false),
+        mcp_apps: raw.mcp_apps.unwrap_or(true),
+        timeout,
+        always_allow: raw.always_allow,
+        source: file.to_path_buf(),
+    })
+}
+
+/// serde's messages name the field in backticks ("unknown field `comand`", "invalid type: ... for
+/// key `args`"); failing that, the first key whose value has the wrong JSON type.
+fn field_named_in(message: &str, obj: &Map<String, Value>) -> Option<String> {
+    let start = message.find('`')? + 1;
+    let end = start + message[start..].find('`')?;
+    let name = &message[start..end];
+    if obj.contains_key(name) || message.starts_with("unknown field") || message.starts_with("missing field") {
+        Some(name.to_string())
+    } else {
+        obj.keys().find(|k| message.contains(k.as_str())).cloned()
+    }
+}
+
+/// The 1-based line where `"key"` first appears as an object key.
+fn line_of_key(text: &str, key: &str) -> Option<usize> {
+    let needle = serde_json::to_string(key).ok()?;
+    let mut from = 0;
+    while let Some(pos) = text[from..].find(&needle) {
+        let at = from + pos;
+        let rest = text[at + needle.len()..].trim_start();
+        if rest.starts_with(':') {
+            return Some(text[..at].matches('\n').count() + 1);
+        }
+        from = at + needle.len();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> LoadedConfig {
+        parse_config(Path::new("/x/config.json"), text)
+    }
+
+    #[test]
+    fn claude_desktop_file_as_it_is() {
+        let c = parse(
+            r#"{"mcpServers": {
+                 "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"],
+                        "env": {"API_KEY": "sk-secret"}},
+                 "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer t0ken"}}
+               }}"#,
+        );
+        assert!(c.problems.is_empty(), "{:?}", c.problems);
+        assert_eq!(c.servers.len(), 2);
+        let fs = &c.servers[0];
+        assert!(fs.enabled && fs.mcp_apps);
+        assert_eq!(fs.timeout, DEFAULT_TIMEOUT);
+        match &fs.transport {
+            Transport::Stdio { command, args, .. } => {
+                assert_eq!(command, "npx");
+                assert_eq!(args.len(), 3);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(c.servers[1].transport, Transport::StreamableHttp { .. }));
+    }
+
+    #[test]
+    fn debug_output_never_shows_secrets() {
+        let c = parse(
+            r#"{"mcpServers": {"a": {"command": "x", "env": {"API_KEY": "sk-secret"}},
+                               "b": {"url": "https://h/mcp", "headers": {"Authorization": "Bearer t0ken"}}}}"#,
+        );
+        let printed = format!("{:?}", c.servers);
+        assert!(printed.contains("API_KEY=<redacted>"), "{printed}");
+        assert!(
+            !printed.contains("sk-secret") && !printed.contains("t0ken"),
+            "{printed}"
+        );
+    }
+
+    #[test]
+    fn vs_code_servers_and_porthole_keys() {
+        let c = parse(
+            r#"{"servers": {"x": {"type": "stdio", "command": "node", "args": ["s.js"],
+                                  "mcpApps": false, "timeout": 5, "alwaysAllow": ["echo"], "enabled": false}}}"#,
+        );
+        assert!(c.problems.is_empty(), "{:?}", c.problems);
+        let s = &c.servers[0];
+        assert!(!s.mcp_apps && !s.enabled);
+        assert_eq!(s.timeout, Duration::from_secs(5));
+        assert_eq!(s.always_allow, vec!["echo".to_string()]);
+    }
+
+    #[test]
+    fn bad_entry_names_file_line_and_field_and_others_still_load() {
+        let text = "{\n  \"mcpServers\": {\n    \"good\": {\"command\": \"a\"},\n    \"bad\": {\"command\": \"b\", \"args\": \"not-a-list\"}\n  }\n}";
+        let c = parse(text);
+        assert_eq!(c.servers.len(), 1);
+        assert_eq!(c.servers[0].name, "good");
+        let p = &c.problems[0];
+        assert_eq!(p.line, Some(4));
+        assert_eq!(p.server.as_deref(), Some("bad"));
+        assert_eq!(p.field.as_deref(), Some("args"));
+        let shown = p.to_string();
+        assert!(
+            shown.starts_with("/x/config.json:4: server \"bad\", field \"args\""),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn syntax_error_gives_line() {
+        let c = parse("{\n \"mcpServers\": {\n  \"a\": {\"command\": \"x\",}\n }\n}");
+        assert!(c.servers.is_empty());
+        assert_eq!(c.problems[0].line, Some(3));
+        assert!(c.problems[0].message.starts_with("not valid JSON"));
+    }
+
+    #[test]
+    fn misspelt_field_and_legacy_sse_are_named() {
+        let c = parse(r#"{"mcpServers": {"a": {"comand": "x"}, "b": {"type": "sse", "url": "http://h/sse"}}}"#);
+        assert_eq!(c.problems.len(), 2);
+        assert_eq!(c.problems[0].field.as_deref(), Some("comand"));
+        assert!(c.problems[1].message.contains("HTTP+SSE"), "{}", c.problems[1].message);
+    }
+
+    #[test]
+    fn later_files_override_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.json");
+        let b = dir.path().join("b.json");
+        std::fs::write(
+            &a,
+            r#"{"mcpServers": {"s": {"command": "one"}, "t": {"command": "two"}}}"#,
+        )
+        .unwrap();
+        std::fs::write(&b, r#"{"mcpServers": {"s": {"command": "three"}}}"#).unwrap();
+        let c = LoadedConfig::load(&[a, b, dir.path().join("missing.json")]);
+        let names: Vec<_> = c.servers.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["t", "s"]);
+        assert!(matches!(&c.servers[1].transport, Transport::Stdio { command, .. } if command == "three"));
+        assert!(c.problems[0].message.starts_with("cannot read the file"));
+    }
+}

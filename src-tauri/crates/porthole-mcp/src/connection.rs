@@ -1,0 +1,204 @@
+//! One connection to one MCP server: spawn or dial it, run the MCP handshake (advertising the MCP
+//! Apps extension when asked to), and list its tools.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+
+use rmcp::model::{ClientCapabilities, ClientConfig, ExtensionCapabilities, Implementation, ProtocolVersion};
+#[allow(deprecated)]
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+use crate::config::{ServerConfig, Transport};
+
+/// The extension id of MCP Apps.
+pub const MCP_APPS_EXTENSION: &str = "io.modelcontextprotocol/ui";
+/// The MIME type of an MCP App view.
+pub const MCP_APP_MIME: &str = "text/html;profile=mcp-app";
+
+/// The client side of one connection: what Porthole tells the server about itself, and where
+/// the server's notifications go.
+#[derive(Clone)]
+pub struct PortholeClient {
+    server: Arc<str>,
+    advertise_mcp_apps: bool,
+}
+
+impl PortholeClient {
+    pub fn new(server: &str, advertise_mcp_apps: bool) -> Self {
+        PortholeClient {
+            server: server.into(),
+            advertise_mcp_apps,
+        }
+    }
+}
+
+/// The capabilities Porthole advertises. The MCP Apps extension is included only when asked:
+/// `{"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}`, exactly.
+pub fn client_capabilities(advertise_mcp_apps: bool) -> ClientCapabilities {
+    let mut caps = ClientCapabilities::default();
+    if advertise_mcp_apps {
+        let mut ext = ExtensionCapabilities::new();
+        ext.insert(
+            MCP_APPS_EXTENSION.into(),
+            rmcp::object!({ "mimeTypes": [MCP_APP_MIME] }),
+        );
+        caps.extensions = Some(ext);
+    }
+    caps
+}
+
+impl ClientHandler for PortholeClient {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            client_capabilities(self.advertise_mcp_apps),
+            Implementation::new("porthole", env!("CARGO_PKG_VERSION")).with_title("Porthole"),
+        )
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    // Logging is deprecated by SEP-2577 but 2025-era servers still send it.
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let server = &*self.server;
+        let logger = params.logger.as_deref().unwrap_or("");
+        let data = &params.data;
+        match params.level {
+            LoggingLevel::Debug => tracing::debug!(target: "mcp_server", server, logger, %data),
+            LoggingLevel::Info | LoggingLevel::Notice => tracing::info!(target: "mcp_server", server, logger, %data),
+            LoggingLevel::Warning => tracing::warn!(target: "mcp_server", server, logger, %data),
+            _ => tracing::error!(target: "mcp_server", server, logger, %data),
+        }
+    }
+}
+
+pub type Session = RunningService<RoleClient, PortholeClient>;
+
+/// Why a connection could not be made, in words for the user.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("cannot start {command:?}: {source}")]
+    Spawn { command: String, source: std::io::Error },
+    #[error("the MCP handshake failed: {0}")]
+    Handshake(String),
+    #[error("no answer within {0:?}")]
+    Timeout(std::time::Duration),
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// Resolves the command a stdio entry names. `porthole` means this very executable, so the demo
+/// server in a fresh profile works wherever Porthole is installed.
+pub fn resolve_command(command: &str) -> PathBuf {
+    if command == "porthole"
+        && let Ok(exe) = std::env::current_exe()
+    {
+        return exe;
+    }
+    PathBuf::from(command)
+}
+
+/// Connects to one server and completes the handshake, within the server's timeout.
+/// `server_log_dir`, when given, receives the server's stderr as `<dir>/<name>.log`.
+pub async fn connect(
+    config: &ServerConfig,
+    advertise_mcp_apps: bool,
+    server_log_dir: Option<&Path>,
+) -> Result<Session, ConnectError> {
+    let client = PortholeClient::new(&config.name, advertise_mcp_apps);
+    match &config.transport {
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let mut cmd = tokio::process::Command::new(resolve_command(command));
+            cmd.args(args).envs(env).kill_on_drop(true);
+            if let Some(cwd) = cwd {
+                cmd.current_dir(cwd);
+            }
+            let mut wrap = process_wrap::tokio::CommandWrap::from(cmd);
+            // npx-style launchers start grandchildren; a process group lets them die together.
+            #[cfg(unix)]
+            wrap.wrap(process_wrap::tokio::ProcessGroup::leader());
+            let (transport, stderr) = TokioChildProcess::builder(wrap)
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|source| ConnectError::Spawn {
+                    command: command.clone(),
+                    source,
+                })?;
+            if let Some(stderr) = stderr {
+                tokio::spawn(forward_stderr(
+                    config.name.clone(),
+                    stderr,
+                    server_log_dir.map(Path::to_path_buf),
+                ));
+            }
+            handshake(client, transport, config).await
+        }
+        Transport::StreamableHttp { url, .. } => Err(ConnectError::Unsupported(format!(
+            "Streamable HTTP ({url}) is not supported by this build yet; only stdio servers connect"
+        ))),
+    }
+}
+
+async fn handshake<T, E, A>(
+    client: PortholeClient,
+    transport: T,
+    config: &ServerConfig,
+) -> Result<Session, ConnectError>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A> + Send + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    match tokio::time::timeout(config.timeout, client.serve(transport)).await {
+        Ok(Ok(session)) => Ok(session),
+        Ok(Err(e)) => Err(ConnectError::Handshake(e.to_string())),
+        Err(_) => Err(ConnectError::Timeout(config.timeout)),
+    }
+}
+
+/// Every line the server writes to stderr goes to `tracing` (target `mcp_server`) and, when a
+/// folder is given, to that server's own log file.
+async fn forward_stderr(server: String, stderr: tokio::process::ChildStderr, log_dir: Option<PathBuf>) {
+    let mut file = match log_dir {
+        Some(dir) => {
+            let _ = tokio::fs::create_dir_all(&dir).await;
+            let safe: String = server
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            tokio::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(dir.join(format!("{safe}.log")))
+                .await
+                .ok()
+        }
+        None => None,
+    };
+    let mut lines = BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        tracing::debug!(target: "mcp_server", server = %server, "{line}");
+        if let Some(f) = file.as_mut() {
+            let _ = f.write_all(line.as_bytes()).await;
+            let _ = f.write_all(b"\n").await;
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! The real Porthole window under Xvfb, driven by tauri-driver + WebKitWebDriver.
+//! Run with `make test` (or `cargo test -p porthole-e2e --features e2e` with a display).
+
+use std::time::Duration;
+
+use anyhow::Result;
+use porthole_e2e::{App, screenshot_dir};
+use serde_json::json;
+
+const WAIT: Duration = Duration::from_secs(30);
+
+fn profile() -> tempfile::TempDir {
+    tempfile::Builder::new().prefix("porthole-e2e-").tempdir().unwrap()
+}
+
+#[test]
+fn window_opens_with_title_sidebar_transcript_and_composer() -> Result<()> {
+    let dir = profile();
+    let app = App::launch(dir.path(), &[], &[])?;
+    let s = &app.session;
+    assert_eq!(s.title()?, "Porthole");
+    s.find("aside.sidebar")?;
+    s.find("[data-testid=transcript]")?;
+    let composer = s.find("[data-testid=composer]")?;
+    assert_eq!(s.property(&composer, "tagName")?, "TEXTAREA");
+    s.find("[data-testid=send]")?;
+    // A fresh profile was created in the folder we passed with --profile.
+    assert!(dir.path().join("config.json").is_file());
+    assert!(dir.path().join("logs").is_dir());
+    Ok(())
+}
+
+#[test]
+fn composer_takes_text_and_enter_sends_it() -> Result<()> {
+    let dir = profile();
+    let app = App::launch(dir.path(), &[], &[])?;
+    let s = &app.session;
+    let composer = s.find("[data-testid=composer]")?;
+    let send = s.find("[data-testid=send]")?;
+    assert_eq!(
+        s.property(&send, "disabled")?,
+        true,
+        "send is disabled while the composer is empty"
+    );
+
+    // Shift+Enter is a new line, not a send.
+    s.send_keys(&composer, "first line\u{E008}\u{E007}\u{E008}second line")?;
+    assert_eq!(s.property(&composer, "value")?, "first line\nsecond line");
+    assert!(s.find_all("[data-testid=message]")?.is_empty());
+
+    s.send_keys(&composer, "\u{E007}")?;
+    let message = s.wait_for_element("[data-testid=message][data-role=user]", WAIT)?;
+    assert_eq!(s.text(&message)?, "first line\nsecond line");
+    assert_eq!(
+        s.property(&composer, "value")?,
+        "",
+        "the composer is emptied after sending"
+    );
+
+    // The send button works too, and no assistant reply is invented without a model.
+    s.send_keys(&composer, "via the button")?;
+    s.click(&s.find("[data-testid=send]")?)?;
+    s.wait_for("two user messages", WAIT, |s| {
+        Ok((s.find_all("[data-testid=message][data-role=user]")?.len() == 2).then_some(()))
+    })?;
+    assert!(s.find_all("[data-testid=message][data-role=assistant]")?.is_empty());
+    let notice = s.find("[data-testid=notice]")?;
+    assert!(s.text(&notice)?.contains("No model is connected"));
+    Ok(())
+}
+
+#[test]
+fn demo_server_tools_are_listed_with_their_kinds() -> Result<()> {
+    let dir = profile();
+    let app = App::launch(dir.path(), &[], &[])?;
+    let s = &app.session;
+    s.wait_for_element(
+        "[data-testid=server][data-server-name=porthole-demo][data-state=connected]",
+        WAIT,
+    )?;
+    let kinds = s.execute(
+        "return Object.fromEntries([...document.querySelectorAll('[data-testid=tool]')]
+           .map(e => [e.dataset.toolName, e.dataset.kind]));",
+        json!([]),
+    )?;
+    assert_eq!(
+        kinds,
+        json!({
+            "list_directory": "ui",
+            "npm_package": "ui",
+            "poll_system_stats": "app-only",
+            "sample_cpu": "plain",
+            "sha256": "model-only",
+            "system_monitor": "ui",
+        })
+    );
+    let summary = s.find("[data-testid=tool-summary]")?;
+    assert_eq!(s.text(&summary)?, "6 tools, 4 with views");
+    // The welcome card offers the UI tools the model can call (not the app-only one).
+    let welcome = s.text(&s.find(".welcome")?)?;
+    assert!(
+        welcome.contains("system_monitor") && !welcome.contains("poll_system_stats"),
+        "{welcome}"
+    );
+    s.screenshot(&screenshot_dir().join("main-window.png"))?;
+    Ok(())
+}
+
+#[test]
+fn a_dead_server_and_a_bad_config_entry_are_shown_and_the_demo_still_loads() -> Result<()> {
+    let dir = profile();
+    let extra = dir.path().join("extra.json");
+    std::fs::write(
+        &extra,
+        r#"{
+  "mcpServers": {
+    "ghost": { "command": "/nonexistent/mcp-server" },
+    "typo": { "comand": "x" }
+  }
+}"#,
+    )?;
+    let app = App::launch(dir.path(), &["--mcp-config", extra.to_str().unwrap()], &[])?;
+    let s = &app.session;
+    s.wait_for_element(
+        "[data-testid=server][data-server-name=porthole-demo][data-state=connected]",
+        WAIT,
+    )?;
+    let ghost = s.wait_for_element("[data-testid=server][data-server-name=ghost][data-state=failed]", WAIT)?;
+    assert!(s.text(&ghost)?.contains("cannot start"), "{}", s.text(&ghost)?);
+    let problems = s.text(&s.find("[data-testid=config-problems]")?)?;
+    assert!(
+        problems.contains("extra.json:4") && problems.contains("\"typo\"") && problems.contains("comand"),
+        "{problems}"
+    );
+    Ok(())
+}
+
+#[test]
+fn the_page_cannot_leave_the_app_open_windows_or_call_undeclared_commands() -> Result<()> {
+    let dir = profile();
+    let app = App::launch(dir.path(), &[], &[])?;
+    let s = &app.session;
+    let start = s.url()?;
+
+    // A new window is refused.
+    let opened = s.execute("return window.open('http://127.0.0.1:9/') === null;", json!([]))?;
+    assert_eq!(opened, true);
+
+    // Navigation away from the app is refused: the page stays and still works.
+    s.execute("window.location.href = 'http://127.0.0.1:9/'; return null;", json!([]))?;
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(s.url()?, start);
+    s.find("[data-testid=composer]")?;
+
+    // The app's own commands answer; a Tauri core command not in our capability is refused.
+    let answers = s.execute_async(
+        "const out = {};
+         try { out.info = (await window.__TAURI_INTERNALS__.invoke('app_info')).version; } catch (e) { out.info = 'ERR ' + e; }
+         try { await window.__TAURI_INTERNALS__.invoke('plugin:window|close', { label: 'main' }); out.close = 'allowed'; }
+         catch (e) { out.close = 'refused: ' + e; }
+         try { await window.__TAURI_INTERNALS__.invoke('no_such_command'); out.unknown = 'allowed'; }
+         catch (e) { out.unknown = 'refused: ' + e; }
+         return out;",
+    )?;
+    assert_eq!(answers["info"], env!("CARGO_PKG_VERSION"));
+    assert!(answers["close"].as_str().unwrap().starts_with("refused"), "{answers}");
+    assert!(answers["unknown"].as_str().unwrap().starts_with("refused"), "{answers}");
+    Ok(())
+}
+
+#[test]
+fn dark_system_theme_gives_a_dark_window() -> Result<()> {
+    let dir = profile();
+    let light = App::launch(dir.path(), &[], &[("GTK_THEME", "Adwaita")])?;
+    let light_bg = background(&light)?;
+    light.session.screenshot(&screenshot_dir().join("light.png"))?;
+    drop(light);
+    let dark = App::launch(dir.path(), &[], &[("GTK_THEME", "Adwaita:dark")])?;
+    let dark_bg = background(&dark)?;
+    dark.session.screenshot(&screenshot_dir().join("dark.png"))?;
+    assert!(luminance(&light_bg) > 200.0, "light background {light_bg}");
+    assert!(luminance(&dark_bg) < 60.0, "dark background {dark_bg}");
+    Ok(())
+}
+
+fn background(app: &App) -> Result<String> {
+    let v = app.session.execute(
+        "return getComputedStyle(document.documentElement).backgroundColor;",
+        json!([]),
+    )?;
+    Ok(v.as_str().unwrap_or("").to_string())
+}
+
+fn luminance(css: &str) -> f64 {
+    let nums: Vec<f64> = css
+        .trim_start_matches(|c: char| !c.is_ascii_digit())
+        .split(|c: char| !c.is_ascii_digit() && c != '.')
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    match nums.as_slice() {
+        [r, g, b, ..] => 0.2126 * r + 0.7152 * g + 0.0722 * b,
+        _ => f64::NAN,
+    }
+}

@@ -1,0 +1,344 @@
+//! The end-to-end harness: starts `tauri-driver` (which starts `WebKitWebDriver`, which starts
+//! the real `porthole` binary) and speaks W3C WebDriver to it over loopback.
+//!
+//! Each [`App`] gets its own driver on free ports and its own profile folder, so tests never
+//! share state. The window needs a display: `make test` runs these under Xvfb.
+
+use std::io::{BufRead, BufReader};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+use serde_json::{Value, json};
+
+/// The W3C key for an element reference in WebDriver JSON.
+const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+/// The workspace's root folder.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// The cargo target folder the tests were built in (honours `CARGO_TARGET_DIR`).
+pub fn target_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+        let dir = PathBuf::from(dir);
+        return if dir.is_absolute() {
+            dir
+        } else {
+            workspace_root().join(dir)
+        };
+    }
+    workspace_root().join("target")
+}
+
+/// The `porthole` binary under test: `$PORTHOLE_BIN`, else the debug build.
+pub fn porthole_binary() -> PathBuf {
+    std::env::var_os("PORTHOLE_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| target_dir().join("debug").join("porthole"))
+}
+
+/// `tauri-driver` from `PATH`, else from cargo's bin folder.
+pub fn tauri_driver() -> Result<PathBuf> {
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|d| d.join("tauri-driver"))
+        .find(|p| p.is_file());
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+    on_path
+        .or_else(|| cargo_home.map(|h| h.join("bin/tauri-driver")).filter(|p| p.is_file()))
+        .ok_or_else(|| anyhow!("tauri-driver is not installed; run `make deps` (cargo install tauri-driver --locked)"))
+}
+
+fn free_port() -> Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// A running `tauri-driver`, killed (with its WebKitWebDriver and the app) on drop.
+pub struct Driver {
+    child: Child,
+    pub url: String,
+}
+
+impl Driver {
+    pub fn start(env: &[(&str, &str)]) -> Result<Driver> {
+        let port = free_port()?;
+        let native_port = free_port()?;
+        let mut cmd = Command::new(tauri_driver()?);
+        cmd.args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            // A blank window under Xvfb otherwise (tauri#15936).
+            .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().context("cannot start tauri-driver")?;
+        // Relay the driver's (and the app's) stderr, so a failing test shows the app's logs.
+        if let Some(stderr) = child.stderr.take() {
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                    eprintln!("[app] {line}");
+                }
+            });
+        }
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                bail!("tauri-driver did not open port {port} within 20 s");
+            }
+            if let Some(status) = child.try_wait()? {
+                bail!("tauri-driver exited at once ({status})");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(Driver {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        })
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        // SIGTERM lets tauri-driver stop WebKitWebDriver, which stops the app.
+        #[cfg(unix)]
+        // SAFETY: kill(2) on a child we spawned and have not reaped yet.
+        unsafe {
+            libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(90)))
+        .build()
+        .into()
+}
+
+/// A WebDriver session on the app's main window.
+pub struct Session {
+    agent: ureq::Agent,
+    base: String,
+}
+
+/// An element found in the page.
+#[derive(Debug, Clone)]
+pub struct Element(String);
+
+impl Session {
+    fn call(&self, method: &str, path: &str, body: Option<Value>) -> Result<Value> {
+        let url = format!("{}{}", self.base, path);
+        let mut response = match (method, body) {
+            ("GET", _) => self.agent.get(&url).call(),
+            ("DELETE", _) => self.agent.delete(&url).call(),
+            (_, Some(body)) => self.agent.post(&url).send_json(body),
+            (_, None) => self.agent.post(&url).send_json(json!({})),
+        }
+        .with_context(|| format!("{method} {path}"))?;
+        let status = response.status();
+        let value: Value = response
+            .body_mut()
+            .read_json()
+            .with_context(|| format!("{method} {path}: body"))?;
+        if !status.is_success() {
+            bail!("{method} {path}: HTTP {status}: {}", value["value"]);
+        }
+        Ok(value["value"].clone())
+    }
+
+    pub fn find(&self, css: &str) -> Result<Element> {
+        let v = self.call("POST", "/element", Some(json!({"using": "css selector", "value": css})))?;
+        Ok(Element(
+            v[ELEMENT_KEY]
+                .as_str()
+                .ok_or_else(|| anyhow!("no element id for {css}"))?
+                .to_string(),
+        ))
+    }
+
+    pub fn find_all(&self, css: &str) -> Result<Vec<Element>> {
+        let v = self.call(
+            "POST",
+            "/elements",
+            Some(json!({"using": "css selector", "value": css})),
+        )?;
+        Ok(v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e[ELEMENT_KEY].as_str().map(|s| Element(s.to_string())))
+            .collect())
+    }
+
+    pub fn text(&self, el: &Element) -> Result<String> {
+        Ok(self
+            .call("GET", &format!("/element/{}/text", el.0), None)?
+            .as_str()
+            .unwrap_or("")
+            .to_string())
+    }
+
+    pub fn attribute(&self, el: &Element, name: &str) -> Result<Option<String>> {
+        Ok(self
+            .call("GET", &format!("/element/{}/attribute/{name}", el.0), None)?
+            .as_str()
+            .map(str::to_string))
+    }
+
+    pub fn property(&self, el: &Element, name: &str) -> Result<Value> {
+        self.call("GET", &format!("/element/{}/property/{name}", el.0), None)
+    }
+
+    pub fn click(&self, el: &Element) -> Result<()> {
+        self.call("POST", &format!("/element/{}/click", el.0), None).map(drop)
+    }
+
+    /// Types into an element. WebDriver key codes work: `\u{E007}` is Enter, `\u{E008}` Shift.
+    pub fn send_keys(&self, el: &Element, text: &str) -> Result<()> {
+        self.call("POST", &format!("/element/{}/value", el.0), Some(json!({"text": text})))
+            .map(drop)
+    }
+
+    /// Runs a script in the page (`return …;` gives the value).
+    pub fn execute(&self, script: &str, args: Value) -> Result<Value> {
+        self.call("POST", "/execute/sync", Some(json!({"script": script, "args": args})))
+    }
+
+    /// Runs the body of an `async` function in the page and returns what it resolves to.
+    pub fn execute_async(&self, body: &str) -> Result<Value> {
+        let script = format!(
+            "const done = arguments[arguments.length - 1];
+             (async () => {{ {body} }})().then(done, e => done({{ error: String(e) }}));"
+        );
+        self.call("POST", "/execute/async", Some(json!({"script": script, "args": []})))
+    }
+
+    pub fn title(&self) -> Result<String> {
+        Ok(self.call("GET", "/title", None)?.as_str().unwrap_or("").to_string())
+    }
+
+    pub fn url(&self) -> Result<String> {
+        Ok(self.call("GET", "/url", None)?.as_str().unwrap_or("").to_string())
+    }
+
+    /// Saves a PNG of the window.
+    pub fn screenshot(&self, path: &Path) -> Result<()> {
+        use base64::Engine;
+        let data = self.call("GET", "/screenshot", None)?;
+        let png = base64::engine::general_purpose::STANDARD.decode(data.as_str().unwrap_or(""))?;
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(path, png)?;
+        Ok(())
+    }
+
+    /// Polls `check` until it returns `Some`, or fails with `what` after `timeout`.
+    pub fn wait_for<T>(
+        &self,
+        what: &str,
+        timeout: Duration,
+        mut check: impl FnMut(&Session) -> Result<Option<T>>,
+    ) -> Result<T> {
+        let deadline = Instant::now() + timeout;
+        let mut last_error = None;
+        loop {
+            match check(self) {
+                Ok(Some(v)) => return Ok(v),
+                Ok(None) => {}
+                Err(e) => last_error = Some(e),
+            }
+            if Instant::now() > deadline {
+                return Err(match last_error {
+                    Some(e) => e.context(format!("timed out after {timeout:?} waiting for {what}")),
+                    None => anyhow!("timed out after {timeout:?} waiting for {what}"),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Waits until at least one element matches `css` and returns the first.
+    pub fn wait_for_element(&self, css: &str, timeout: Duration) -> Result<Element> {
+        self.wait_for(css, timeout, |s| Ok(s.find_all(css)?.into_iter().next()))
+    }
+}
+
+/// The app, launched through WebDriver with its own profile folder.
+pub struct App {
+    pub session: Session,
+    pub profile: PathBuf,
+    _driver: Driver,
+}
+
+impl App {
+    /// Launches `porthole --profile <profile> <args…>` with extra environment `env`, and waits for
+    /// the composer to be ready.
+    pub fn launch(profile: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<App> {
+        let driver = Driver::start(env)?;
+        let binary = porthole_binary();
+        if !binary.is_file() {
+            bail!("{} is missing; build it first (make build)", binary.display());
+        }
+        let mut all_args = vec!["--profile".to_string(), profile.display().to_string()];
+        all_args.extend(args.iter().map(|s| s.to_string()));
+        let agent = agent();
+        let caps = json!({
+            "capabilities": {
+                "alwaysMatch": { "tauri:options": { "application": binary, "args": all_args } },
+                "firstMatch": [{}]
+            }
+        });
+        let mut response = agent
+            .post(format!("{}/session", driver.url))
+            .send_json(&caps)
+            .context("cannot create a WebDriver session")?;
+        let body: Value = response.body_mut().read_json()?;
+        let id = body["value"]["sessionId"]
+            .as_str()
+            .ok_or_else(|| anyhow!("no session: {}", body["value"]))?
+            .to_string();
+        let session = Session {
+            agent,
+            base: format!("{}/session/{id}", driver.url),
+        };
+        session.wait_for_element("[data-testid=composer]", Duration::from_secs(60))?;
+        Ok(App {
+            session,
+            profile: profile.to_path_buf(),
+            _driver: driver,
+        })
+    }
+}
+
+impl Drop for App {
+    fn drop(&mut self) {
+        let _ = self.session.call("DELETE", "", None);
+    }
+}
+
+/// Where tests write screenshots: `$PORTHOLE_SCREENSHOT_DIR`, else `<target>/screenshots`.
+pub fn screenshot_dir() -> PathBuf {
+    std::env::var_os("PORTHOLE_SCREENSHOT_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| target_dir().join("screenshots"))
+}
