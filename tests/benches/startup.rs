@@ -1,1 +1,196 @@
-fn main() {}
+//! Start-up and idle-memory benchmark: Porthole against an empty Tauri 2 window built in the
+//! same workspace. Prints numbers; asserts nothing. Run with `make bench` (release builds, under
+//! Xvfb).
+//!
+//! - cold start to ready: from spawning the binary to it printing `porthole-ready` (Porthole:
+//!   when its composer can take input; the baseline: when its page has loaded). Median and
+//!   spread of `PORTHOLE_BENCH_RUNS` runs (default 10).
+//! - idle memory: 3 s after ready, the RSS and the PSS (shared pages split fairly) of the
+//!   process and all its descendants: WebKit's web and network processes and, for Porthole, the
+//!   demo MCP server it starts.
+
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use porthole_e2e::target_dir;
+
+struct Sample {
+    ready_ms: f64,
+    rss_kib: u64,
+    pss_kib: u64,
+    processes: usize,
+}
+
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut parent: HashMap<u32, Vec<u32>> = HashMap::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(p) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
+        // The command name may contain spaces; fields after the last ')' are fixed.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let ppid: u32 = rest.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+        parent.entry(ppid).or_default().push(p);
+    }
+    let mut out = vec![pid];
+    let mut seen = HashSet::from([pid]);
+    let mut i = 0;
+    while i < out.len() {
+        for &c in parent.get(&out[i]).map(Vec::as_slice).unwrap_or(&[]) {
+            if seen.insert(c) {
+                out.push(c);
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+fn memory_kib(pid: u32) -> (u64, u64) {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
+    let field = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("Rss:"), field("Pss:"))
+}
+
+fn run_once(binary: &Path, profile: Option<&Path>) -> Sample {
+    let mut cmd = Command::new(binary);
+    if let Some(p) = profile {
+        cmd.arg("--profile").arg(p);
+    }
+    cmd.env("PORTHOLE_REPORT_READY", "1")
+        .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
+        .env("PORTHOLE_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let started = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary.display()));
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    let ready_ms = loop {
+        match lines.next() {
+            Some(Ok(line)) if line.starts_with("porthole-ready") => break started.elapsed().as_secs_f64() * 1000.0,
+            Some(_) => continue,
+            None => panic!("{} exited before it was ready", binary.display()),
+        }
+    };
+    std::thread::sleep(Duration::from_secs(3));
+    let pids = children_of(child.id());
+    let (rss_kib, pss_kib) = pids
+        .iter()
+        .map(|&p| memory_kib(p))
+        .fold((0, 0), |(r, p), (r2, p2)| (r + r2, p + p2));
+    let _ = child.kill();
+    let _ = child.wait();
+    // Children that outlive the app (the MCP server, WebKit helpers) get the same end.
+    for &p in &pids[1..] {
+        let _ = Command::new("kill").arg(p.to_string()).status();
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    Sample {
+        ready_ms,
+        rss_kib,
+        pss_kib,
+        processes: pids.len(),
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+struct Summary {
+    ready_median: f64,
+    ready_min: f64,
+    ready_max: f64,
+    rss_mib: f64,
+    pss_mib: f64,
+    processes: usize,
+}
+
+fn summarize(name: &str, samples: &[Sample]) -> Summary {
+    let ready: Vec<f64> = samples.iter().map(|s| s.ready_ms).collect();
+    let s = Summary {
+        ready_median: median(ready.clone()),
+        ready_min: ready.iter().copied().fold(f64::INFINITY, f64::min),
+        ready_max: ready.iter().copied().fold(0.0, f64::max),
+        rss_mib: median(samples.iter().map(|s| s.rss_kib as f64 / 1024.0).collect()),
+        pss_mib: median(samples.iter().map(|s| s.pss_kib as f64 / 1024.0).collect()),
+        processes: samples.iter().map(|s| s.processes).max().unwrap_or(0),
+    };
+    println!(
+        "{name:<10} ready {:>7.0} ms (min {:.0}, max {:.0})   idle RSS {:>6.1} MiB   PSS {:>6.1} MiB   {} processes",
+        s.ready_median, s.ready_min, s.ready_max, s.rss_mib, s.pss_mib, s.processes
+    );
+    s
+}
+
+fn binary(name: &str) -> PathBuf {
+    let release = target_dir().join("release").join(name);
+    if release.is_file() {
+        release
+    } else {
+        target_dir().join("debug").join(name)
+    }
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; nothing else to parse.
+    let runs: usize = std::env::var("PORTHOLE_BENCH_RUNS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10);
+    let porthole = binary("porthole");
+    let baseline = binary("porthole-baseline-window");
+    println!("start-up and idle memory, {runs} runs each (median)");
+    println!("porthole: {}\nbaseline: {}", porthole.display(), baseline.display());
+    // Alternate the two, after one untimed run of each, so neither gets warmer caches or a
+    // quieter machine than the other.
+    let profile = |dir: &tempfile::TempDir| Some(dir.path().to_path_buf());
+    let warm = tempfile::tempdir().unwrap();
+    run_once(&baseline, None);
+    run_once(&porthole, profile(&warm).as_deref());
+    let (mut bs, mut ps) = (Vec::new(), Vec::new());
+    for i in 0..runs {
+        let fresh = tempfile::tempdir().unwrap();
+        bs.push(run_once(&baseline, None));
+        ps.push(run_once(&porthole, profile(&fresh).as_deref()));
+        eprintln!(
+            "run {:>2}: baseline {:>5.0} ms, porthole {:>5.0} ms",
+            i + 1,
+            bs[i].ready_ms,
+            ps[i].ready_ms
+        );
+    }
+    let b = summarize("baseline", &bs);
+    let p = summarize("porthole", &ps);
+    println!(
+        "ratio porthole/baseline: start-up {:.2}x (median), {:.2}x (fastest), idle RSS {:.2}x, idle PSS {:.2}x",
+        p.ready_median / b.ready_median,
+        p.ready_min / b.ready_min,
+        p.rss_mib / b.rss_mib,
+        p.pss_mib / b.pss_mib
+    );
+}

@@ -184,6 +184,8 @@ fn dark_system_theme_gives_a_dark_window() -> Result<()> {
 }
 
 fn background(app: &App) -> Result<String> {
+    app.session
+        .wait_for_element("[data-testid=server][data-state=connected]", WAIT)?;
     let v = app.session.execute(
         "return getComputedStyle(document.documentElement).backgroundColor;",
         json!([]),

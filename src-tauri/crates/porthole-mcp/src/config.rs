@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// The default time allowed to connect to a server and to answer one request.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -240,9 +240,15 @@ fn parse_server(file: &Path, name: &str, entry: &Value) -> Result<ServerConfig, 
     let Some(obj) = entry.as_object() else {
         return Err((None, "expected an object".into()));
     };
-    let raw: RawServer = serde_json::from_value(Value::Object(obj.clone())).map_err(|e| {
-        let message = e.to_string();
-        (field_named_in(&message, obj), message)
+    let raw: RawServer = serde_path_to_error::deserialize(Value::Object(obj.clone())).map_err(|e| {
+        let path = e.path().to_string();
+        let message = e.into_inner().to_string();
+        let field = if path != "." {
+            Some(path)
+        } else {
+            field_named_in(&message)
+        };
+        (field, message)
     })?;
     let kind = raw.kind.as_deref();
     let transport = match (kind, raw.command, raw.url) {
@@ -304,17 +310,11 @@ fn parse_server(file: &Path, name: &str, entry: &Value) -> Result<ServerConfig, 
     })
 }
 
-/// serde's messages name the field in backticks ("unknown field `comand`", "invalid type: ... for
-/// key `args`"); failing that, the first key whose value has the wrong JSON type.
-fn field_named_in(message: &str, obj: &Map<String, Value>) -> Option<String> {
+/// serde names an unknown or missing field in backticks ("unknown field `comand`").
+fn field_named_in(message: &str) -> Option<String> {
     let start = message.find('`')? + 1;
     let end = start + message[start..].find('`')?;
-    let name = &message[start..end];
-    if obj.contains_key(name) || message.starts_with("unknown field") || message.starts_with("missing field") {
-        Some(name.to_string())
-    } else {
-        obj.keys().find(|k| message.contains(k.as_str())).cloned()
-    }
+    Some(message[start..end].to_string())
 }
 
 /// The 1-based line where `"key"` first appears as an object key.

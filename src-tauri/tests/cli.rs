@@ -1,0 +1,146 @@
+//! The `porthole` binary's command line, run for real: each test spawns the binary with its own
+//! profile folder, and the demo server it lists is the real `porthole demo-server` over stdio.
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn porthole(profile: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_porthole"));
+    cmd.arg("--profile")
+        .arg(profile)
+        .args(args)
+        .env_remove("PORTHOLE_HOME")
+        .env_remove("PORTHOLE_MCP_APPS");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("cannot run porthole")
+}
+
+fn tools_json(profile: &Path, args: &[&str], env: &[(&str, &str)]) -> (Vec<Value>, String) {
+    let mut all = vec!["tools", "--json"];
+    all.extend_from_slice(args);
+    let out = porthole(profile, &all, env);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "porthole tools failed: {stderr}");
+    let tools: Value = serde_json::from_slice(&out.stdout).expect("tools --json prints JSON");
+    (tools.as_array().unwrap().clone(), stderr)
+}
+
+fn names(tools: &[Value]) -> Vec<&str> {
+    tools.iter().map(|t| t["name"].as_str().unwrap()).collect()
+}
+
+fn find<'a>(tools: &'a [Value], name: &str) -> &'a Value {
+    tools
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no tool {name}"))
+}
+
+#[test]
+fn fresh_profile_offers_the_demo_servers_tools_to_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tools, _) = tools_json(dir.path(), &[], &[]);
+    assert_eq!(
+        names(&tools),
+        [
+            "list_directory",
+            "npm_package",
+            "sample_cpu",
+            "sha256",
+            "system_monitor"
+        ]
+    );
+    let monitor = find(&tools, "system_monitor");
+    assert_eq!(monitor["server"], "porthole-demo");
+    assert_eq!(monitor["modelName"], "system_monitor");
+    assert_eq!(monitor["uiResourceUri"], "ui://porthole-demo/system-monitor.html");
+    assert_eq!(find(&tools, "sha256")["visibility"], serde_json::json!(["model"]));
+    assert!(
+        dir.path().join("config.json").is_file(),
+        "the profile was created in --profile DIR"
+    );
+}
+
+#[test]
+fn app_only_tools_are_listed_only_with_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tools, _) = tools_json(dir.path(), &["--all"], &[]);
+    let poll = find(&tools, "poll_system_stats");
+    assert_eq!(poll["visibility"], serde_json::json!(["app"]));
+    assert_eq!(poll["uiResourceUri"], "ui://porthole-demo/system-monitor.html");
+}
+
+#[test]
+fn mcp_apps_switched_off_offers_every_tool_with_no_views() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tools, _) = tools_json(dir.path(), &[], &[("PORTHOLE_MCP_APPS", "off")]);
+    assert_eq!(tools.len(), 6, "{:?}", names(&tools));
+    assert!(
+        tools
+            .iter()
+            .all(|t| t["uiResourceUri"].is_null() && t["visibility"] == serde_json::json!(["model"]))
+    );
+}
+
+#[test]
+fn porthole_home_is_the_same_as_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_porthole"))
+        .args(["tools"])
+        .env("PORTHOLE_HOME", dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.starts_with("SERVER"), "{table}");
+    assert!(table.contains("porthole-demo  system_monitor"), "{table}");
+    assert!(dir.path().join("config.json").is_file());
+    assert!(dir.path().join("logs/servers/porthole-demo.log").is_file());
+}
+
+#[test]
+fn bad_config_and_dead_or_silent_servers_never_hold_back_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let extra = dir.path().join("extra.json");
+    std::fs::write(
+        &extra,
+        "{\n  \"mcpServers\": {\n    \"ghost\": {\"command\": \"/nonexistent/server\"},\n    \
+         \"silent\": {\"command\": \"sleep\", \"args\": [\"30\"], \"timeout\": 1.5},\n    \
+         \"typo\": {\"comand\": \"x\"}\n  }\n}\n",
+    )
+    .unwrap();
+    let started = Instant::now();
+    let (tools, stderr) = tools_json(dir.path(), &["--mcp-config", extra.to_str().unwrap()], &[]);
+    let took = started.elapsed();
+    assert!(names(&tools).contains(&"system_monitor"), "the demo still loads");
+    assert!(
+        stderr.contains("extra.json:5: server \"typo\", field \"comand\""),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("server ghost: cannot start \"/nonexistent/server\""),
+        "{stderr}"
+    );
+    assert!(stderr.contains("server silent: no answer within 1.5s"), "{stderr}");
+    assert!(
+        took < Duration::from_secs(20),
+        "the silent server's 1.5 s timeout bounds the wait ({took:?})"
+    );
+}
+
+#[test]
+fn no_subcommand_help_lists_the_cli() {
+    let out = Command::new(env!("CARGO_BIN_EXE_porthole"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    for word in ["demo-server", "tools", "--profile", "--mcp-config", "PORTHOLE_HOME"] {
+        assert!(help.contains(word), "help lacks {word}: {help}");
+    }
+}
