@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use porthole_mcp::{ConnectOptions, LoadedConfig, ServerState, Servers};
-use porthole_profile::Profile;
+use porthole_profile::{Profile, Stderr};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -71,18 +71,28 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         None => {
             let setup = Setup::new(&cli)?;
-            let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole")?;
+            let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole", Stderr::Full)?;
             crate::desktop::run(setup)?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::DemoServer) => {
-            // stdout carries the protocol; logs go to stderr (which Porthole files per server).
+            // stdout carries the protocol; logs go to stderr, which Porthole files per server.
+            let _ = tracing_subscriber::fmt()
+                .with_writer(std::io::stderr)
+                .with_ansi(false)
+                .with_env_filter(
+                    tracing_subscriber::EnvFilter::try_from_env("PORTHOLE_LOG")
+                        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+                )
+                .try_init();
+            tracing::info!("porthole demo-server {} on stdio", env!("CARGO_PKG_VERSION"));
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
             runtime.block_on(porthole_demo_server::serve_stdio())?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Tools { json, all }) => {
             let setup = Setup::new(&cli)?;
+            let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole-cli", Stderr::ErrorsOnly)?;
             let runtime = tokio::runtime::Runtime::new()?;
             runtime.block_on(tools(setup, json, all))
         }
@@ -93,6 +103,7 @@ async fn tools(setup: Setup, json: bool, all: bool) -> Result<ExitCode> {
     let loaded = LoadedConfig::load(&setup.config_files);
     for problem in &loaded.problems {
         eprintln!("porthole: config: {problem}");
+        tracing::info!("config: {problem}");
     }
     let servers = Servers::start(
         loaded.servers,

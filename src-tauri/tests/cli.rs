@@ -144,3 +144,57 @@ fn no_subcommand_help_lists_the_cli() {
         assert!(help.contains(word), "help lacks {word}: {help}");
     }
 }
+
+#[test]
+fn logs_go_to_the_profile_and_never_hold_a_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let extra = dir.path().join("secret.json");
+    std::fs::write(
+        &extra,
+        r#"{"mcpServers": {
+             "keyed": {"command": "/nonexistent/keyed-server", "env": {"API_KEY": "sk-very-secret-1234"}},
+             "remote": {"url": "https://mcp.example.invalid/mcp", "headers": {"Authorization": "Bearer tok-very-secret-5678"}}
+           }}"#,
+    )
+    .unwrap();
+    let out = porthole(
+        dir.path(),
+        &["tools", "--mcp-config", extra.to_str().unwrap()],
+        &[("PORTHOLE_LOG", "trace")],
+    );
+    assert!(out.status.success());
+    let logs = dir.path().join("logs");
+    let mut all = String::from_utf8_lossy(&out.stderr).into_owned();
+    let mut cli_log_lines = 0;
+    for entry in walk(&logs) {
+        let text = std::fs::read_to_string(&entry).unwrap();
+        if entry
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("porthole-cli.")
+        {
+            cli_log_lines += text.lines().count();
+        }
+        all.push_str(&text);
+    }
+    assert!(cli_log_lines > 0, "the CLI wrote no log file in {}", logs.display());
+    assert!(all.contains("keyed"), "the failing server is logged");
+    assert!(
+        !all.contains("sk-very-secret") && !all.contains("tok-very-secret"),
+        "a secret reached a log"
+    );
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

@@ -160,11 +160,15 @@ fn the_page_cannot_leave_the_app_open_windows_or_call_undeclared_commands() -> R
          catch (e) { out.close = 'refused: ' + e; }
          try { await window.__TAURI_INTERNALS__.invoke('no_such_command'); out.unknown = 'allowed'; }
          catch (e) { out.unknown = 'refused: ' + e; }
+         out.geolocation = await new Promise(r => navigator.geolocation.getCurrentPosition(
+           () => r('granted'), e => r('error ' + e.code), { timeout: 5000 }));
          return out;",
     )?;
     assert_eq!(answers["info"], env!("CARGO_PKG_VERSION"));
     assert!(answers["close"].as_str().unwrap().starts_with("refused"), "{answers}");
     assert!(answers["unknown"].as_str().unwrap().starts_with("refused"), "{answers}");
+    // Device permissions are denied by the shell (1 = PERMISSION_DENIED).
+    assert_eq!(answers["geolocation"], "error 1", "{answers}");
     Ok(())
 }
 

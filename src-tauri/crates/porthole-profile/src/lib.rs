@@ -6,7 +6,7 @@
 
 mod logging;
 
-pub use logging::{LogGuard, init_logging};
+pub use logging::{LogGuard, Stderr, init_logging};
 
 use std::fs;
 use std::io::ErrorKind;

@@ -19,11 +19,18 @@ pub struct LogGuard {
 
 const DEFAULT_FILTER: &str = "info,rmcp=warn,tao=warn,wry=warn";
 
+/// How much goes to stderr: everything the file gets (the desktop app), or only errors
+/// (command-line tools, which print what a person needs themselves; the file still gets all).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stderr {
+    Full,
+    ErrorsOnly,
+}
+
 /// Starts logging. `PORTHOLE_LOG` (an `EnvFilter` directive such as `debug` or
 /// `porthole_mcp=trace`) overrides the default level. `prefix` names the log file
-/// (`porthole.2026-11-30.log`); a stdio MCP server run by Porthole uses its own prefix so the two
-/// processes never write one file.
-pub fn init_logging(log_dir: &Path, prefix: &str) -> Result<LogGuard> {
+/// (`porthole.2026-11-30.log`), so the app and the command-line tools never write one file.
+pub fn init_logging(log_dir: &Path, prefix: &str, stderr: Stderr) -> Result<LogGuard> {
     std::fs::create_dir_all(log_dir).with_context(|| format!("cannot create {}", log_dir.display()))?;
     let appender = RollingFileAppender::builder()
         .rotation(Rotation::DAILY)
@@ -35,10 +42,14 @@ pub fn init_logging(log_dir: &Path, prefix: &str) -> Result<LogGuard> {
     let (file_writer, guard) = tracing_appender::non_blocking(appender);
 
     let filter = || EnvFilter::try_from_env("PORTHOLE_LOG").unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
+    let stderr_filter = match stderr {
+        Stderr::Full => filter(),
+        Stderr::ErrorsOnly => EnvFilter::try_from_env("PORTHOLE_LOG").unwrap_or_else(|_| EnvFilter::new("error")),
+    };
     let stderr_layer = fmt::layer()
         .with_writer(std::io::stderr)
         .with_target(true)
-        .with_filter(filter());
+        .with_filter(stderr_filter);
     let file_layer = fmt::layer()
         .with_writer(file_writer)
         .with_ansi(false)
