@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use porthole_mcp::{ConnectOptions, LoadedConfig, ServerState, Servers};
+use porthole_mcp::{CallOptions, ConnectOptions, LoadedConfig, Progress, ServerState, Servers};
 use porthole_profile::{Profile, Stderr};
 
 #[derive(Debug, Parser)]
@@ -41,6 +41,22 @@ pub enum Command {
         /// Also list tools that are not offered to the model (app-only or hidden).
         #[arg(long)]
         all: bool,
+    },
+    /// Call one tool directly and print what the model would get and what a view would get.
+    /// Exits 1 when the tool reports an error (isError), 2 when there is no result at all.
+    Call {
+        /// The server's name in the config.
+        #[arg(long)]
+        server: String,
+        /// The tool's name on that server.
+        #[arg(long)]
+        tool: String,
+        /// The arguments, as a JSON object.
+        #[arg(long, value_name = "JSON")]
+        args: Option<String>,
+        /// Print one JSON object {"model": …, "view": …} instead of two sections.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -96,6 +112,25 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let runtime = tokio::runtime::Runtime::new()?;
             runtime.block_on(tools(setup, json, all))
         }
+        Some(Command::Call {
+            ref server,
+            ref tool,
+            ref args,
+            json,
+        }) => {
+            let arguments = match args {
+                None => None,
+                Some(text) => match serde_json::from_str::<serde_json::Value>(text) {
+                    Ok(serde_json::Value::Object(map)) => Some(map),
+                    Ok(_) => anyhow::bail!("--args must be a JSON object, such as '{{\"path\": \"/tmp\"}}'"),
+                    Err(e) => anyhow::bail!("--args is not valid JSON: {e}"),
+                },
+            };
+            let setup = Setup::new(&cli)?;
+            let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole-cli", Stderr::ErrorsOnly)?;
+            let runtime = tokio::runtime::Runtime::new()?;
+            runtime.block_on(call(setup, server, tool, arguments, json))
+        }
     }
 }
 
@@ -143,6 +178,83 @@ async fn tools(setup: Setup, json: bool, all: bool) -> Result<ExitCode> {
         print_table(["SERVER", "TOOL", "MODEL NAME", "UI RESOURCE", "VISIBILITY"], &rows);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+async fn call(
+    setup: Setup,
+    server: &str,
+    tool: &str,
+    arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    json: bool,
+) -> Result<ExitCode> {
+    let loaded = LoadedConfig::load(&setup.config_files);
+    for problem in &loaded.problems {
+        eprintln!("porthole: config: {problem}");
+    }
+    // Only the named server is started.
+    let configs: Vec<_> = loaded.servers.into_iter().filter(|s| s.name == server).collect();
+    if configs.is_empty() {
+        anyhow::bail!("no server named {server:?} in {}", setup.config_files[0].display());
+    }
+    let servers = Servers::start(configs, setup.connect_options(porthole_mcp::mcp_apps_enabled_by_env()));
+    servers.settled().await;
+    let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let printer = tokio::spawn(async move {
+        while let Some(p) = progress_rx.recv().await {
+            let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
+            eprintln!(
+                "progress {}{total}{}",
+                p.progress,
+                p.message.map(|m| format!(": {m}")).unwrap_or_default()
+            );
+        }
+    });
+    let ctrl_c = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+        })
+    };
+    let options = CallOptions {
+        progress: Some(progress_tx),
+        cancel,
+        timeout: None,
+    };
+    let result = servers.call_tool(server, tool, arguments, options).await;
+    ctrl_c.abort();
+    let _ = printer.await;
+    servers.shutdown().await;
+    let outcome = match result {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            eprintln!("porthole: {server}/{tool}: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&outcome)?);
+    } else {
+        println!(
+            "== What the model gets{} ==",
+            if outcome.model.is_error { " (isError: true)" } else { "" }
+        );
+        for block in &outcome.model.content {
+            match block.get("text").and_then(|t| t.as_str()) {
+                Some(text) if block["type"] == "text" => println!("{text}"),
+                _ => println!("{}", serde_json::to_string(block)?),
+            }
+        }
+        println!("\n== What the view gets ==");
+        println!("{}", serde_json::to_string_pretty(&outcome.view)?);
+    }
+    Ok(if outcome.model.is_error {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn print_table<const N: usize>(header: [&str; N], rows: &[[String; N]]) {

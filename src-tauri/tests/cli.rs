@@ -198,3 +198,119 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn call_prints_what_the_model_gets_and_what_the_view_gets() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = porthole(
+        dir.path(),
+        &[
+            "call",
+            "--server",
+            "porthole-demo",
+            "--tool",
+            "list_directory",
+            "--args",
+            &format!("{{\"path\": {:?}}}", dir.path()),
+            "--json",
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let model_text = v["model"]["content"][0]["text"].as_str().unwrap();
+    assert!(model_text.contains("config.json"), "{model_text}");
+    assert_eq!(v["model"]["isError"], false);
+    assert!(
+        v["model"].get("structuredContent").is_none(),
+        "the model never gets structuredContent beside content"
+    );
+    assert_eq!(v["view"]["content"], v["model"]["content"]);
+    let entries = v["view"]["structuredContent"]["entries"].as_array().unwrap();
+    assert!(entries.iter().any(|e| e["name"] == "config.json"));
+
+    let table = porthole(
+        dir.path(),
+        &[
+            "call",
+            "--server",
+            "porthole-demo",
+            "--tool",
+            "sha256",
+            "--args",
+            r#"{"text":"abc"}"#,
+        ],
+        &[],
+    );
+    let shown = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        shown.starts_with(
+            "== What the model gets ==\nba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\n"
+        ),
+        "{shown}"
+    );
+    assert!(shown.contains("== What the view gets =="), "{shown}");
+}
+
+#[test]
+fn call_exit_codes_tell_tool_errors_from_no_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool_error = porthole(
+        dir.path(),
+        &[
+            "call",
+            "--server",
+            "porthole-demo",
+            "--tool",
+            "list_directory",
+            "--args",
+            r#"{"path": "/nonexistent/x"}"#,
+        ],
+        &[],
+    );
+    assert_eq!(tool_error.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&tool_error.stdout).contains("(isError: true)"));
+
+    let unknown = porthole(
+        dir.path(),
+        &["call", "--server", "porthole-demo", "--tool", "nope"],
+        &[],
+    );
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("has no tool \"nope\""));
+
+    let bad_args = porthole(
+        dir.path(),
+        &["call", "--server", "porthole-demo", "--tool", "sha256", "--args", "[1]"],
+        &[],
+    );
+    assert!(!bad_args.status.success());
+    assert!(String::from_utf8_lossy(&bad_args.stderr).contains("--args must be a JSON object"));
+
+    let no_server = porthole(dir.path(), &["call", "--server", "ghost", "--tool", "x"], &[]);
+    assert!(String::from_utf8_lossy(&no_server.stderr).contains("no server named \"ghost\""));
+}
+
+#[test]
+fn call_reports_progress_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = porthole(
+        dir.path(),
+        &[
+            "call",
+            "--server",
+            "porthole-demo",
+            "--tool",
+            "sample_cpu",
+            "--args",
+            r#"{"seconds": 1}"#,
+        ],
+        &[],
+    );
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("progress 1/2: CPU") && stderr.contains("progress 2/2: CPU"),
+        "{stderr}"
+    );
+}

@@ -5,13 +5,20 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 
-use rmcp::model::{ClientCapabilities, ClientConfig, ExtensionCapabilities, Implementation, ProtocolVersion};
+use rmcp::handler::client::progress::ProgressDispatcher;
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ExtensionCapabilities, Implementation, ProgressNotificationParam, ProtocolVersion,
+};
 #[allow(deprecated)]
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::TokioChildProcess;
+use rmcp::transport::common::client_side_sse::ExponentialBackoff;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
 
 use crate::config::{ServerConfig, Transport};
 
@@ -26,13 +33,19 @@ pub const MCP_APP_MIME: &str = "text/html;profile=mcp-app";
 pub struct PortholeClient {
     server: Arc<str>,
     advertise_mcp_apps: bool,
+    /// Routes `notifications/progress` to whoever made the request.
+    pub progress: ProgressDispatcher,
+    /// Told when the server says its tool list changed.
+    tools_changed: Option<mpsc::UnboundedSender<()>>,
 }
 
 impl PortholeClient {
-    pub fn new(server: &str, advertise_mcp_apps: bool) -> Self {
+    pub fn new(server: &str, advertise_mcp_apps: bool, tools_changed: Option<mpsc::UnboundedSender<()>>) -> Self {
         PortholeClient {
             server: server.into(),
             advertise_mcp_apps,
+            progress: ProgressDispatcher::new(),
+            tools_changed,
         }
     }
 }
@@ -59,6 +72,17 @@ impl ClientHandler for PortholeClient {
             Implementation::new("porthole", env!("CARGO_PKG_VERSION")).with_title("Porthole"),
         )
         .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        self.progress.handle_notification(params).await;
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        tracing::debug!(server = %self.server, "tools/list_changed");
+        if let Some(tx) = &self.tools_changed {
+            let _ = tx.send(());
+        }
     }
 
     // Logging is deprecated by SEP-2577 but 2025-era servers still send it.
@@ -92,7 +116,7 @@ pub enum ConnectError {
     #[error("no answer within {0:?}")]
     Timeout(std::time::Duration),
     #[error("{0}")]
-    Unsupported(String),
+    BadConfig(String),
 }
 
 /// Resolves the command a stdio entry names. `porthole` means this very executable, so the demo
@@ -112,8 +136,9 @@ pub async fn connect(
     config: &ServerConfig,
     advertise_mcp_apps: bool,
     server_log_dir: Option<&Path>,
+    tools_changed: Option<mpsc::UnboundedSender<()>>,
 ) -> Result<Session, ConnectError> {
-    let client = PortholeClient::new(&config.name, advertise_mcp_apps);
+    let client = PortholeClient::new(&config.name, advertise_mcp_apps, tools_changed);
     match &config.transport {
         Transport::Stdio {
             command,
@@ -146,9 +171,27 @@ pub async fn connect(
             }
             handshake(client, transport, config).await
         }
-        Transport::StreamableHttp { url, .. } => Err(ConnectError::Unsupported(format!(
-            "Streamable HTTP ({url}) is not supported by this build yet; only stdio servers connect"
-        ))),
+        Transport::StreamableHttp { url, headers } => {
+            let mut custom = std::collections::HashMap::new();
+            for (name, value) in headers {
+                let header = http::HeaderName::try_from(name.as_str())
+                    .map_err(|_| ConnectError::BadConfig(format!("{name:?} is not a valid HTTP header name")))?;
+                let mut value = http::HeaderValue::try_from(value.as_str())
+                    .map_err(|_| ConnectError::BadConfig(format!("the value of header {name:?} is not valid")))?;
+                value.set_sensitive(true);
+                custom.insert(header, value);
+            }
+            // Reconnects of the event stream back off from 1 s to at most 30 s, and give up after 8.
+            let mut backoff = ExponentialBackoff::default();
+            backoff.max_times = Some(8);
+            backoff.max_delay = Some(std::time::Duration::from_secs(30));
+            let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+            transport_config.custom_headers = custom;
+            transport_config.retry_config = Arc::new(backoff);
+            transport_config.max_json_response_size = 64 << 20;
+            let transport = StreamableHttpClientTransport::from_config(transport_config);
+            handshake(client, transport, config).await
+        }
     }
 }
 

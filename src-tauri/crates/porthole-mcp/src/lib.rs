@@ -8,16 +8,62 @@
 pub mod catalog;
 pub mod config;
 pub mod connection;
+pub mod outcome;
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
+use futures::StreamExt;
+use rmcp::model::{CallToolRequestParams, CancelledNotificationParam, ClientRequest, Request, ServerResult};
+use rmcp::service::{PeerRequestOptions, ServiceError};
 use serde::Serialize;
-use tokio::sync::{Mutex, watch};
+use serde_json::{Map, Value};
+use tokio::sync::{Mutex, mpsc, watch};
+use tokio_util::sync::CancellationToken;
 
 pub use catalog::{Audience, CatalogTool};
 pub use config::{ConfigProblem, LoadedConfig, ServerConfig, Transport};
 pub use connection::{MCP_APP_MIME, MCP_APPS_EXTENSION, Session};
+pub use outcome::{ModelFacing, ToolOutcome};
+
+/// One progress notification for a call in flight.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Progress {
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
+}
+
+/// Why a call produced no result.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    #[error("no server named {0:?}")]
+    UnknownServer(String),
+    #[error("server {server:?} has no tool {tool:?}")]
+    UnknownTool { server: String, tool: String },
+    #[error("server {server:?} is not connected: {reason}")]
+    NotConnected { server: String, reason: String },
+    #[error("no result within {0:?}; the call was cancelled")]
+    Timeout(Duration),
+    #[error("the call was cancelled")]
+    Cancelled,
+    #[error("the server answered with an error: {0}")]
+    Server(String),
+    #[error("the connection failed during the call: {0}")]
+    Connection(String),
+}
+
+/// What a caller may attach to a call.
+#[derive(Debug, Default)]
+pub struct CallOptions {
+    /// Receives each progress notification as it arrives.
+    pub progress: Option<mpsc::UnboundedSender<Progress>>,
+    /// Cancelling it sends `notifications/cancelled` and ends the call with [`CallError::Cancelled`].
+    pub cancel: CancellationToken,
+    /// Overrides the server's timeout for this call.
+    pub timeout: Option<Duration>,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -142,14 +188,25 @@ impl Servers {
         servers
     }
 
-    async fn connect_one(&self, index: usize) {
+    /// Connects (or reconnects) server `index`, lists its tools and publishes the result.
+    /// Returns whether it is connected. The caller holds the server's session lock.
+    async fn connect_locked(&self, index: usize, slot: &mut Option<Session>) -> bool {
         let entry = &self.entries[index];
         let config = &entry.config;
         let advertise = self.options.mcp_apps && config.mcp_apps;
+        if let Some(old) = slot.take() {
+            let _ = old.cancel().await;
+        }
+        let (changed_tx, changed_rx) = mpsc::unbounded_channel();
         let outcome = async {
-            let session = connection::connect(config, advertise, self.options.server_log_dir.as_deref())
-                .await
-                .map_err(|e| e.to_string())?;
+            let session = connection::connect(
+                config,
+                advertise,
+                self.options.server_log_dir.as_deref(),
+                Some(changed_tx),
+            )
+            .await
+            .map_err(|e| e.to_string())?;
             let info = session
                 .peer()
                 .peer_info()
@@ -163,39 +220,18 @@ impl Servers {
         .await;
         match outcome {
             Ok((session, info, tools)) => {
-                let tools: Vec<CatalogTool> = tools
-                    .into_iter()
-                    .map(|t| {
-                        let link = catalog::read_ui_meta(t.meta.as_ref().map(|m| &m.0));
-                        for p in &link.problems {
-                            tracing::warn!(server = %config.name, tool = %t.name, "{p}");
-                        }
-                        CatalogTool {
-                            server: config.name.clone(),
-                            name: t.name.to_string(),
-                            model_name: String::new(),
-                            title: t.title.clone(),
-                            description: t.description.as_deref().map(str::to_string),
-                            input_schema: serde_json::Value::Object((*t.input_schema).clone()),
-                            // A server we did not tell about MCP Apps gets no views.
-                            ui_resource_uri: if advertise { link.resource_uri } else { None },
-                            visibility: if advertise {
-                                link.visibility
-                            } else {
-                                vec![Audience::Model]
-                            },
-                            meta_problems: link.problems,
-                        }
-                    })
-                    .collect();
+                let tools = self.catalog_tools(index, tools);
                 tracing::info!(server = %config.name, tools = tools.len(), "connected");
-                *entry.session.lock().await = Some(session);
+                *slot = Some(session);
                 self.update(index, |s| {
                     s.state = ServerState::Connected;
                     s.error = None;
                     s.server_info = info;
                     s.tools = tools;
                 });
+                let this = self.clone();
+                tokio::spawn(async move { this.follow_tool_changes(index, changed_rx).await });
+                true
             }
             Err(error) => {
                 tracing::warn!(server = %config.name, %error, "cannot connect");
@@ -204,6 +240,178 @@ impl Servers {
                     s.error = Some(error);
                     s.tools.clear();
                 });
+                false
+            }
+        }
+    }
+
+    async fn connect_one(&self, index: usize) {
+        let mut slot = self.entries[index].session.lock().await;
+        self.connect_locked(index, &mut slot).await;
+    }
+
+    fn catalog_tools(&self, index: usize, tools: Vec<rmcp::model::Tool>) -> Vec<CatalogTool> {
+        let config = &self.entries[index].config;
+        let advertise = self.options.mcp_apps && config.mcp_apps;
+        tools
+            .into_iter()
+            .map(|t| {
+                let link = catalog::read_ui_meta(t.meta.as_ref().map(|m| &m.0));
+                for p in &link.problems {
+                    tracing::warn!(server = %config.name, tool = %t.name, "{p}");
+                }
+                CatalogTool {
+                    server: config.name.clone(),
+                    name: t.name.to_string(),
+                    model_name: String::new(),
+                    title: t.title.clone(),
+                    description: t.description.as_deref().map(str::to_string),
+                    input_schema: Value::Object((*t.input_schema).clone()),
+                    // A server we did not tell about MCP Apps gets no views.
+                    ui_resource_uri: if advertise { link.resource_uri } else { None },
+                    visibility: if advertise {
+                        link.visibility
+                    } else {
+                        vec![Audience::Model]
+                    },
+                    meta_problems: link.problems,
+                }
+            })
+            .collect()
+    }
+
+    /// Re-lists a server's tools each time it sends `notifications/tools/list_changed`, until
+    /// that connection ends.
+    async fn follow_tool_changes(&self, index: usize, mut changed: mpsc::UnboundedReceiver<()>) {
+        let entry = &self.entries[index];
+        while changed.recv().await.is_some() {
+            while changed.try_recv().is_ok() {}
+            let slot = entry.session.lock().await;
+            let Some(session) = slot.as_ref() else { return };
+            match tokio::time::timeout(entry.config.timeout, session.list_all_tools()).await {
+                Ok(Ok(tools)) => {
+                    let tools = self.catalog_tools(index, tools);
+                    tracing::info!(server = %entry.config.name, tools = tools.len(), "tool list changed");
+                    self.update(index, |s| s.tools = tools);
+                }
+                Ok(Err(e)) => tracing::warn!(server = %entry.config.name, "re-listing tools failed: {e}"),
+                Err(_) => tracing::warn!(server = %entry.config.name, "re-listing tools timed out"),
+            }
+        }
+    }
+
+    fn index_of(&self, server: &str) -> Option<usize> {
+        self.entries.iter().position(|e| e.config.name == server)
+    }
+
+    /// Calls one tool and splits its result into the model-facing and view-facing values.
+    ///
+    /// A stdio server whose process has died is started again first. The call is bounded by
+    /// the server's timeout (reset while progress arrives, capped at ten times the timeout);
+    /// on timeout or cancellation the server is sent `notifications/cancelled`.
+    pub async fn call_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<Map<String, Value>>,
+        options: CallOptions,
+    ) -> Result<ToolOutcome, CallError> {
+        let index = self
+            .index_of(server)
+            .ok_or_else(|| CallError::UnknownServer(server.into()))?;
+        let entry = &self.entries[index];
+        if !entry.config.enabled {
+            return Err(CallError::NotConnected {
+                server: server.into(),
+                reason: "it is disabled".into(),
+            });
+        }
+        let timeout = options.timeout.unwrap_or(entry.config.timeout);
+        let (peer, dispatcher) = {
+            let mut slot = entry.session.lock().await;
+            let alive = slot.as_ref().is_some_and(|s| !s.peer().is_transport_closed());
+            if !alive {
+                if slot.is_some() {
+                    tracing::warn!(server, "the connection was lost; reconnecting");
+                }
+                if !self.connect_locked(index, &mut slot).await {
+                    let reason = self.statuses.borrow()[index].error.clone().unwrap_or_default();
+                    return Err(CallError::NotConnected {
+                        server: server.into(),
+                        reason,
+                    });
+                }
+            }
+            let session = slot.as_ref().expect("connected above");
+            (session.peer().clone(), session.service().progress.clone())
+        };
+        if !self.statuses.borrow()[index].tools.iter().any(|t| t.name == tool) {
+            return Err(CallError::UnknownTool {
+                server: server.into(),
+                tool: tool.into(),
+            });
+        }
+
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        params.arguments = arguments;
+        let request_options = PeerRequestOptions::with_timeout(timeout)
+            .reset_timeout_on_progress()
+            .with_max_total_timeout(timeout * 10);
+        let handle = peer
+            .send_cancellable_request(ClientRequest::CallToolRequest(Request::new(params)), request_options)
+            .await
+            .map_err(|e| CallError::Connection(e.to_string()))?;
+        let request_id = handle.id.clone();
+        let mut progress = dispatcher.subscribe(handle.progress_token.clone()).await;
+        let forward = options.progress.clone();
+        let mut relay = tokio::spawn(async move {
+            while let Some(p) = progress.next().await {
+                if let Some(tx) = &forward {
+                    let _ = tx.send(Progress {
+                        progress: p.progress,
+                        total: p.total,
+                        message: p.message.clone(),
+                    });
+                }
+            }
+        });
+        let token = handle.progress_token.clone();
+        let response = tokio::select! {
+            r = handle.await_response() => Some(r),
+            _ = options.cancel.cancelled() => None,
+        };
+        // rmcp runs notification handlers on their own tasks, so a progress notification sent
+        // just before the result may still be on its way: give it a moment, then close the
+        // subscription and let the relay drain what arrived.
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        dispatcher.unsubscribe(&token).await;
+        if tokio::time::timeout(Duration::from_millis(200), &mut relay)
+            .await
+            .is_err()
+        {
+            relay.abort();
+        }
+        match response {
+            None => {
+                let _ = peer
+                    .notify_cancelled(CancelledNotificationParam::new(
+                        Some(request_id),
+                        Some("cancelled by the user".into()),
+                    ))
+                    .await;
+                Err(CallError::Cancelled)
+            }
+            Some(Ok(ServerResult::CallToolResult(result))) => Ok(ToolOutcome::split(&result)),
+            Some(Ok(other)) => Err(CallError::Server(format!("unexpected answer to tools/call: {other:?}"))),
+            Some(Err(ServiceError::Timeout { timeout })) => Err(CallError::Timeout(timeout)),
+            Some(Err(ServiceError::McpError(e))) => Err(CallError::Server(e.message.to_string())),
+            Some(Err(e)) => {
+                let reason = format!("{e}");
+                self.update(index, |s| {
+                    s.state = ServerState::Failed;
+                    s.error = Some(format!("the connection was lost: {reason}"));
+                });
+                Err(CallError::Connection(reason))
             }
         }
     }

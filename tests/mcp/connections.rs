@@ -1,0 +1,351 @@
+//! MCP connections against real servers: Porthole's own test server (stdio and Streamable HTTP),
+//! misbehaving on purpose, and the published `@modelcontextprotocol/server-everything` from npm.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use porthole_mcp::{CallError, CallOptions, ConnectOptions, ServerConfig, ServerState, Servers, Transport};
+use serde_json::{Value, json};
+
+const TEST_SERVER: &str = env!("CARGO_BIN_EXE_porthole-test-server");
+
+fn stdio(name: &str, command: &str, args: &[&str], timeout: Duration) -> ServerConfig {
+    ServerConfig {
+        name: name.into(),
+        transport: Transport::Stdio {
+            command: command.into(),
+            args: args.iter().map(|s| s.to_string()).collect(),
+            env: BTreeMap::new(),
+            cwd: None,
+        },
+        enabled: true,
+        mcp_apps: true,
+        timeout,
+        always_allow: vec![],
+        source: PathBuf::from("test"),
+    }
+}
+
+fn http(name: &str, url: &str, headers: &[(&str, &str)]) -> ServerConfig {
+    ServerConfig {
+        transport: Transport::StreamableHttp {
+            url: url.into(),
+            headers: headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        },
+        ..stdio(name, "unused", &[], Duration::from_secs(20))
+    }
+}
+
+fn args(v: Value) -> Option<serde_json::Map<String, Value>> {
+    v.as_object().cloned()
+}
+
+fn text(outcome: &porthole_mcp::ToolOutcome) -> String {
+    outcome
+        .model
+        .content
+        .iter()
+        .filter_map(|c| c["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+async fn start(configs: Vec<ServerConfig>) -> Servers {
+    let servers = Servers::start(configs, ConnectOptions::default());
+    servers.settled().await;
+    servers
+}
+
+/// A server process started by the test, killed when dropped.
+struct Spawned(Child);
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn test_server_over_http() -> (Spawned, String) {
+    let mut child = Command::new(TEST_SERVER)
+        .arg("--http")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening ")
+        .expect("the test server prints its URL")
+        .to_string();
+    (Spawned(child), url)
+}
+
+#[tokio::test]
+async fn stdio_call_with_progress_and_the_two_facings() {
+    let servers = start(vec![stdio("t", TEST_SERVER, &[], Duration::from_secs(20))]).await;
+    assert_eq!(servers.statuses()[0].state, ServerState::Connected);
+    let echo = servers
+        .call_tool("t", "echo", args(json!({"text": "hi"})), CallOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(text(&echo), "hi");
+    assert_eq!(echo.view["content"][0]["text"], "hi");
+
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let options = CallOptions {
+        progress: Some(tx),
+        ..Default::default()
+    };
+    let slow = servers
+        .call_tool("t", "slow", args(json!({"seconds": 0.5})), options)
+        .await
+        .unwrap();
+    assert_eq!(text(&slow), "done after 5 steps");
+    let mut seen = Vec::new();
+    while let Ok(p) = rx.try_recv() {
+        seen.push(p.progress);
+    }
+    assert_eq!(
+        seen,
+        [1.0, 2.0, 3.0, 4.0, 5.0],
+        "every progress notification reached the subscriber"
+    );
+    servers.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_hanging_call_times_out_and_a_cancelled_one_stops() {
+    let logs = tempfile::tempdir().unwrap();
+    let options = ConnectOptions {
+        mcp_apps: true,
+        server_log_dir: Some(logs.path().to_path_buf()),
+    };
+    let servers = Servers::start(vec![stdio("t", TEST_SERVER, &[], Duration::from_secs(20))], options);
+    servers.settled().await;
+    let started = Instant::now();
+    let options = CallOptions {
+        timeout: Some(Duration::from_millis(500)),
+        ..Default::default()
+    };
+    let err = servers.call_tool("t", "hang", None, options).await.unwrap_err();
+    assert!(matches!(err, CallError::Timeout(_)), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+
+    let options = CallOptions::default();
+    let cancel = options.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cancel.cancel();
+    });
+    let err = servers
+        .call_tool("t", "slow", args(json!({"seconds": 10})), options)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CallError::Cancelled), "{err}");
+    // The connection is still good after both.
+    let echo = servers
+        .call_tool("t", "echo", args(json!({"text": "still here"})), CallOptions::default())
+        .await;
+    assert_eq!(text(&echo.unwrap()), "still here");
+    servers.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_killed_mid_call_is_reported_and_restarted_on_next_use() {
+    let servers = start(vec![stdio("t", TEST_SERVER, &[], Duration::from_secs(20))]).await;
+    let err = servers
+        .call_tool("t", "crash", None, CallOptions::default())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CallError::Connection(_)), "{err}");
+    assert_eq!(servers.statuses()[0].state, ServerState::Failed);
+    assert!(
+        servers.statuses()[0]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("connection was lost")
+    );
+    let echo = servers
+        .call_tool("t", "echo", args(json!({"text": "back"})), CallOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(text(&echo), "back");
+    assert_eq!(servers.statuses()[0].state, ServerState::Connected);
+    servers.shutdown().await;
+}
+
+#[tokio::test]
+async fn malformed_json_and_silent_servers_fail_clearly_without_holding_others_back() {
+    let started = Instant::now();
+    let servers = start(vec![
+        stdio("garbage", TEST_SERVER, &["--garbage"], Duration::from_secs(3)),
+        stdio("silent", "sleep", &["60"], Duration::from_secs(2)),
+        stdio("good", TEST_SERVER, &[], Duration::from_secs(20)),
+    ])
+    .await;
+    let took = started.elapsed();
+    let s = servers.statuses();
+    assert_eq!(s[0].state, ServerState::Failed, "{:?}", s[0].error);
+    assert_eq!(s[1].state, ServerState::Failed);
+    assert!(
+        s[1].error.as_deref().unwrap().contains("no answer within 2s"),
+        "{:?}",
+        s[1].error
+    );
+    assert_eq!(s[2].state, ServerState::Connected);
+    assert!(
+        took < Duration::from_secs(8),
+        "connected in parallel, bounded by the slowest timeout ({took:?})"
+    );
+    servers.shutdown().await;
+}
+
+#[tokio::test]
+async fn tools_list_changed_refreshes_the_catalog() {
+    let servers = start(vec![stdio("t", TEST_SERVER, &[], Duration::from_secs(20))]).await;
+    assert!(!servers.statuses()[0].tools.iter().any(|t| t.name == "extra"));
+    let mut changes = servers.subscribe();
+    servers
+        .call_tool("t", "add_tool", None, CallOptions::default())
+        .await
+        .unwrap();
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        changes.wait_for(|all| all[0].tools.iter().any(|t| t.name == "extra")),
+    )
+    .await
+    .expect("the catalog was refreshed after notifications/tools/list_changed")
+    .unwrap();
+    let extra = servers
+        .call_tool("t", "extra", None, CallOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(text(&extra), "extra!");
+    servers.shutdown().await;
+}
+
+#[tokio::test]
+async fn streamable_http_with_custom_headers() {
+    let (_server, url) = test_server_over_http();
+    let servers = start(vec![http(
+        "web",
+        &url,
+        &[("X-Api-Key", "k-123"), ("Authorization", "Basic dTpw")],
+    )])
+    .await;
+    let status = &servers.statuses()[0];
+    assert_eq!(status.state, ServerState::Connected, "{:?}", status.error);
+    assert_eq!(status.server_info.as_deref(), Some("porthole-test-server 1.0.0"));
+    let seen = servers
+        .call_tool("web", "headers", None, CallOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(seen.view["structuredContent"]["x-api-key"], "k-123");
+    assert_eq!(seen.view["structuredContent"]["authorization"], "Basic dTpw");
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let slow = servers
+        .call_tool(
+            "web",
+            "slow",
+            args(json!({"seconds": 0.3})),
+            CallOptions {
+                progress: Some(tx),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&slow), "done after 3 steps");
+    assert!(rx.try_recv().is_ok(), "progress arrives over HTTP too");
+    servers.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_http_server_that_is_not_there_fails_with_the_reason() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut config = http("gone", &format!("http://127.0.0.1:{port}/mcp"), &[]);
+    config.timeout = Duration::from_secs(5);
+    let servers = start(vec![config]).await;
+    let status = &servers.statuses()[0];
+    assert_eq!(status.state, ServerState::Failed);
+    assert!(!status.error.as_deref().unwrap_or("").is_empty());
+}
+
+fn everything_entry() -> Option<PathBuf> {
+    let path = porthole_e2e::workspace_root()
+        .join("tests/fixtures/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    path.is_file().then_some(path)
+}
+
+#[tokio::test]
+async fn server_everything_over_stdio() {
+    let entry = everything_entry().expect("run `make deps`: tests/fixtures has no server-everything");
+    let servers = start(vec![stdio(
+        "everything",
+        "node",
+        &[entry.to_str().unwrap(), "stdio"],
+        Duration::from_secs(30),
+    )])
+    .await;
+    let status = &servers.statuses()[0];
+    assert_eq!(status.state, ServerState::Connected, "{:?}", status.error);
+    let names: Vec<&str> = status.tools.iter().map(|t| t.name.as_str()).collect();
+    assert!(names.contains(&"echo"), "{names:?}");
+    let echo = servers
+        .call_tool(
+            "everything",
+            "echo",
+            args(json!({"message": "hello"})),
+            CallOptions::default(),
+        )
+        .await;
+    assert!(text(&echo.unwrap()).contains("hello"));
+    servers.shutdown().await;
+}
+
+#[tokio::test]
+async fn server_everything_over_streamable_http() {
+    let entry = everything_entry().expect("run `make deps`: tests/fixtures has no server-everything");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new("node")
+        .args([entry.to_str().unwrap(), "streamableHttp"])
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _guard = Spawned(child);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "server-everything did not listen on {port}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let servers = start(vec![http("everything", &format!("http://127.0.0.1:{port}/mcp"), &[])]).await;
+    let status = &servers.statuses()[0];
+    assert_eq!(status.state, ServerState::Connected, "{:?}", status.error);
+    let echo = servers
+        .call_tool(
+            "everything",
+            "echo",
+            args(json!({"message": "over http"})),
+            CallOptions::default(),
+        )
+        .await;
+    assert!(text(&echo.unwrap()).contains("over http"));
+    servers.shutdown().await;
+}

@@ -1,0 +1,189 @@
+//! `porthole-test-server`: a small MCP server whose misbehaviour is chosen on the command line,
+//! for the MCP connection tests. Real rmcp, real stdio or Streamable HTTP.
+//!
+//!   porthole-test-server [--http] [--garbage]
+//!
+//! - `--http`: serve Streamable HTTP on 127.0.0.1 (a free port), printing `listening <url>`.
+//! - `--garbage`: answer `initialize` with bytes that are not JSON.
+//!
+//! Tools: `echo {text}`, `slow {seconds}` (progress every 100 ms, then a result; notices
+//! cancellation), `crash` (the process exits mid-call), `hang` (never answers), `add_tool`
+//! (adds a tool `extra` and sends `notifications/tools/list_changed`), `headers` (the HTTP headers
+//! the server saw, over HTTP).
+
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+#[derive(Clone, Default)]
+struct TestServer {
+    extra: Arc<AtomicBool>,
+}
+
+fn tool(name: &'static str, description: &'static str, schema: Value) -> Tool {
+    Tool::new(name, description, Arc::new(schema.as_object().unwrap().clone()))
+}
+
+impl ServerHandler for TestServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new("porthole-test-server", "1.0.0"))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let object = json!({"type": "object"});
+        let mut tools = vec![
+            tool(
+                "echo",
+                "Echo the text back.",
+                json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+            ),
+            tool(
+                "slow",
+                "Take a while.",
+                json!({"type": "object", "properties": {"seconds": {"type": "number"}}}),
+            ),
+            tool("crash", "Exit mid-call.", object.clone()),
+            tool("hang", "Never answer.", object.clone()),
+            tool("add_tool", "Add the tool `extra`.", object.clone()),
+            tool("headers", "The HTTP request headers seen.", object.clone()),
+        ];
+        if self.extra.load(Ordering::SeqCst) {
+            tools.push(tool("extra", "Added at run time.", object));
+        }
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.call(request, context).await.map(Into::into)
+    }
+}
+
+impl TestServer {
+    async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args = request.arguments.clone().unwrap_or_default();
+        match request.name.as_ref() {
+            "echo" => Ok(CallToolResult::success(vec![ContentBlock::text(
+                args.get("text").and_then(Value::as_str).unwrap_or("").to_string(),
+            )])),
+            "slow" => {
+                let seconds = args.get("seconds").and_then(Value::as_f64).unwrap_or(1.0);
+                let steps = (seconds * 10.0).ceil() as u32;
+                let token = context.meta.get_progress_token();
+                for step in 1..=steps {
+                    tokio::select! {
+                        _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+                        _ = context.ct.cancelled() => {
+                            eprintln!("slow: cancelled at step {step}");
+                            return Err(ErrorData::internal_error("cancelled", None));
+                        }
+                    }
+                    if let Some(token) = &token {
+                        let _ = context
+                            .peer
+                            .notify_progress(
+                                ProgressNotificationParam::new(token.clone(), step as f64).with_total(steps as f64),
+                            )
+                            .await;
+                    }
+                }
+                Ok(CallToolResult::success(vec![ContentBlock::text(format!(
+                    "done after {steps} steps"
+                ))]))
+            }
+            "crash" => {
+                eprintln!("crash: exiting mid-call");
+                std::process::exit(3);
+            }
+            "hang" => {
+                context.ct.cancelled().await;
+                eprintln!("hang: cancelled");
+                Err(ErrorData::internal_error("cancelled", None))
+            }
+            "add_tool" => {
+                self.extra.store(true, Ordering::SeqCst);
+                let _ = context.peer.notify_tool_list_changed().await;
+                Ok(CallToolResult::success(vec![ContentBlock::text("added extra")]))
+            }
+            "headers" => {
+                let headers = context
+                    .extensions
+                    .get::<http::request::Parts>()
+                    .map(|parts| {
+                        parts
+                            .headers
+                            .iter()
+                            .map(|(k, v)| (k.to_string(), json!(v.to_str().unwrap_or(""))))
+                            .collect::<serde_json::Map<_, _>>()
+                    })
+                    .unwrap_or_default();
+                let mut result = CallToolResult::success(vec![ContentBlock::text("headers")]);
+                result.structured_content = Some(Value::Object(headers));
+                Ok(result)
+            }
+            "extra" if self.extra.load(Ordering::SeqCst) => {
+                Ok(CallToolResult::success(vec![ContentBlock::text("extra!")]))
+            }
+            other => Err(ErrorData::invalid_params(format!("no tool {other}"), None)),
+        }
+    }
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--garbage") {
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line)?;
+        let mut out = std::io::stdout();
+        out.write_all(b"{\"jsonrpc\": \"2.0\", \"id\": this is not json\n")?;
+        out.flush()?;
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        return Ok(());
+    }
+    if args.iter().any(|a| a == "--http") {
+        use rmcp::transport::streamable_http_server::{
+            StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+        };
+        let service = StreamableHttpService::new(
+            || Ok(TestServer::default()),
+            Arc::new(LocalSessionManager::default()),
+            StreamableHttpServerConfig::default(),
+        );
+        let router = axum::Router::new().nest_service("/mcp", service);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        println!("listening http://{}/mcp", listener.local_addr()?);
+        std::io::stdout().flush()?;
+        axum::serve(listener, router).await?;
+        return Ok(());
+    }
+    let running = TestServer::default().serve(rmcp::transport::stdio()).await?;
+    running.waiting().await?;
+    Ok(())
+}
