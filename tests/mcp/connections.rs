@@ -123,8 +123,8 @@ async fn stdio_call_with_progress_and_the_two_facings() {
 async fn a_hanging_call_times_out_and_a_cancelled_one_stops() {
     let logs = tempfile::tempdir().unwrap();
     let options = ConnectOptions {
-        mcp_apps: true,
         server_log_dir: Some(logs.path().to_path_buf()),
+        ..Default::default()
     };
     let servers = Servers::start(vec![stdio("t", TEST_SERVER, &[], Duration::from_secs(20))], options);
     servers.settled().await;
@@ -348,4 +348,49 @@ async fn server_everything_over_streamable_http() {
         .await;
     assert!(text(&echo.unwrap()).contains("over http"));
     servers.shutdown().await;
+}
+
+async fn ask_with(policy: porthole_mcp::ElicitationPolicy) -> Value {
+    let options = ConnectOptions {
+        elicitation: policy,
+        ..Default::default()
+    };
+    let servers = Servers::start(vec![stdio("t", TEST_SERVER, &[], Duration::from_secs(20))], options);
+    servers.settled().await;
+    let outcome = servers
+        .call_tool("t", "ask", None, CallOptions::default())
+        .await
+        .unwrap();
+    servers.shutdown().await;
+    outcome.view["structuredContent"].clone()
+}
+
+#[tokio::test]
+async fn elicitation_follows_the_policy() {
+    use porthole_mcp::{ElicitationAnswer, ElicitationPolicy};
+    assert_eq!(ask_with(ElicitationPolicy::Decline).await["action"], "decline");
+
+    let defaults = ask_with(ElicitationPolicy::AcceptDefaults).await;
+    assert_eq!(defaults["action"], "accept");
+    assert_eq!(defaults["content"], json!({"name": "Ada", "age": 36}));
+
+    // The UI gets the question (with its schema) and its answer goes back to the server.
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<porthole_mcp::ElicitationRequest>(1);
+    let ui = tokio::spawn(async move {
+        let question = rx.recv().await.unwrap();
+        assert_eq!(question.server, "t");
+        assert_eq!(question.message, "Who are you?");
+        assert_eq!(
+            question.schema.as_ref().unwrap()["properties"]["age"]["type"],
+            "integer"
+        );
+        question
+            .respond
+            .send(ElicitationAnswer::Accept(json!({"name": "Grace", "age": 85})))
+            .unwrap();
+    });
+    let asked = ask_with(ElicitationPolicy::Ask(tx)).await;
+    ui.await.unwrap();
+    assert_eq!(asked["action"], "accept");
+    assert_eq!(asked["content"], json!({"name": "Grace", "age": 85}));
 }

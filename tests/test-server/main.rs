@@ -9,7 +9,7 @@
 //! Tools: `echo {text}`, `slow {seconds}` (progress every 100 ms, then a result; notices
 //! cancellation), `crash` (the process exits mid-call), `hang` (never answers), `add_tool`
 //! (adds a tool `extra` and sends `notifications/tools/list_changed`), `headers` (the HTTP headers
-//! the server saw, over HTTP).
+//! the server saw, over HTTP), `ask` (an elicitation request; returns the answer).
 
 use std::io::Write;
 use std::sync::Arc;
@@ -17,8 +17,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams, ErrorData,
+    Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
@@ -65,6 +66,11 @@ impl ServerHandler for TestServer {
             tool("hang", "Never answer.", object.clone()),
             tool("add_tool", "Add the tool `extra`.", object.clone()),
             tool("headers", "The HTTP request headers seen.", object.clone()),
+            tool(
+                "ask",
+                "Ask the user for a name and an age (elicitation).",
+                object.clone(),
+            ),
         ];
         if self.extra.load(Ordering::SeqCst) {
             tools.push(tool("extra", "Added at run time.", object));
@@ -145,6 +151,27 @@ impl TestServer {
                     .unwrap_or_default();
                 let mut result = CallToolResult::success(vec![ContentBlock::text("headers")]);
                 result.structured_content = Some(Value::Object(headers));
+                Ok(result)
+            }
+            "ask" => {
+                let params: ElicitRequestParams = serde_json::from_value(json!({
+                    "message": "Who are you?",
+                    "requestedSchema": {
+                        "type": "object",
+                        "properties": {
+                            "name": {"type": "string", "default": "Ada"},
+                            "age": {"type": "integer", "default": 36}
+                        }
+                    }
+                }))
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                let answer = context
+                    .peer
+                    .create_elicitation(params)
+                    .await
+                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                let mut result = CallToolResult::success(vec![ContentBlock::text(format!("{:?}", answer.action))]);
+                result.structured_content = Some(serde_json::to_value(&answer).unwrap_or_default());
                 Ok(result)
             }
             "extra" if self.extra.load(Ordering::SeqCst) => {

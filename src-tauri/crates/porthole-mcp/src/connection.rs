@@ -7,11 +7,12 @@ use std::sync::Arc;
 
 use rmcp::handler::client::progress::ProgressDispatcher;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ExtensionCapabilities, Implementation, ProgressNotificationParam, ProtocolVersion,
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
+    ErrorData, ExtensionCapabilities, Implementation, ProgressNotificationParam, ProtocolVersion,
 };
 #[allow(deprecated)]
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::TokioChildProcess;
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
@@ -29,10 +30,55 @@ pub const MCP_APP_MIME: &str = "text/html;profile=mcp-app";
 
 /// The client side of one connection: what Porthole tells the server about itself, and where
 /// the server's notifications go.
+/// What Porthole does when a server asks the user for input (`elicitation/create`).
+#[derive(Debug, Clone, Default)]
+pub enum ElicitationPolicy {
+    /// Decline every request, and do not advertise the capability (headless runs).
+    #[default]
+    Decline,
+    /// Accept with the defaults the requested schema declares (scripted runs, conformance).
+    AcceptDefaults,
+    /// Hand each request to the UI and wait for the person's answer.
+    Ask(mpsc::Sender<ElicitationRequest>),
+}
+
+/// A server's question for the user, waiting for an answer.
+#[derive(Debug)]
+pub struct ElicitationRequest {
+    pub server: String,
+    pub message: String,
+    /// The requested schema (form mode), as JSON.
+    pub schema: Option<serde_json::Value>,
+    /// The URL to open (URL mode).
+    pub url: Option<String>,
+    pub respond: tokio::sync::oneshot::Sender<ElicitationAnswer>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ElicitationAnswer {
+    Accept(serde_json::Value),
+    Decline,
+    Cancel,
+}
+
+/// The `default` of each property of a form's requested schema, as the answer's content.
+pub fn schema_defaults(schema: &serde_json::Value) -> serde_json::Value {
+    let mut content = serde_json::Map::new();
+    if let Some(props) = schema.get("properties").and_then(|p| p.as_object()) {
+        for (name, prop) in props {
+            if let Some(default) = prop.get("default") {
+                content.insert(name.clone(), default.clone());
+            }
+        }
+    }
+    serde_json::Value::Object(content)
+}
+
 #[derive(Clone)]
 pub struct PortholeClient {
     server: Arc<str>,
     advertise_mcp_apps: bool,
+    elicitation: ElicitationPolicy,
     /// Routes `notifications/progress` to whoever made the request.
     pub progress: ProgressDispatcher,
     /// Told when the server says its tool list changed.
@@ -40,10 +86,16 @@ pub struct PortholeClient {
 }
 
 impl PortholeClient {
-    pub fn new(server: &str, advertise_mcp_apps: bool, tools_changed: Option<mpsc::UnboundedSender<()>>) -> Self {
+    pub fn new(
+        server: &str,
+        advertise_mcp_apps: bool,
+        elicitation: ElicitationPolicy,
+        tools_changed: Option<mpsc::UnboundedSender<()>>,
+    ) -> Self {
         PortholeClient {
             server: server.into(),
             advertise_mcp_apps,
+            elicitation,
             progress: ProgressDispatcher::new(),
             tools_changed,
         }
@@ -52,8 +104,13 @@ impl PortholeClient {
 
 /// The capabilities Porthole advertises. The MCP Apps extension is included only when asked:
 /// `{"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}`, exactly.
-pub fn client_capabilities(advertise_mcp_apps: bool) -> ClientCapabilities {
+pub fn client_capabilities(advertise_mcp_apps: bool, elicitation: &ElicitationPolicy) -> ClientCapabilities {
     let mut caps = ClientCapabilities::default();
+    if !matches!(elicitation, ElicitationPolicy::Decline) {
+        let mut form = ElicitationCapability::new();
+        form.form = Some(Default::default());
+        caps.elicitation = Some(form);
+    }
     if advertise_mcp_apps {
         let mut ext = ExtensionCapabilities::new();
         ext.insert(
@@ -68,10 +125,59 @@ pub fn client_capabilities(advertise_mcp_apps: bool) -> ClientCapabilities {
 impl ClientHandler for PortholeClient {
     fn get_info(&self) -> ClientConfig {
         ClientConfig::new(
-            client_capabilities(self.advertise_mcp_apps),
+            client_capabilities(self.advertise_mcp_apps, &self.elicitation),
             Implementation::new("porthole", env!("CARGO_PKG_VERSION")).with_title("Porthole"),
         )
         .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let (message, schema, url) = match &request {
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            } => (message.clone(), serde_json::to_value(requested_schema).ok(), None),
+            ElicitRequestParams::UrlElicitationParams { message, url, .. } => {
+                (message.clone(), None, Some(url.clone()))
+            }
+            _ => return Ok(ElicitResult::new(ElicitationAction::Decline)),
+        };
+        tracing::info!(server = %self.server, %message, "elicitation request");
+        let answer = match &self.elicitation {
+            ElicitationPolicy::Decline => ElicitationAnswer::Decline,
+            ElicitationPolicy::AcceptDefaults => match &schema {
+                Some(schema) => ElicitationAnswer::Accept(schema_defaults(schema)),
+                None => ElicitationAnswer::Decline,
+            },
+            ElicitationPolicy::Ask(tx) => {
+                let (respond, answer) = tokio::sync::oneshot::channel();
+                let question = ElicitationRequest {
+                    server: self.server.to_string(),
+                    message,
+                    schema,
+                    url,
+                    respond,
+                };
+                if tx.send(question).await.is_err() {
+                    ElicitationAnswer::Decline
+                } else {
+                    tokio::select! {
+                        a = answer => a.unwrap_or(ElicitationAnswer::Cancel),
+                        _ = context.ct.cancelled() => ElicitationAnswer::Cancel,
+                    }
+                }
+            }
+        };
+        Ok(match answer {
+            ElicitationAnswer::Accept(content) => ElicitResult::new(ElicitationAction::Accept).with_content(content),
+            ElicitationAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
+            ElicitationAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        })
     }
 
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
@@ -136,9 +242,10 @@ pub async fn connect(
     config: &ServerConfig,
     advertise_mcp_apps: bool,
     server_log_dir: Option<&Path>,
+    elicitation: ElicitationPolicy,
     tools_changed: Option<mpsc::UnboundedSender<()>>,
 ) -> Result<Session, ConnectError> {
-    let client = PortholeClient::new(&config.name, advertise_mcp_apps, tools_changed);
+    let client = PortholeClient::new(&config.name, advertise_mcp_apps, elicitation, tools_changed);
     match &config.transport {
         Transport::Stdio {
             command,

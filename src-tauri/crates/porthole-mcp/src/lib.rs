@@ -24,7 +24,9 @@ use tokio_util::sync::CancellationToken;
 
 pub use catalog::{Audience, CatalogTool};
 pub use config::{ConfigProblem, LoadedConfig, ServerConfig, Transport};
-pub use connection::{MCP_APP_MIME, MCP_APPS_EXTENSION, Session};
+pub use connection::{
+    ElicitationAnswer, ElicitationPolicy, ElicitationRequest, MCP_APP_MIME, MCP_APPS_EXTENSION, Session,
+};
 pub use outcome::{ModelFacing, ToolOutcome};
 
 /// One progress notification for a call in flight.
@@ -98,6 +100,8 @@ pub struct ConnectOptions {
     pub mcp_apps: bool,
     /// Where each stdio server's stderr is written, as `<name>.log`.
     pub server_log_dir: Option<PathBuf>,
+    /// What to do when a server asks the user for input.
+    pub elicitation: ElicitationPolicy,
 }
 
 impl Default for ConnectOptions {
@@ -105,6 +109,7 @@ impl Default for ConnectOptions {
         ConnectOptions {
             mcp_apps: true,
             server_log_dir: None,
+            elicitation: ElicitationPolicy::Decline,
         }
     }
 }
@@ -203,6 +208,7 @@ impl Servers {
                 config,
                 advertise,
                 self.options.server_log_dir.as_deref(),
+                self.options.elicitation.clone(),
                 Some(changed_tx),
             )
             .await

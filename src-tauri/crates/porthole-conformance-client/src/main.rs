@@ -1,0 +1,118 @@
+//! `porthole-conformance-client URL`: what the official MCP conformance suite
+//! (`@modelcontextprotocol/conformance client --command …`) runs for each client scenario.
+//!
+//! The scenario's name is in `MCP_CONFORMANCE_SCENARIO` (extra data, if any, in
+//! `MCP_CONFORMANCE_CONTEXT`). It does what Porthole does with a server: connect over Streamable
+//! HTTP through `porthole-mcp`, list the tools, and call each one with arguments made from its
+//! input schema, answering elicitation with the schema's defaults. Run it with `make conformance`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use porthole_mcp::{CallOptions, ConnectOptions, ElicitationPolicy, ServerConfig, ServerState, Servers, Transport};
+use serde_json::{Map, Value, json};
+
+/// A plausible value for a JSON Schema property: its default, its first enum value, else a
+/// small value of its type.
+fn sample(schema: &Value) -> Value {
+    if let Some(default) = schema.get("default") {
+        return default.clone();
+    }
+    if let Some(first) = schema.get("enum").and_then(Value::as_array).and_then(|e| e.first()) {
+        return first.clone();
+    }
+    match schema.get("type").and_then(Value::as_str) {
+        Some("number") | Some("integer") => json!(2),
+        Some("boolean") => json!(true),
+        Some("array") => json!([]),
+        Some("object") => Value::Object(arguments(schema)),
+        _ => json!("conformance"),
+    }
+}
+
+fn arguments(schema: &Value) -> Map<String, Value> {
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|props| props.iter().map(|(k, v)| (k.clone(), sample(v))).collect())
+        .unwrap_or_default()
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("PORTHOLE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .try_init();
+    let Some(url) = std::env::args().nth(1).filter(|u| u.starts_with("http")) else {
+        eprintln!("usage: porthole-conformance-client SERVER_URL (scenario in MCP_CONFORMANCE_SCENARIO)");
+        return ExitCode::from(2);
+    };
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    eprintln!("scenario {scenario:?} against {url}");
+
+    let config = ServerConfig {
+        name: "conformance".into(),
+        transport: Transport::StreamableHttp {
+            url,
+            headers: BTreeMap::new(),
+        },
+        enabled: true,
+        mcp_apps: true,
+        timeout: Duration::from_secs(20),
+        always_allow: vec![],
+        source: PathBuf::from("conformance"),
+    };
+    let options = ConnectOptions {
+        elicitation: ElicitationPolicy::AcceptDefaults,
+        ..Default::default()
+    };
+    let servers = Servers::start(vec![config], options);
+    let status = servers.settled().await.remove(0);
+    if status.state != ServerState::Connected {
+        eprintln!("cannot connect: {}", status.error.unwrap_or_default());
+        return ExitCode::FAILURE;
+    }
+    let mut failed = false;
+    for tool in &status.tools {
+        let args = arguments(&tool.input_schema);
+        match servers
+            .call_tool(&status.name, &tool.name, Some(args), CallOptions::default())
+            .await
+        {
+            Ok(outcome) => eprintln!(
+                "{}: {}",
+                tool.name,
+                serde_json::to_string(&outcome.model).unwrap_or_default()
+            ),
+            Err(e) => {
+                eprintln!("{}: {e}", tool.name);
+                failed = true;
+            }
+        }
+    }
+    servers.shutdown().await;
+    if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_come_from_the_schema() {
+        let schema = json!({"type": "object", "properties": {
+            "a": {"type": "number"}, "s": {"type": "string", "default": "x"},
+            "e": {"type": "string", "enum": ["p", "q"]}, "o": {"type": "object", "properties": {"b": {"type": "boolean"}}}
+        }});
+        assert_eq!(
+            Value::Object(arguments(&schema)),
+            json!({"a": 2, "s": "x", "e": "p", "o": {"b": true}})
+        );
+    }
+}
