@@ -56,8 +56,12 @@ pub fn tauri_driver() -> Result<PathBuf> {
         .ok_or_else(|| anyhow!("tauri-driver is not installed; run `make deps` (cargo install tauri-driver --locked)"))
 }
 
-fn free_port() -> Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+/// Two distinct free ports (both listeners are held until both are known, so the OS cannot
+/// hand out the same port twice).
+fn free_ports() -> Result<(u16, u16)> {
+    let a = TcpListener::bind("127.0.0.1:0")?;
+    let b = TcpListener::bind("127.0.0.1:0")?;
+    Ok((a.local_addr()?.port(), b.local_addr()?.port()))
 }
 
 /// A running `tauri-driver`, killed (with its WebKitWebDriver and the app) on drop.
@@ -68,8 +72,7 @@ pub struct Driver {
 
 impl Driver {
     pub fn start(env: &[(&str, &str)]) -> Result<Driver> {
-        let port = free_port()?;
-        let native_port = free_port()?;
+        let (port, native_port) = free_ports()?;
         let mut cmd = Command::new(tauri_driver()?);
         cmd.args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
             .stdin(Stdio::null())
