@@ -3,9 +3,11 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
+use porthole_mcp::oauth::{MemoryTokens, OAuth, SystemBrowser};
 use porthole_mcp::{CallOptions, ConnectOptions, LoadedConfig, Progress, ServerState, Servers};
 use porthole_profile::{Profile, Stderr};
 
@@ -76,12 +78,15 @@ impl Setup {
     }
 
     /// Connection settings shared by the app and the command line. Elicitation is declined
-    /// (and not advertised) until the window has a form to answer it with.
+    /// (and not advertised) until the window has a form to answer it with. Remote servers that
+    /// require OAuth are signed in to in the system browser; tokens are kept for this process
+    /// (storing them in the OS keyring is still to come).
     pub fn connect_options(&self, mcp_apps: bool) -> ConnectOptions {
         ConnectOptions {
             mcp_apps,
             server_log_dir: Some(self.profile.log_dir().join("servers")),
             elicitation: porthole_mcp::ElicitationPolicy::Decline,
+            oauth: Some(OAuth::new(Arc::new(SystemBrowser), Arc::new(MemoryTokens::default()))),
         }
     }
 }

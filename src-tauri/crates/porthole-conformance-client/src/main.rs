@@ -11,6 +11,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use std::sync::Arc;
+
+use porthole_mcp::oauth::{FollowRedirect, MemoryTokens, OAuth};
 use porthole_mcp::{CallOptions, ConnectOptions, ElicitationPolicy, ServerConfig, ServerState, Servers, Transport};
 use serde_json::{Map, Value, json};
 
@@ -68,8 +71,19 @@ async fn main() -> ExitCode {
         always_allow: vec![],
         source: PathBuf::from("conformance"),
     };
+    // The suite's authorization servers approve without a person: fetch the page and take the
+    // redirect. Tokens live in memory for this run.
+    let mut oauth = OAuth::new(Arc::new(FollowRedirect), Arc::new(MemoryTokens::default()));
+    if let Ok(context) = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        && let Ok(context) = serde_json::from_str::<Value>(&context)
+    {
+        oauth.client_id = context["client_id"].as_str().map(str::to_string);
+        oauth.client_secret = context["client_secret"].as_str().map(str::to_string);
+        oauth.client_metadata_url = context["client_metadata_url"].as_str().map(str::to_string);
+    }
     let options = ConnectOptions {
         elicitation: ElicitationPolicy::AcceptDefaults,
+        oauth: Some(oauth),
         ..Default::default()
     };
     let servers = Servers::start(vec![config], options);

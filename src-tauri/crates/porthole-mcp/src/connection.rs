@@ -22,6 +22,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 use crate::config::{ServerConfig, Transport};
+use crate::oauth::OAuth;
+use rmcp::transport::auth::AuthClient;
 
 /// The extension id of MCP Apps.
 pub const MCP_APPS_EXTENSION: &str = "io.modelcontextprotocol/ui";
@@ -223,6 +225,10 @@ pub enum ConnectError {
     Timeout(std::time::Duration),
     #[error("{0}")]
     BadConfig(String),
+    #[error("the server requires sign-in (OAuth), and no sign-in is set up for it")]
+    AuthRequired(Option<String>),
+    #[error("{0}")]
+    Auth(String),
 }
 
 /// Resolves the command a stdio entry names. `porthole` means this very executable, so the demo
@@ -244,6 +250,8 @@ pub async fn connect(
     server_log_dir: Option<&Path>,
     elicitation: ElicitationPolicy,
     tools_changed: Option<mpsc::UnboundedSender<()>>,
+    oauth: Option<&OAuth>,
+    sign_in: SignIn,
 ) -> Result<Session, ConnectError> {
     let client = PortholeClient::new(&config.name, advertise_mcp_apps, elicitation, tools_changed);
     match &config.transport {
@@ -279,27 +287,69 @@ pub async fn connect(
             handshake(client, transport, config).await
         }
         Transport::StreamableHttp { url, headers } => {
-            let mut custom = std::collections::HashMap::new();
-            for (name, value) in headers {
-                let header = http::HeaderName::try_from(name.as_str())
-                    .map_err(|_| ConnectError::BadConfig(format!("{name:?} is not a valid HTTP header name")))?;
-                let mut value = http::HeaderValue::try_from(value.as_str())
-                    .map_err(|_| ConnectError::BadConfig(format!("the value of header {name:?} is not valid")))?;
-                value.set_sensitive(true);
-                custom.insert(header, value);
+            let transport_config = || -> Result<StreamableHttpClientTransportConfig, ConnectError> {
+                let mut custom = std::collections::HashMap::new();
+                for (name, value) in headers {
+                    let header = http::HeaderName::try_from(name.as_str())
+                        .map_err(|_| ConnectError::BadConfig(format!("{name:?} is not a valid HTTP header name")))?;
+                    let mut value = http::HeaderValue::try_from(value.as_str())
+                        .map_err(|_| ConnectError::BadConfig(format!("the value of header {name:?} is not valid")))?;
+                    value.set_sensitive(true);
+                    custom.insert(header, value);
+                }
+                // Reconnects of the event stream back off from 1 s to at most 30 s, and give up after 8.
+                let mut backoff = ExponentialBackoff::default();
+                backoff.max_times = Some(8);
+                backoff.max_delay = Some(std::time::Duration::from_secs(30));
+                let mut c = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                c.custom_headers = custom;
+                c.retry_config = Arc::new(backoff);
+                c.max_json_response_size = 64 << 20;
+                Ok(c)
+            };
+            let signed_in = match (oauth, sign_in) {
+                (None, _) => None,
+                (Some(oauth), SignIn::Now(challenge)) => Some(
+                    oauth
+                        .sign_in(url, challenge.as_deref())
+                        .await
+                        .map_err(ConnectError::Auth)?,
+                ),
+                (Some(oauth), SignIn::IfStored) => oauth.stored(url).await.unwrap_or_else(|e| {
+                    tracing::warn!(server = %config.name, "{e}");
+                    None
+                }),
+            };
+            if let Some(manager) = signed_in {
+                let authorized = AuthClient::new(reqwest::Client::default(), manager);
+                let transport = StreamableHttpClientTransport::with_client(authorized, transport_config()?);
+                return handshake(client, transport, config).await;
             }
-            // Reconnects of the event stream back off from 1 s to at most 30 s, and give up after 8.
-            let mut backoff = ExponentialBackoff::default();
-            backoff.max_times = Some(8);
-            backoff.max_delay = Some(std::time::Duration::from_secs(30));
-            let mut transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
-            transport_config.custom_headers = custom;
-            transport_config.retry_config = Arc::new(backoff);
-            transport_config.max_json_response_size = 64 << 20;
-            let transport = StreamableHttpClientTransport::from_config(transport_config);
-            handshake(client, transport, config).await
+            let transport = StreamableHttpClientTransport::from_config(transport_config()?);
+            match handshake(client.clone(), transport, config).await {
+                Err(ConnectError::AuthRequired(challenge)) if oauth.is_some() => {
+                    let manager = oauth
+                        .unwrap()
+                        .sign_in(url, challenge.as_deref())
+                        .await
+                        .map_err(ConnectError::Auth)?;
+                    let authorized = AuthClient::new(reqwest::Client::default(), manager);
+                    let transport = StreamableHttpClientTransport::with_client(authorized, transport_config()?);
+                    handshake(client, transport, config).await
+                }
+                other => other,
+            }
         }
     }
+}
+
+/// Whether to sign in before connecting to a remote server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SignIn {
+    /// Use stored tokens if there are any; otherwise connect without and sign in if challenged.
+    IfStored,
+    /// Sign in first, answering this `WWW-Authenticate` challenge (if any).
+    Now(Option<String>),
 }
 
 async fn handshake<T, E, A>(
@@ -313,6 +363,9 @@ where
 {
     match tokio::time::timeout(config.timeout, client.serve(transport)).await {
         Ok(Ok(session)) => Ok(session),
+        Ok(Err(e)) if e.is_authorization_required() || e.auth_challenge().is_some() => {
+            Err(ConnectError::AuthRequired(e.auth_challenge().map(str::to_string)))
+        }
         Ok(Err(e)) => Err(ConnectError::Handshake(e.to_string())),
         Err(_) => Err(ConnectError::Timeout(config.timeout)),
     }

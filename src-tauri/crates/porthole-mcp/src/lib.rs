@@ -8,6 +8,7 @@
 pub mod catalog;
 pub mod config;
 pub mod connection;
+pub mod oauth;
 pub mod outcome;
 
 use std::path::PathBuf;
@@ -54,6 +55,8 @@ pub enum CallError {
     Server(String),
     #[error("the connection failed during the call: {0}")]
     Connection(String),
+    #[error("the server asks for sign-in")]
+    SignInNeeded(Option<String>),
 }
 
 /// What a caller may attach to a call.
@@ -102,6 +105,8 @@ pub struct ConnectOptions {
     pub server_log_dir: Option<PathBuf>,
     /// What to do when a server asks the user for input.
     pub elicitation: ElicitationPolicy,
+    /// How remote servers that require OAuth are signed in to; `None`: they fail with the reason.
+    pub oauth: Option<oauth::OAuth>,
 }
 
 impl Default for ConnectOptions {
@@ -110,6 +115,7 @@ impl Default for ConnectOptions {
             mcp_apps: true,
             server_log_dir: None,
             elicitation: ElicitationPolicy::Decline,
+            oauth: None,
         }
     }
 }
@@ -195,7 +201,7 @@ impl Servers {
 
     /// Connects (or reconnects) server `index`, lists its tools and publishes the result.
     /// Returns whether it is connected. The caller holds the server's session lock.
-    async fn connect_locked(&self, index: usize, slot: &mut Option<Session>) -> bool {
+    async fn connect_locked(&self, index: usize, slot: &mut Option<Session>, sign_in: connection::SignIn) -> bool {
         let entry = &self.entries[index];
         let config = &entry.config;
         let advertise = self.options.mcp_apps && config.mcp_apps;
@@ -204,24 +210,40 @@ impl Servers {
         }
         let (changed_tx, changed_rx) = mpsc::unbounded_channel();
         let outcome = async {
-            let session = connection::connect(
-                config,
-                advertise,
-                self.options.server_log_dir.as_deref(),
-                self.options.elicitation.clone(),
-                Some(changed_tx),
-            )
-            .await
-            .map_err(|e| e.to_string())?;
-            let info = session
-                .peer()
-                .peer_info()
-                .and_then(|i| i.server_info.as_ref().map(|s| format!("{} {}", s.name, s.version)));
-            let tools = tokio::time::timeout(config.timeout, session.list_all_tools())
+            let mut sign_in = sign_in;
+            loop {
+                let session = connection::connect(
+                    config,
+                    advertise,
+                    self.options.server_log_dir.as_deref(),
+                    self.options.elicitation.clone(),
+                    Some(changed_tx.clone()),
+                    self.options.oauth.as_ref(),
+                    sign_in.clone(),
+                )
                 .await
-                .map_err(|_| format!("tools/list got no answer within {:?}", config.timeout))?
-                .map_err(|e| format!("tools/list failed: {e}"))?;
-            Ok::<_, String>((session, info, tools))
+                .map_err(|e| e.to_string())?;
+                let info = session
+                    .peer()
+                    .peer_info()
+                    .and_then(|i| i.server_info.as_ref().map(|s| format!("{} {}", s.name, s.version)));
+                let tools = tokio::time::timeout(config.timeout, session.list_all_tools())
+                    .await
+                    .map_err(|_| format!("tools/list got no answer within {:?}", config.timeout))?;
+                match tools {
+                    Ok(tools) => return Ok::<_, String>((session, info, tools)),
+                    // Some servers let anyone initialize and ask for sign-in on the first request.
+                    Err(e)
+                        if (e.is_authorization_required() || e.auth_challenge().is_some())
+                            && self.options.oauth.is_some()
+                            && sign_in == connection::SignIn::IfStored =>
+                    {
+                        sign_in = connection::SignIn::Now(e.auth_challenge().map(str::to_string));
+                        let _ = session.cancel().await;
+                    }
+                    Err(e) => return Err(format!("tools/list failed: {e}")),
+                }
+            }
         }
         .await;
         match outcome {
@@ -253,7 +275,8 @@ impl Servers {
 
     async fn connect_one(&self, index: usize) {
         let mut slot = self.entries[index].session.lock().await;
-        self.connect_locked(index, &mut slot).await;
+        self.connect_locked(index, &mut slot, connection::SignIn::IfStored)
+            .await;
     }
 
     fn catalog_tools(&self, index: usize, tools: Vec<rmcp::model::Tool>) -> Vec<CatalogTool> {
@@ -314,13 +337,42 @@ impl Servers {
     ///
     /// A stdio server whose process has died is started again first. The call is bounded by
     /// the server's timeout (reset while progress arrives, capped at ten times the timeout);
-    /// on timeout or cancellation the server is sent `notifications/cancelled`.
+    /// on timeout or cancellation the server is sent `notifications/cancelled`. A remote server
+    /// that answers with an OAuth challenge (expired tokens, or a scope the call needs) is
+    /// signed in to again and the call is made once more.
     pub async fn call_tool(
         &self,
         server: &str,
         tool: &str,
         arguments: Option<Map<String, Value>>,
         options: CallOptions,
+    ) -> Result<ToolOutcome, CallError> {
+        match self
+            .call_tool_once(server, tool, arguments.clone(), &options, None)
+            .await
+        {
+            Err(CallError::SignInNeeded(challenge)) => {
+                let again = self
+                    .call_tool_once(server, tool, arguments, &options, Some(challenge))
+                    .await;
+                match again {
+                    Err(CallError::SignInNeeded(_)) => Err(CallError::Server(
+                        "the server still refuses the call after signing in again".into(),
+                    )),
+                    other => other,
+                }
+            }
+            other => other,
+        }
+    }
+
+    async fn call_tool_once(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<Map<String, Value>>,
+        options: &CallOptions,
+        sign_in_again: Option<Option<String>>,
     ) -> Result<ToolOutcome, CallError> {
         let index = self
             .index_of(server)
@@ -336,11 +388,25 @@ impl Servers {
         let (peer, dispatcher) = {
             let mut slot = entry.session.lock().await;
             let alive = slot.as_ref().is_some_and(|s| !s.peer().is_transport_closed());
-            if !alive {
+            if let Some(challenge) = sign_in_again {
+                if !self
+                    .connect_locked(index, &mut slot, connection::SignIn::Now(challenge))
+                    .await
+                {
+                    let reason = self.statuses.borrow()[index].error.clone().unwrap_or_default();
+                    return Err(CallError::NotConnected {
+                        server: server.into(),
+                        reason,
+                    });
+                }
+            } else if !alive {
                 if slot.is_some() {
                     tracing::warn!(server, "the connection was lost; reconnecting");
                 }
-                if !self.connect_locked(index, &mut slot).await {
+                if !self
+                    .connect_locked(index, &mut slot, connection::SignIn::IfStored)
+                    .await
+                {
                     let reason = self.statuses.borrow()[index].error.clone().unwrap_or_default();
                     return Err(CallError::NotConnected {
                         server: server.into(),
@@ -411,6 +477,11 @@ impl Servers {
             Some(Ok(other)) => Err(CallError::Server(format!("unexpected answer to tools/call: {other:?}"))),
             Some(Err(ServiceError::Timeout { timeout })) => Err(CallError::Timeout(timeout)),
             Some(Err(ServiceError::McpError(e))) => Err(CallError::Server(e.message.to_string())),
+            Some(Err(e))
+                if (e.is_authorization_required() || e.auth_challenge().is_some()) && self.options.oauth.is_some() =>
+            {
+                Err(CallError::SignInNeeded(e.auth_challenge().map(str::to_string)))
+            }
             Some(Err(e)) => {
                 let reason = format!("{e}");
                 self.update(index, |s| {
