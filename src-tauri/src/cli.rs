@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use porthole_mcp::oauth::{MemoryTokens, OAuth, SystemBrowser};
+use porthole_mcp::oauth::{KeyringTokens, OAuth, SystemBrowser};
 use porthole_mcp::{CallOptions, ConnectOptions, LoadedConfig, Progress, ServerState, Servers};
 use porthole_profile::{Profile, Stderr};
 
@@ -79,14 +79,17 @@ impl Setup {
 
     /// Connection settings shared by the app and the command line. Elicitation is declined
     /// (and not advertised) until the window has a form to answer it with. Remote servers that
-    /// require OAuth are signed in to in the system browser; tokens are kept for this process
-    /// (storing them in the OS keyring is still to come).
+    /// require OAuth are signed in to in the system browser; tokens are kept in the OS keyring
+    /// per server URL (in memory for the session, with a warning, when there is no keyring).
     pub fn connect_options(&self, mcp_apps: bool) -> ConnectOptions {
         ConnectOptions {
             mcp_apps,
             server_log_dir: Some(self.profile.log_dir().join("servers")),
             elicitation: porthole_mcp::ElicitationPolicy::Decline,
-            oauth: Some(OAuth::new(Arc::new(SystemBrowser), Arc::new(MemoryTokens::default()))),
+            oauth: Some(OAuth::new(
+                Arc::new(SystemBrowser),
+                Arc::new(KeyringTokens(Arc::new(porthole_secrets::LazyKeyring::new("Porthole")))),
+            )),
         }
     }
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
-use porthole_mcp::oauth::{FollowRedirect, MemoryTokens, OAuth};
+use porthole_mcp::oauth::{FollowRedirect, KeyringTokens, OAuth};
 use porthole_mcp::{CallOptions, ConnectOptions, ElicitationPolicy, ServerConfig, ServerState, Servers, Transport};
 use serde_json::{Map, Value, json};
 
@@ -72,8 +72,9 @@ async fn main() -> ExitCode {
         source: PathBuf::from("conformance"),
     };
     // The suite's authorization servers approve without a person: fetch the page and take the
-    // redirect. Tokens live in memory for this run.
-    let mut oauth = OAuth::new(Arc::new(FollowRedirect), Arc::new(MemoryTokens::default()));
+    // redirect. Tokens go through the same keyring adapter the app uses, over an in-memory store.
+    let secrets = Arc::new(porthole_secrets::MemorySecrets::default());
+    let mut oauth = OAuth::new(Arc::new(FollowRedirect), Arc::new(KeyringTokens(secrets)));
     if let Ok(context) = std::env::var("MCP_CONFORMANCE_CONTEXT")
         && let Ok(context) = serde_json::from_str::<Value>(&context)
     {

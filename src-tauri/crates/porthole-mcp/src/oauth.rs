@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use porthole_secrets::SecretStore;
 use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession, CredentialStore, StoredCredentials,
 };
@@ -179,6 +180,63 @@ impl TokenStore for MemoryTokens {
     }
 }
 
+/// Tokens in a [`SecretStore`] (the OS keyring), one entry per server URL: `oauth:<url>`.
+/// Keyring calls run on a blocking thread with a time limit, since a locked keyring can hang.
+#[derive(Clone)]
+pub struct KeyringTokens(pub Arc<dyn SecretStore>);
+
+struct KeyringEntry {
+    secrets: Arc<dyn SecretStore>,
+    key: String,
+}
+
+impl KeyringEntry {
+    async fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&dyn SecretStore, &str) -> Result<T, porthole_secrets::SecretError> + Send + 'static,
+    ) -> Result<T, AuthError> {
+        let (secrets, key) = (self.secrets.clone(), self.key.clone());
+        let task = tokio::task::spawn_blocking(move || f(secrets.as_ref(), &key));
+        match tokio::time::timeout(Duration::from_secs(10), task).await {
+            Ok(Ok(result)) => result.map_err(|e| AuthError::InternalError(e.to_string())),
+            Ok(Err(e)) => Err(AuthError::InternalError(e.to_string())),
+            Err(_) => Err(AuthError::InternalError(
+                "the OS keyring did not answer within 10 s (is it locked?)".into(),
+            )),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl CredentialStore for KeyringEntry {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        let json = self.run(|s, k| s.get(k)).await?;
+        Ok(json.and_then(|j| match serde_json::from_str(&j) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                tracing::warn!("stored OAuth tokens are unreadable and are ignored: {e}");
+                None
+            }
+        }))
+    }
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        let json = serde_json::to_string(&credentials).map_err(|e| AuthError::InternalError(e.to_string()))?;
+        self.run(move |s, k| s.set(k, &json)).await
+    }
+    async fn clear(&self) -> Result<(), AuthError> {
+        self.run(|s, k| s.delete(k)).await
+    }
+}
+
+impl TokenStore for KeyringTokens {
+    fn credential_store(&self, server_url: &str) -> Box<dyn CredentialStore> {
+        Box::new(KeyringEntry {
+            secrets: self.0.clone(),
+            key: format!("oauth:{server_url}"),
+        })
+    }
+}
+
 struct BoxedStore(Box<dyn CredentialStore>);
 
 #[async_trait::async_trait]
@@ -276,5 +334,85 @@ impl OAuth {
             .await
             .map_err(|e| format!("OAuth: token exchange failed: {e}"))?;
         Ok(session.auth_manager)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use porthole_secrets::MemorySecrets;
+
+    #[tokio::test]
+    async fn keyring_tokens_keep_every_field_per_server_url() {
+        let secrets: Arc<dyn SecretStore> = Arc::new(MemorySecrets::default());
+        let tokens = KeyringTokens(secrets.clone());
+        let a = tokens.credential_store("https://a.example/mcp");
+        let b = tokens.credential_store("https://b.example/mcp");
+        assert!(a.load().await.unwrap().is_none());
+        let creds = StoredCredentials::new(
+            "client-1".into(),
+            None,
+            vec!["read".into(), "write".into()],
+            Some(1_764_000_000),
+        )
+        .with_issuer(Some("https://auth.a.example".into()));
+        a.save(creds).await.unwrap();
+        let loaded = a.load().await.unwrap().unwrap();
+        assert_eq!(loaded.client_id, "client-1");
+        assert_eq!(loaded.granted_scopes, ["read", "write"]);
+        assert_eq!(
+            loaded.token_received_at,
+            Some(1_764_000_000),
+            "refresh needs the time tokens were received"
+        );
+        assert_eq!(loaded.issuer.as_deref(), Some("https://auth.a.example"));
+        assert!(b.load().await.unwrap().is_none(), "tokens are per server URL");
+        assert!(secrets.get("oauth:https://a.example/mcp").unwrap().is_some());
+        a.clear().await.unwrap();
+        assert!(a.load().await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn unreadable_stored_tokens_are_ignored_not_fatal() {
+        let secrets: Arc<dyn SecretStore> = Arc::new(MemorySecrets::default());
+        secrets.set("oauth:https://a.example/mcp", "{not json").unwrap();
+        let store = KeyringTokens(secrets).credential_store("https://a.example/mcp");
+        assert!(store.load().await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn the_loopback_redirect_is_caught_and_answered() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let waiter = tokio::spawn(wait_for_redirect(listener, port));
+        let browser = async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            // A stray request first (favicon), then the redirect.
+            for path in ["/favicon.ico", "/callback?code=abc&state=xyz"] {
+                let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+                s.write_all(format!("GET {path} HTTP/1.1\r\nhost: x\r\n\r\n").as_bytes())
+                    .await
+                    .unwrap();
+                let mut answer = String::new();
+                s.read_to_string(&mut answer).await.unwrap();
+                if path.starts_with("/callback") {
+                    assert!(
+                        answer.starts_with("HTTP/1.1 200") && answer.contains("Signed in"),
+                        "{answer}"
+                    );
+                } else {
+                    assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
+                }
+            }
+        };
+        browser.await;
+        let url = waiter.await.unwrap().unwrap();
+        assert_eq!(url, format!("http://127.0.0.1:{port}/callback?code=abc&state=xyz"));
+    }
+
+    #[test]
+    fn only_http_urls_are_opened() {
+        assert!(open_in_browser("file:///etc/passwd").is_err());
+        assert!(open_in_browser("javascript:alert(1)").is_err());
     }
 }
