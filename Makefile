@@ -36,6 +36,8 @@ check: ui
 bench: ui
 	$(CARGO) build --release -p porthole -p porthole-baseline-window --features porthole/custom-protocol,porthole-baseline-window/custom-protocol
 	$(XVFB) dbus-run-session -- $(CARGO) bench -p porthole-e2e --bench startup
+	$(CARGO) build --release -p porthole-e2e --bin porthole-test-server
+	$(CARGO) bench -p porthole-e2e --bench mcp
 
 # Every client scenario of the official MCP conformance suite (Node 22 from npm, in tests/conformance).
 conformance: deps

@@ -394,3 +394,24 @@ async fn elicitation_follows_the_policy() {
     assert_eq!(asked["action"], "accept");
     assert_eq!(asked["content"], json!({"name": "Grace", "age": 85}));
 }
+
+#[tokio::test]
+async fn servers_of_each_protocol_version_connect() {
+    for version in ["2025-06-18", "2025-11-25", "2026-07-28"] {
+        let servers = start(vec![stdio(
+            "v",
+            TEST_SERVER,
+            &["--protocol", version],
+            Duration::from_secs(20),
+        )])
+        .await;
+        let status = &servers.statuses()[0];
+        assert_eq!(status.state, ServerState::Connected, "{version}: {:?}", status.error);
+        assert_eq!(status.protocol_version.as_deref(), Some(version), "the revision agreed");
+        let echo = servers
+            .call_tool("v", "echo", args(json!({"text": version})), CallOptions::default())
+            .await;
+        assert_eq!(text(&echo.unwrap()), version);
+        servers.shutdown().await;
+    }
+}

@@ -1,7 +1,7 @@
 //! `porthole-test-server`: a small MCP server whose misbehaviour is chosen on the command line,
 //! for the MCP connection tests. Real rmcp, real stdio or Streamable HTTP.
 //!
-//!   porthole-test-server [--http] [--garbage]
+//!   porthole-test-server [--http] [--garbage] [--protocol VERSION] [--delay-ms N]
 //!
 //! - `--http`: serve Streamable HTTP on 127.0.0.1 (a free port), printing `listening <url>`.
 //! - `--garbage`: answer `initialize` with bytes that are not JSON.
@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use rmcp::model::ProtocolVersion;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams, ErrorData,
     Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
@@ -28,6 +29,8 @@ use serde_json::{Value, json};
 #[derive(Clone, Default)]
 struct TestServer {
     extra: Arc<AtomicBool>,
+    /// `--protocol V`: the only protocol version this server speaks.
+    only_version: Option<ProtocolVersion>,
 }
 
 fn tool(name: &'static str, description: &'static str, schema: Value) -> Tool {
@@ -35,6 +38,13 @@ fn tool(name: &'static str, description: &'static str, schema: Value) -> Tool {
 }
 
 impl ServerHandler for TestServer {
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        match &self.only_version {
+            Some(v) => std::borrow::Cow::Owned(vec![v.clone()]),
+            None => std::borrow::Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS),
+        }
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
@@ -210,7 +220,25 @@ async fn main() -> anyhow::Result<()> {
         axum::serve(listener, router).await?;
         return Ok(());
     }
-    let running = TestServer::default().serve(rmcp::transport::stdio()).await?;
+    let only_version = args
+        .iter()
+        .position(|a| a == "--protocol")
+        .and_then(|i| args.get(i + 1))
+        .map(|v| serde_json::from_value::<ProtocolVersion>(json!(v)))
+        .transpose()?;
+    // `--delay-ms N`: a slow starter, for the parallel-connect benchmark.
+    if let Some(ms) = args
+        .iter()
+        .position(|a| a == "--delay-ms")
+        .and_then(|i| args.get(i + 1))
+    {
+        tokio::time::sleep(Duration::from_millis(ms.parse()?)).await;
+    }
+    let server = TestServer {
+        only_version,
+        ..Default::default()
+    };
+    let running = server.serve(rmcp::transport::stdio()).await?;
     running.waiting().await?;
     Ok(())
 }

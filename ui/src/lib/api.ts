@@ -26,6 +26,7 @@ export interface ServerStatus {
   error: string | null;
   endpoint: string;
   serverInfo: string | null;
+  protocolVersion: string | null;
   mcpApps: boolean;
   tools: CatalogTool[];
 }

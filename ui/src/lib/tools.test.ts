@@ -18,7 +18,7 @@ function tool(over: Partial<CatalogTool> = {}): CatalogTool {
 }
 
 function server(over: Partial<ServerStatus> = {}): ServerStatus {
-  return { name: "s", state: "connected", error: null, endpoint: "stdio: x", serverInfo: null, mcpApps: true, tools: [], ...over };
+  return { name: "s", state: "connected", error: null, endpoint: "stdio: x", serverInfo: null, protocolVersion: null, mcpApps: true, tools: [], ...over };
 }
 
 describe("toolKind", () => {

@@ -12,7 +12,7 @@ use rmcp::model::{
 };
 #[allow(deprecated)]
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
-use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::TokioChildProcess;
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
@@ -254,6 +254,44 @@ pub async fn connect(
     sign_in: SignIn,
 ) -> Result<Session, ConnectError> {
     let client = PortholeClient::new(&config.name, advertise_mcp_apps, elicitation, tools_changed);
+    let first = connect_with(
+        config,
+        client.clone(),
+        server_log_dir,
+        oauth,
+        sign_in.clone(),
+        Lifecycle::Initialize,
+    )
+    .await;
+    match first {
+        // A server that speaks only 2026-07-28 refuses `initialize` (-32022, listing what it
+        // supports); that revision starts with `server/discover` instead.
+        Err(ConnectError::Handshake(message)) if message.contains("-32022") && message.contains("2026-07-28") => {
+            tracing::info!(server = %config.name, "the server speaks only 2026-07-28; connecting with server/discover");
+            connect_with(config, client, server_log_dir, oauth, sign_in, Lifecycle::Discover).await
+        }
+        other => other,
+    }
+}
+
+/// How the MCP session starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lifecycle {
+    /// `initialize` / `notifications/initialized`, protocol 2025-11-25 (older servers answer
+    /// with their own version, such as 2025-06-18).
+    Initialize,
+    /// `server/discover` with per-request metadata, protocol 2026-07-28.
+    Discover,
+}
+
+async fn connect_with(
+    config: &ServerConfig,
+    client: PortholeClient,
+    server_log_dir: Option<&Path>,
+    oauth: Option<&OAuth>,
+    sign_in: SignIn,
+    lifecycle: Lifecycle,
+) -> Result<Session, ConnectError> {
     match &config.transport {
         Transport::Stdio {
             command,
@@ -284,7 +322,7 @@ pub async fn connect(
                     server_log_dir.map(Path::to_path_buf),
                 ));
             }
-            handshake(client, transport, config).await
+            handshake(client, transport, config, lifecycle).await
         }
         Transport::StreamableHttp { url, headers } => {
             let transport_config = || -> Result<StreamableHttpClientTransportConfig, ConnectError> {
@@ -323,10 +361,10 @@ pub async fn connect(
             if let Some(manager) = signed_in {
                 let authorized = AuthClient::new(reqwest::Client::default(), manager);
                 let transport = StreamableHttpClientTransport::with_client(authorized, transport_config()?);
-                return handshake(client, transport, config).await;
+                return handshake(client, transport, config, lifecycle).await;
             }
             let transport = StreamableHttpClientTransport::from_config(transport_config()?);
-            match handshake(client.clone(), transport, config).await {
+            match handshake(client.clone(), transport, config, lifecycle).await {
                 Err(ConnectError::AuthRequired(challenge)) if oauth.is_some() => {
                     let manager = oauth
                         .unwrap()
@@ -335,7 +373,7 @@ pub async fn connect(
                         .map_err(ConnectError::Auth)?;
                     let authorized = AuthClient::new(reqwest::Client::default(), manager);
                     let transport = StreamableHttpClientTransport::with_client(authorized, transport_config()?);
-                    handshake(client, transport, config).await
+                    handshake(client, transport, config, lifecycle).await
                 }
                 other => other,
             }
@@ -356,12 +394,24 @@ async fn handshake<T, E, A>(
     client: PortholeClient,
     transport: T,
     config: &ServerConfig,
+    lifecycle: Lifecycle,
 ) -> Result<Session, ConnectError>
 where
     T: rmcp::transport::IntoTransport<RoleClient, E, A> + Send + 'static,
     E: std::error::Error + Send + Sync + 'static,
 {
-    match tokio::time::timeout(config.timeout, client.serve(transport)).await {
+    let serve = async {
+        match lifecycle {
+            Lifecycle::Initialize => client.serve(transport).await,
+            Lifecycle::Discover => {
+                let mode = ClientLifecycleMode::Discover {
+                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                };
+                client.serve_with_lifecycle(transport, mode).await
+            }
+        }
+    };
+    match tokio::time::timeout(config.timeout, serve).await {
         Ok(Ok(session)) => Ok(session),
         Ok(Err(e)) if e.is_authorization_required() || e.auth_challenge().is_some() => {
             Err(ConnectError::AuthRequired(e.auth_challenge().map(str::to_string)))

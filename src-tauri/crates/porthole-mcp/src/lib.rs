@@ -91,6 +91,8 @@ pub struct ServerStatus {
     pub endpoint: String,
     /// The server's own name and version, once connected.
     pub server_info: Option<String>,
+    /// The MCP protocol revision agreed with the server, once connected.
+    pub protocol_version: Option<String>,
     /// Whether Porthole advertised the MCP Apps extension to this server.
     pub mcp_apps: bool,
     pub tools: Vec<CatalogTool>,
@@ -173,6 +175,7 @@ impl Servers {
                 error: None,
                 endpoint: endpoint(c),
                 server_info: None,
+                protocol_version: None,
                 mcp_apps: options.mcp_apps && c.mcp_apps,
                 tools: Vec::new(),
             })
@@ -223,15 +226,16 @@ impl Servers {
                 )
                 .await
                 .map_err(|e| e.to_string())?;
-                let info = session
-                    .peer()
-                    .peer_info()
+                let peer_info = session.peer().peer_info();
+                let info = peer_info
+                    .as_ref()
                     .and_then(|i| i.server_info.as_ref().map(|s| format!("{} {}", s.name, s.version)));
+                let version = peer_info.as_ref().map(|i| i.protocol_version.to_string());
                 let tools = tokio::time::timeout(config.timeout, session.list_all_tools())
                     .await
                     .map_err(|_| format!("tools/list got no answer within {:?}", config.timeout))?;
                 match tools {
-                    Ok(tools) => return Ok::<_, String>((session, info, tools)),
+                    Ok(tools) => return Ok::<_, String>((session, (info, version), tools)),
                     // Some servers let anyone initialize and ask for sign-in on the first request.
                     Err(e)
                         if (e.is_authorization_required() || e.auth_challenge().is_some())
@@ -247,7 +251,7 @@ impl Servers {
         }
         .await;
         match outcome {
-            Ok((session, info, tools)) => {
+            Ok((session, (info, version), tools)) => {
                 let tools = self.catalog_tools(index, tools);
                 tracing::info!(server = %config.name, tools = tools.len(), "connected");
                 *slot = Some(session);
@@ -255,6 +259,7 @@ impl Servers {
                     s.state = ServerState::Connected;
                     s.error = None;
                     s.server_info = info;
+                    s.protocol_version = version;
                     s.tools = tools;
                 });
                 let this = self.clone();
@@ -434,34 +439,39 @@ impl Servers {
             .await
             .map_err(|e| CallError::Connection(e.to_string()))?;
         let request_id = handle.id.clone();
-        let mut progress = dispatcher.subscribe(handle.progress_token.clone()).await;
-        let forward = options.progress.clone();
-        let mut relay = tokio::spawn(async move {
-            while let Some(p) = progress.next().await {
-                if let Some(tx) = &forward {
-                    let _ = tx.send(Progress {
-                        progress: p.progress,
-                        total: p.total,
-                        message: p.message.clone(),
-                    });
-                }
-            }
-        });
         let token = handle.progress_token.clone();
+        // Only a caller that wants progress gets a subscription (and pays for draining it).
+        let relay = match options.progress.clone() {
+            Some(forward) => {
+                let mut progress = dispatcher.subscribe(token.clone()).await;
+                Some(tokio::spawn(async move {
+                    while let Some(p) = progress.next().await {
+                        let _ = forward.send(Progress {
+                            progress: p.progress,
+                            total: p.total,
+                            message: p.message.clone(),
+                        });
+                    }
+                }))
+            }
+            None => None,
+        };
         let response = tokio::select! {
             r = handle.await_response() => Some(r),
             _ = options.cancel.cancelled() => None,
         };
-        // rmcp runs notification handlers on their own tasks, so a progress notification sent
-        // just before the result may still be on its way: give it a moment, then close the
-        // subscription and let the relay drain what arrived.
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        dispatcher.unsubscribe(&token).await;
-        if tokio::time::timeout(Duration::from_millis(200), &mut relay)
-            .await
-            .is_err()
-        {
-            relay.abort();
+        if let Some(mut relay) = relay {
+            // rmcp runs notification handlers on their own tasks, so a progress notification sent
+            // just before the result may still be on its way: give it a moment, then close the
+            // subscription and let the relay drain what arrived.
+            tokio::time::sleep(Duration::from_millis(2)).await;
+            dispatcher.unsubscribe(&token).await;
+            if tokio::time::timeout(Duration::from_millis(200), &mut relay)
+                .await
+                .is_err()
+            {
+                relay.abort();
+            }
         }
         match response {
             None => {
