@@ -151,10 +151,8 @@ async fn tools(setup: Setup, json: bool, all: bool) -> Result<ExitCode> {
         eprintln!("porthole: config: {problem}");
         tracing::info!("config: {problem}");
     }
-    let servers = Servers::start(
-        loaded.servers,
-        setup.connect_options(porthole_mcp::mcp_apps_enabled_by_env()),
-    );
+    let options = setup.connect_options(loaded.mcp_apps_enabled());
+    let servers = Servers::start(loaded.servers, options);
     let statuses = servers.settled().await;
     servers.shutdown().await;
     for s in &statuses {
@@ -203,11 +201,12 @@ async fn call(
         eprintln!("porthole: config: {problem}");
     }
     // Only the named server is started.
+    let options = setup.connect_options(loaded.mcp_apps_enabled());
     let configs: Vec<_> = loaded.servers.into_iter().filter(|s| s.name == server).collect();
     if configs.is_empty() {
         anyhow::bail!("no server named {server:?} in {}", setup.config_files[0].display());
     }
-    let servers = Servers::start(configs, setup.connect_options(porthole_mcp::mcp_apps_enabled_by_env()));
+    let servers = Servers::start(configs, options);
     servers.settled().await;
     let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
     let cancel = tokio_util::sync::CancellationToken::new();

@@ -71,7 +71,7 @@ pub fn run(setup: Setup) -> Result<()> {
     for problem in &loaded.problems {
         tracing::warn!("config: {problem}");
     }
-    let mcp_apps = porthole_mcp::mcp_apps_enabled_by_env();
+    let mcp_apps = loaded.mcp_apps_enabled();
     let info = AppInfo {
         version: env!("CARGO_PKG_VERSION"),
         profile_dir: setup.profile.data_dir().display().to_string(),

@@ -314,3 +314,16 @@ fn call_reports_progress_on_stderr() {
         "{stderr}"
     );
 }
+
+#[test]
+fn mcp_apps_switched_off_in_the_config_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("config.json"),
+        r#"{"mcpApps": false, "mcpServers": {"porthole-demo": {"command": "porthole", "args": ["demo-server"]}}}"#,
+    )
+    .unwrap();
+    let (tools, _) = tools_json(dir.path(), &[], &[]);
+    assert_eq!(tools.len(), 6);
+    assert!(tools.iter().all(|t| t["uiResourceUri"].is_null()));
+}

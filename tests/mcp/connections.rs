@@ -69,8 +69,12 @@ impl Drop for Spawned {
 }
 
 fn test_server_over_http() -> (Spawned, String) {
+    test_server_listening("--http")
+}
+
+fn test_server_listening(mode: &str) -> (Spawned, String) {
     let mut child = Command::new(TEST_SERVER)
-        .arg("--http")
+        .arg(mode)
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
@@ -414,4 +418,19 @@ async fn servers_of_each_protocol_version_connect() {
         assert_eq!(text(&echo.unwrap()), version);
         servers.shutdown().await;
     }
+}
+
+#[tokio::test]
+async fn a_legacy_sse_server_gets_an_error_naming_its_transport() {
+    let (_server, url) = test_server_listening("--legacy-sse");
+    let mut config = http("old", &url, &[]);
+    config.timeout = Duration::from_secs(5);
+    let servers = start(vec![config]).await;
+    let status = &servers.statuses()[0];
+    assert_eq!(status.state, ServerState::Failed);
+    let error = status.error.as_deref().unwrap();
+    assert!(
+        error.contains("legacy HTTP+SSE server (the 2024-11-05 transport)"),
+        "{error}"
+    );
 }

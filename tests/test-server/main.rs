@@ -1,7 +1,7 @@
 //! `porthole-test-server`: a small MCP server whose misbehaviour is chosen on the command line,
 //! for the MCP connection tests. Real rmcp, real stdio or Streamable HTTP.
 //!
-//!   porthole-test-server [--http] [--garbage] [--protocol VERSION] [--delay-ms N]
+//!   porthole-test-server [--http | --legacy-sse] [--garbage] [--protocol VERSION] [--delay-ms N]
 //!
 //! - `--http`: serve Streamable HTTP on 127.0.0.1 (a free port), printing `listening <url>`.
 //! - `--garbage`: answer `initialize` with bytes that are not JSON.
@@ -202,6 +202,23 @@ async fn main() -> anyhow::Result<()> {
         out.write_all(b"{\"jsonrpc\": \"2.0\", \"id\": this is not json\n")?;
         out.flush()?;
         tokio::time::sleep(Duration::from_secs(30)).await;
+        return Ok(());
+    }
+    if args.iter().any(|a| a == "--legacy-sse") {
+        // Only the opening of a 2024-11-05 HTTP+SSE server: GET /sse announces the POST endpoint.
+        let router = axum::Router::new().route(
+            "/sse",
+            axum::routing::get(|| async {
+                (
+                    [("content-type", "text/event-stream")],
+                    "event: endpoint\ndata: /messages?sessionId=1\n\n",
+                )
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        println!("listening http://{}/sse", listener.local_addr()?);
+        std::io::stdout().flush()?;
+        axum::serve(listener, router).await?;
         return Ok(());
     }
     if args.iter().any(|a| a == "--http") {

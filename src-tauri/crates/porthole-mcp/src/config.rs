@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// The default time allowed to connect to a server and to answer one request.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -113,6 +113,8 @@ impl fmt::Display for ConfigProblem {
 pub struct LoadedConfig {
     pub servers: Vec<ServerConfig>,
     pub problems: Vec<ConfigProblem>,
+    /// The global MCP Apps switch (top-level `"mcpApps": false` turns it off), if a file set it.
+    pub mcp_apps: Option<bool>,
 }
 
 impl LoadedConfig {
@@ -141,6 +143,13 @@ impl LoadedConfig {
             self.servers.push(server);
         }
         self.problems.extend(other.problems);
+        self.mcp_apps = other.mcp_apps.or(self.mcp_apps);
+    }
+
+    /// Whether MCP Apps is on: off when `PORTHOLE_MCP_APPS=off` or a config file says
+    /// `"mcpApps": false`.
+    pub fn mcp_apps_enabled(&self) -> bool {
+        crate::mcp_apps_enabled_by_env() && self.mcp_apps.unwrap_or(true)
     }
 }
 
@@ -174,7 +183,88 @@ struct RawServer {
 }
 
 /// Parses one config file's text. Never fails as a whole: problems are collected.
+///
+/// Placeholders are filled in as VS Code does: `${env:NAME}` from the environment, and
+/// `${input:ID}` (declared in the file's `inputs`) from `PORTHOLE_INPUT_<ID>` (upper case,
+/// other characters as `_`). A server whose placeholder has no value is reported, not loaded.
 pub fn parse_config(file: &Path, text: &str) -> LoadedConfig {
+    parse_config_with(file, text, &|name| std::env::var(name).ok())
+}
+
+/// The environment variable that answers VS Code's `${input:ID}`.
+pub fn input_variable(id: &str) -> String {
+    let id: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("PORTHOLE_INPUT_{id}")
+}
+
+/// Replaces every `${env:X}` and `${input:X}` in `value`, or names the first one with no value.
+fn fill_placeholders(
+    value: &str,
+    inputs: &Map<String, Value>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = value;
+    while let Some(start) = rest.find("${") {
+        let Some(len) = rest[start..].find('}') else { break };
+        let inner = &rest[start + 2..start + len];
+        let filled = if let Some(name) = inner.strip_prefix("env:") {
+            env(name).ok_or_else(|| format!("needs the environment variable {name}, which is not set"))?
+        } else if let Some(id) = inner.strip_prefix("input:") {
+            let variable = input_variable(id);
+            env(&variable).ok_or_else(|| {
+                let about = inputs
+                    .get(id)
+                    .and_then(|i| i.get("description"))
+                    .and_then(Value::as_str)
+                    .map(|d| format!(" ({d})"))
+                    .unwrap_or_default();
+                format!("needs the input {id:?}{about}: set {variable}")
+            })?
+        } else {
+            rest[start..start + len + 1].to_string()
+        };
+        out.push_str(&rest[..start]);
+        out.push_str(&filled);
+        rest = &rest[start + len + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Fills the placeholders of every string in a server entry.
+fn fill_entry(
+    entry: &Value,
+    inputs: &Map<String, Value>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Value, String> {
+    Ok(match entry {
+        Value::String(s) => Value::String(fill_placeholders(s, inputs, env)?),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|i| fill_entry(i, inputs, env))
+                .collect::<Result<_, _>>()?,
+        ),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| Ok((k.clone(), fill_entry(v, inputs, env)?)))
+                .collect::<Result<_, String>>()?,
+        ),
+        other => other.clone(),
+    })
+}
+
+fn parse_config_with(file: &Path, text: &str, env: &dyn Fn(&str) -> Option<String>) -> LoadedConfig {
     let mut loaded = LoadedConfig::default();
     let problem = |line: Option<usize>, server: Option<&str>, field: Option<&str>, message: String| ConfigProblem {
         file: file.to_path_buf(),
@@ -198,6 +288,16 @@ pub fn parse_config(file: &Path, text: &str) -> LoadedConfig {
             .push(problem(Some(1), None, None, "expected a JSON object at the top".into()));
         return loaded;
     };
+    match root.get("mcpApps") {
+        None => {}
+        Some(Value::Bool(on)) => loaded.mcp_apps = Some(*on),
+        Some(other) => loaded.problems.push(problem(
+            line_of_key(text, "mcpApps"),
+            None,
+            Some("mcpApps"),
+            format!("expected true or false, not {other}"),
+        )),
+    }
     let mut found_any_key = false;
     for key in ["mcpServers", "servers"] {
         let Some(section) = root.get(key) else { continue };
@@ -211,8 +311,26 @@ pub fn parse_config(file: &Path, text: &str) -> LoadedConfig {
             ));
             continue;
         };
+        let inputs: Map<String, Value> = root
+            .get("inputs")
+            .and_then(Value::as_array)
+            .map(|list| {
+                list.iter()
+                    .filter_map(|i| Some((i.get("id")?.as_str()?.to_string(), i.clone())))
+                    .collect()
+            })
+            .unwrap_or_default();
         for (name, entry) in section {
-            match parse_server(file, name, entry) {
+            let entry = match fill_entry(entry, &inputs, env) {
+                Ok(filled) => filled,
+                Err(message) => {
+                    loaded
+                        .problems
+                        .push(problem(line_of_key(text, name), Some(name), None, message));
+                    continue;
+                }
+            };
+            match parse_server(file, name, &entry) {
                 Ok(server) => loaded.servers.push(server),
                 Err((field, message)) => {
                     loaded
@@ -422,6 +540,44 @@ mod tests {
         assert_eq!(c.problems.len(), 2);
         assert_eq!(c.problems[0].field.as_deref(), Some("comand"));
         assert!(c.problems[1].message.contains("HTTP+SSE"), "{}", c.problems[1].message);
+    }
+
+    #[test]
+    fn vs_code_inputs_and_env_placeholders() {
+        let text = r#"{
+  "inputs": [{"type": "promptString", "id": "api-key", "description": "Search API key", "password": true}],
+  "servers": {
+    "search": {"type": "stdio", "command": "node", "args": ["${env:HOME}/s.js"], "env": {"KEY": "${input:api-key}"}},
+    "other": {"type": "http", "url": "https://h/mcp", "headers": {"Authorization": "Bearer ${input:token}"}}
+  }
+}"#;
+        let env = |name: &str| match name {
+            "HOME" => Some("/home/ada".to_string()),
+            "PORTHOLE_INPUT_API_KEY" => Some("k-42".to_string()),
+            _ => None,
+        };
+        let c = parse_config_with(Path::new("/x/mcp.json"), text, &env);
+        assert_eq!(c.servers.len(), 1);
+        match &c.servers[0].transport {
+            Transport::Stdio { args, env, .. } => {
+                assert_eq!(args, &["/home/ada/s.js"]);
+                assert_eq!(env["KEY"], "k-42");
+            }
+            other => panic!("{other:?}"),
+        }
+        let p = &c.problems[0];
+        assert_eq!(p.server.as_deref(), Some("other"));
+        assert_eq!(p.line, Some(5));
+        assert_eq!(p.message, "needs the input \"token\": set PORTHOLE_INPUT_TOKEN");
+        assert_eq!(input_variable("api-key"), "PORTHOLE_INPUT_API_KEY");
+    }
+
+    #[test]
+    fn the_global_mcp_apps_switch() {
+        assert_eq!(parse(r#"{"mcpApps": false, "mcpServers": {}}"#).mcp_apps, Some(false));
+        assert_eq!(parse(r#"{"mcpServers": {}}"#).mcp_apps, None);
+        let bad = parse(r#"{"mcpApps": "no", "mcpServers": {}}"#);
+        assert_eq!(bad.problems[0].field.as_deref(), Some("mcpApps"));
     }
 
     #[test]

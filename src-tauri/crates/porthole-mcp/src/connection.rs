@@ -375,10 +375,58 @@ async fn connect_with(
                     let transport = StreamableHttpClientTransport::with_client(authorized, transport_config()?);
                     handshake(client, transport, config, lifecycle).await
                 }
+                Err(ConnectError::Handshake(message)) => {
+                    if is_legacy_sse(url).await {
+                        Err(ConnectError::BadConfig(format!(
+                            "{url} is a legacy HTTP+SSE server (the 2024-11-05 transport), which Porthole does not \
+                             speak; use the server's Streamable HTTP endpoint (often /mcp) or run it over stdio"
+                        )))
+                    } else {
+                        Err(ConnectError::Handshake(message))
+                    }
+                }
                 other => other,
             }
         }
     }
+}
+
+/// Whether `url` answers a GET with the legacy HTTP+SSE transport's opening `endpoint` event.
+async fn is_legacy_sse(url: &str) -> bool {
+    let probe = async {
+        let client = reqwest::Client::builder().build().ok()?;
+        let mut response = client
+            .get(url)
+            .header("accept", "text/event-stream")
+            .send()
+            .await
+            .ok()?;
+        let is_stream = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if !response.status().is_success() || !is_stream {
+            return Some(false);
+        }
+        let mut seen = String::new();
+        while seen.len() < 4096 {
+            let chunk = response.chunk().await.ok()??;
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+            if seen.contains("\n\n") || seen.contains("\r\n\r\n") {
+                break;
+            }
+        }
+        Some(
+            seen.lines()
+                .any(|l| l.trim() == "event: endpoint" || l.trim() == "event:endpoint"),
+        )
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(3), probe)
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or(false)
 }
 
 /// Whether to sign in before connecting to a remote server.
