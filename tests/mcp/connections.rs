@@ -434,3 +434,80 @@ async fn a_legacy_sse_server_gets_an_error_naming_its_transport() {
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn server_everything_resources_prompts_progress_and_elicitation() {
+    let entry = everything_entry().expect("run `make deps`: tests/fixtures has no server-everything");
+    let options = ConnectOptions {
+        elicitation: porthole_mcp::ElicitationPolicy::AcceptDefaults,
+        ..Default::default()
+    };
+    let config = stdio(
+        "everything",
+        "node",
+        &[entry.to_str().unwrap(), "stdio"],
+        Duration::from_secs(30),
+    );
+    let servers = Servers::start(vec![config], options);
+    servers.settled().await;
+    assert_eq!(
+        servers.statuses()[0].state,
+        ServerState::Connected,
+        "{:?}",
+        servers.statuses()[0].error
+    );
+
+    let resources = servers.list_resources("everything").await.unwrap();
+    assert!(!resources.is_empty());
+    let read = servers.read_resource("everything", &resources[0].uri).await.unwrap();
+    assert!(!read.contents.is_empty());
+    assert!(!servers.list_resource_templates("everything").await.unwrap().is_empty());
+
+    let prompts = servers.list_prompts("everything").await.unwrap();
+    let simple = prompts.iter().find(|p| {
+        p.arguments
+            .as_ref()
+            .is_none_or(|a| a.iter().all(|a| a.required != Some(true)))
+    });
+    let prompt = servers
+        .get_prompt(
+            "everything",
+            &simple.expect("a prompt without required arguments").name,
+            None,
+        )
+        .await;
+    assert!(!prompt.unwrap().messages.is_empty());
+
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let options = CallOptions {
+        progress: Some(tx),
+        ..Default::default()
+    };
+    let long = servers
+        .call_tool(
+            "everything",
+            "trigger-long-running-operation",
+            args(json!({"duration": 1, "steps": 3})),
+            options,
+        )
+        .await
+        .unwrap();
+    assert!(!long.model.is_error);
+    let mut steps = 0;
+    while rx.try_recv().is_ok() {
+        steps += 1;
+    }
+    assert!(steps >= 2, "progress notifications arrived: {steps}");
+
+    let tools: Vec<String> = servers.statuses()[0].tools.iter().map(|t| t.name.clone()).collect();
+    let elicit = tools
+        .iter()
+        .find(|t| t.contains("elicitation"))
+        .expect("offered once elicitation is advertised");
+    let answered = servers
+        .call_tool("everything", elicit, None, CallOptions::default())
+        .await
+        .unwrap();
+    assert!(!answered.model.is_error, "{:?}", answered.model);
+    servers.shutdown().await;
+}

@@ -371,6 +371,98 @@ impl Servers {
         }
     }
 
+    /// The peer and progress dispatcher of server `index`, connecting first when the connection
+    /// is gone (a crashed stdio server is started again) or when asked to sign in again.
+    async fn live_session(
+        &self,
+        index: usize,
+        sign_in_again: Option<Option<String>>,
+    ) -> Result<
+        (
+            rmcp::Peer<rmcp::RoleClient>,
+            rmcp::handler::client::progress::ProgressDispatcher,
+        ),
+        CallError,
+    > {
+        let entry = &self.entries[index];
+        let server = entry.config.name.as_str();
+        if !entry.config.enabled {
+            return Err(CallError::NotConnected {
+                server: server.into(),
+                reason: "it is disabled".into(),
+            });
+        }
+        let mut slot = entry.session.lock().await;
+        let alive = slot.as_ref().is_some_and(|s| !s.peer().is_transport_closed());
+        let sign_in = match sign_in_again {
+            Some(challenge) => Some(connection::SignIn::Now(challenge)),
+            None if !alive => {
+                if slot.is_some() {
+                    tracing::warn!(server, "the connection was lost; reconnecting");
+                }
+                Some(connection::SignIn::IfStored)
+            }
+            None => None,
+        };
+        if let Some(sign_in) = sign_in
+            && !self.connect_locked(index, &mut slot, sign_in).await
+        {
+            let reason = self.statuses.borrow()[index].error.clone().unwrap_or_default();
+            return Err(CallError::NotConnected {
+                server: server.into(),
+                reason,
+            });
+        }
+        let session = slot.as_ref().expect("connected above");
+        Ok((session.peer().clone(), session.service().progress.clone()))
+    }
+
+    async fn peer_of(&self, server: &str) -> Result<(rmcp::Peer<rmcp::RoleClient>, Duration), CallError> {
+        let index = self
+            .index_of(server)
+            .ok_or_else(|| CallError::UnknownServer(server.into()))?;
+        let (peer, _) = self.live_session(index, None).await?;
+        Ok((peer, self.entries[index].config.timeout))
+    }
+
+    /// `resources/read` on one server (for views: their HTML, and what they read themselves).
+    pub async fn read_resource(&self, server: &str, uri: &str) -> Result<rmcp::model::ReadResourceResult, CallError> {
+        let (peer, timeout) = self.peer_of(server).await?;
+        let request = peer.read_resource(rmcp::model::ReadResourceRequestParams::new(uri.to_string()));
+        request_result(timeout, request).await
+    }
+
+    /// `resources/list`, all pages.
+    pub async fn list_resources(&self, server: &str) -> Result<Vec<rmcp::model::Resource>, CallError> {
+        let (peer, timeout) = self.peer_of(server).await?;
+        request_result(timeout, peer.list_all_resources()).await
+    }
+
+    /// `resources/templates/list`, all pages.
+    pub async fn list_resource_templates(&self, server: &str) -> Result<Vec<rmcp::model::ResourceTemplate>, CallError> {
+        let (peer, timeout) = self.peer_of(server).await?;
+        request_result(timeout, peer.list_all_resource_templates()).await
+    }
+
+    /// `prompts/list`, all pages.
+    pub async fn list_prompts(&self, server: &str) -> Result<Vec<rmcp::model::Prompt>, CallError> {
+        let (peer, timeout) = self.peer_of(server).await?;
+        request_result(timeout, peer.list_all_prompts()).await
+    }
+
+    /// `prompts/get`.
+    pub async fn get_prompt(
+        &self,
+        server: &str,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+    ) -> Result<rmcp::model::GetPromptResult, CallError> {
+        let (peer, timeout) = self.peer_of(server).await?;
+        let mut params = rmcp::model::GetPromptRequestParams::new(name.to_string());
+        params.arguments = arguments;
+        request_result(timeout, peer.get_prompt(params)).await
+    }
+
     async fn call_tool_once(
         &self,
         server: &str,
@@ -382,46 +474,8 @@ impl Servers {
         let index = self
             .index_of(server)
             .ok_or_else(|| CallError::UnknownServer(server.into()))?;
-        let entry = &self.entries[index];
-        if !entry.config.enabled {
-            return Err(CallError::NotConnected {
-                server: server.into(),
-                reason: "it is disabled".into(),
-            });
-        }
-        let timeout = options.timeout.unwrap_or(entry.config.timeout);
-        let (peer, dispatcher) = {
-            let mut slot = entry.session.lock().await;
-            let alive = slot.as_ref().is_some_and(|s| !s.peer().is_transport_closed());
-            if let Some(challenge) = sign_in_again {
-                if !self
-                    .connect_locked(index, &mut slot, connection::SignIn::Now(challenge))
-                    .await
-                {
-                    let reason = self.statuses.borrow()[index].error.clone().unwrap_or_default();
-                    return Err(CallError::NotConnected {
-                        server: server.into(),
-                        reason,
-                    });
-                }
-            } else if !alive {
-                if slot.is_some() {
-                    tracing::warn!(server, "the connection was lost; reconnecting");
-                }
-                if !self
-                    .connect_locked(index, &mut slot, connection::SignIn::IfStored)
-                    .await
-                {
-                    let reason = self.statuses.borrow()[index].error.clone().unwrap_or_default();
-                    return Err(CallError::NotConnected {
-                        server: server.into(),
-                        reason,
-                    });
-                }
-            }
-            let session = slot.as_ref().expect("connected above");
-            (session.peer().clone(), session.service().progress.clone())
-        };
+        let timeout = options.timeout.unwrap_or(self.entries[index].config.timeout);
+        let (peer, dispatcher) = self.live_session(index, sign_in_again).await?;
         if !self.statuses.borrow()[index].tools.iter().any(|t| t.name == tool) {
             return Err(CallError::UnknownTool {
                 server: server.into(),
@@ -553,5 +607,18 @@ impl Servers {
                 let _ = session.cancel().await;
             }
         }
+    }
+}
+
+/// Awaits one request with a time limit, in the words of [`CallError`].
+async fn request_result<T>(
+    timeout: Duration,
+    request: impl std::future::Future<Output = Result<T, ServiceError>>,
+) -> Result<T, CallError> {
+    match tokio::time::timeout(timeout, request).await {
+        Err(_) => Err(CallError::Timeout(timeout)),
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(ServiceError::McpError(e))) => Err(CallError::Server(e.message.to_string())),
+        Ok(Err(e)) => Err(CallError::Connection(e.to_string())),
     }
 }
