@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
-use porthole_mcp::oauth::{FollowRedirect, KeyringTokens, OAuth};
+use porthole_mcp::oauth::{Authorizer, FollowRedirect, KeyringTokens, OAuth, SystemBrowser};
 use porthole_mcp::{CallOptions, ConnectOptions, ElicitationPolicy, ServerConfig, ServerState, Servers, Transport};
 use serde_json::{Map, Value, json};
 
@@ -74,7 +74,13 @@ async fn main() -> ExitCode {
     // The suite's authorization servers approve without a person: fetch the page and take the
     // redirect. Tokens go through the same keyring adapter the app uses, over an in-memory store.
     let secrets = Arc::new(porthole_secrets::MemorySecrets::default());
-    let mut oauth = OAuth::new(Arc::new(FollowRedirect), Arc::new(KeyringTokens(secrets)));
+    // PORTHOLE_AUTHORIZER=browser signs in the way the desktop app does: the system browser
+    // ($BROWSER) and a loopback redirect.
+    let authorizer: Arc<dyn Authorizer> = match std::env::var("PORTHOLE_AUTHORIZER").as_deref() {
+        Ok("browser") => Arc::new(SystemBrowser),
+        _ => Arc::new(FollowRedirect),
+    };
+    let mut oauth = OAuth::new(authorizer, Arc::new(KeyringTokens(secrets)));
     if let Ok(context) = std::env::var("MCP_CONFORMANCE_CONTEXT")
         && let Ok(context) = serde_json::from_str::<Value>(&context)
     {

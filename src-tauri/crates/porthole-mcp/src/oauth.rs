@@ -58,24 +58,40 @@ impl Authorizer for SystemBrowser {
     }
 }
 
+/// Opens `url` in the user's browser: `$BROWSER` if set (the usual convention, and how tests
+/// stand in for a person), else the platform's opener.
 fn open_in_browser(url: &str) -> Result<(), String> {
     if !url.starts_with("https://") && !url.starts_with("http://") {
         return Err(format!("refusing to open {url:?}: not an http(s) URL"));
     }
-    #[cfg(target_os = "linux")]
-    let mut cmd = std::process::Command::new("xdg-open");
-    #[cfg(target_os = "macos")]
-    let mut cmd = std::process::Command::new("open");
-    #[cfg(target_os = "windows")]
-    let mut cmd = {
-        let mut c = std::process::Command::new("rundll32");
-        c.arg("url.dll,FileProtocolHandler");
-        c
+    let browser = std::env::var("BROWSER")
+        .ok()
+        .and_then(|b| b.split(':').next().map(str::to_string));
+    let mut cmd = match browser.filter(|b| !b.is_empty()) {
+        Some(browser) => std::process::Command::new(browser),
+        None => platform_opener(),
     };
     cmd.arg(url)
         .spawn()
         .map(drop)
         .map_err(|e| format!("cannot open the browser: {e}"))
+}
+
+#[cfg(target_os = "macos")]
+fn platform_opener() -> std::process::Command {
+    std::process::Command::new("open")
+}
+
+#[cfg(target_os = "windows")]
+fn platform_opener() -> std::process::Command {
+    let mut c = std::process::Command::new("rundll32");
+    c.arg("url.dll,FileProtocolHandler");
+    c
+}
+
+#[cfg(not(any(target_os = "macos", target_os = "windows")))]
+fn platform_opener() -> std::process::Command {
+    std::process::Command::new("xdg-open")
 }
 
 /// Accepts connections on the loopback listener until one asks for `/callback`, answers it with
