@@ -2,7 +2,13 @@
 //! explicit `allow-<command>` permission in a capability, even for the app's own front end.
 //! Keep this list equal to the commands registered in `src/desktop.rs`.
 
-const COMMANDS: &[&str] = &["app_info", "list_servers", "ui_ready"];
+const COMMANDS: &[&str] = &[
+    "app_info",
+    "list_servers",
+    "ui_ready",
+    "answer_elicitation",
+    "list_questions",
+];
 
 fn main() {
     tauri_build::try_build(

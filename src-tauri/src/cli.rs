@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use porthole_mcp::oauth::{KeyringTokens, OAuth, SystemBrowser};
-use porthole_mcp::{CallOptions, ConnectOptions, LoadedConfig, Progress, ServerState, Servers};
+use porthole_mcp::{CallOptions, ConnectOptions, ElicitationPolicy, LoadedConfig, Progress, ServerState, Servers};
 use porthole_profile::{Profile, Stderr};
 
 #[derive(Debug, Parser)]
@@ -77,15 +77,16 @@ impl Setup {
         Ok(Setup { profile, config_files })
     }
 
-    /// Connection settings shared by the app and the command line. Elicitation is declined
-    /// (and not advertised) until the window has a form to answer it with. Remote servers that
+    /// Connection settings shared by the app and the command line. A server's questions
+    /// (elicitation) go to the window's form in the app; the command-line tools decline them
+    /// (and do not advertise the capability), having no one to ask. Remote servers that
     /// require OAuth are signed in to in the system browser; tokens are kept in the OS keyring
     /// per server URL (in memory for the session, with a warning, when there is no keyring).
-    pub fn connect_options(&self, mcp_apps: bool) -> ConnectOptions {
+    pub fn connect_options(&self, mcp_apps: bool, elicitation: ElicitationPolicy) -> ConnectOptions {
         ConnectOptions {
             mcp_apps,
             server_log_dir: Some(self.profile.log_dir().join("servers")),
-            elicitation: porthole_mcp::ElicitationPolicy::Decline,
+            elicitation,
             oauth: Some(OAuth::new(
                 Arc::new(SystemBrowser),
                 Arc::new(KeyringTokens(Arc::new(porthole_secrets::LazyKeyring::new("Porthole")))),
@@ -151,7 +152,7 @@ async fn tools(setup: Setup, json: bool, all: bool) -> Result<ExitCode> {
         eprintln!("porthole: config: {problem}");
         tracing::info!("config: {problem}");
     }
-    let options = setup.connect_options(loaded.mcp_apps_enabled());
+    let options = setup.connect_options(loaded.mcp_apps_enabled(), ElicitationPolicy::Decline);
     let servers = Servers::start(loaded.servers, options);
     let statuses = servers.settled().await;
     servers.shutdown().await;
@@ -201,7 +202,7 @@ async fn call(
         eprintln!("porthole: config: {problem}");
     }
     // Only the named server is started.
-    let options = setup.connect_options(loaded.mcp_apps_enabled());
+    let options = setup.connect_options(loaded.mcp_apps_enabled(), ElicitationPolicy::Decline);
     let configs: Vec<_> = loaded.servers.into_iter().filter(|s| s.name == server).collect();
     if configs.is_empty() {
         anyhow::bail!("no server named {server:?} in {}", setup.config_files[0].display());

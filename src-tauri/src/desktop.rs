@@ -1,11 +1,15 @@
 //! The desktop shell: one window, a handful of commands, and the security hooks. Everything it
 //! does that needs no window lives in the `porthole-*` crates.
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use porthole_mcp::{ConfigProblem, LoadedConfig, ServerStatus, Servers};
+use porthole_mcp::{
+    ConfigProblem, ElicitationAnswer, ElicitationPolicy, ElicitationRequest, LoadedConfig, ServerStatus, Servers,
+};
 use serde::Serialize;
 use tauri::webview::{NewWindowResponse, PermissionResponse};
 use tauri::{Emitter, Manager, Url, WebviewUrl, WebviewWindowBuilder};
@@ -15,7 +19,25 @@ use crate::cli::Setup;
 /// The label of the app's own webview; the only one granted a capability.
 pub const MAIN_WEBVIEW: &str = "main";
 
+/// A server's question waiting for the person's answer in the window.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Question {
+    id: u64,
+    server: String,
+    message: String,
+    schema: Option<serde_json::Value>,
+    url: Option<String>,
+}
+
+#[derive(Default)]
+struct Questions {
+    next: AtomicU64,
+    waiting: Mutex<HashMap<u64, (Question, tokio::sync::oneshot::Sender<ElicitationAnswer>)>>,
+}
+
 struct AppState {
+    questions: Questions,
     servers: Servers,
     info: AppInfo,
 }
@@ -34,6 +56,43 @@ struct AppInfo {
 #[tauri::command]
 fn app_info(state: tauri::State<'_, AppState>) -> AppInfo {
     state.info.clone()
+}
+
+/// The person's answer to a server's question: `accept` (with `content`), `decline` or `cancel`.
+#[tauri::command]
+fn answer_elicitation(
+    state: tauri::State<'_, AppState>,
+    id: u64,
+    action: String,
+    content: Option<serde_json::Value>,
+) -> Result<(), String> {
+    let answer = match (action.as_str(), content) {
+        ("accept", Some(content)) if content.is_object() => ElicitationAnswer::Accept(content),
+        ("accept", _) => return Err("accept needs the answer as an object".into()),
+        ("decline", _) => ElicitationAnswer::Decline,
+        ("cancel", _) => ElicitationAnswer::Cancel,
+        (other, _) => return Err(format!("unknown action {other:?}")),
+    };
+    let waiting = state.questions.waiting.lock().unwrap().remove(&id);
+    let (_, respond) = waiting.ok_or("that question was already answered")?;
+    respond
+        .send(answer)
+        .map_err(|_| "the server stopped waiting for this answer".to_string())
+}
+
+/// Questions asked before the window was listening, or still unanswered.
+#[tauri::command]
+fn list_questions(state: tauri::State<'_, AppState>) -> Vec<Question> {
+    let mut all: Vec<Question> = state
+        .questions
+        .waiting
+        .lock()
+        .unwrap()
+        .values()
+        .map(|(q, _)| q.clone())
+        .collect();
+    all.sort_by_key(|q| q.id);
+    all
 }
 
 #[tauri::command]
@@ -81,15 +140,23 @@ pub fn run(setup: Setup) -> Result<()> {
     };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     tauri::async_runtime::set(runtime.handle().clone());
-    let options = setup.connect_options(mcp_apps);
+    let (questions_tx, mut questions_rx) = tokio::sync::mpsc::channel::<ElicitationRequest>(8);
+    let options = setup.connect_options(mcp_apps, ElicitationPolicy::Ask(questions_tx));
     let servers = runtime.block_on(async { Servers::start(loaded.servers, options) });
 
     let app = tauri::Builder::default()
         .manage(AppState {
+            questions: Questions::default(),
             servers: servers.clone(),
             info,
         })
-        .invoke_handler(tauri::generate_handler![app_info, list_servers, ui_ready])
+        .invoke_handler(tauri::generate_handler![
+            app_info,
+            list_servers,
+            ui_ready,
+            answer_elicitation,
+            list_questions
+        ])
         .setup(move |app| {
             WebviewWindowBuilder::new(app, MAIN_WEBVIEW, WebviewUrl::App("index.html".into()))
                 .title("Porthole")
@@ -117,6 +184,30 @@ pub fn run(setup: Setup) -> Result<()> {
                 .build()?;
 
             // Every change of a server's state reaches the front end as one event.
+            // Each server question is held until the window answers it.
+            let handle = app.handle().clone();
+            tauri::async_runtime::spawn(async move {
+                while let Some(request) = questions_rx.recv().await {
+                    let state = handle.state::<AppState>();
+                    let id = state.questions.next.fetch_add(1, Ordering::Relaxed);
+                    let question = Question {
+                        id,
+                        server: request.server,
+                        message: request.message,
+                        schema: request.schema,
+                        url: request.url,
+                    };
+                    state
+                        .questions
+                        .waiting
+                        .lock()
+                        .unwrap()
+                        .insert(id, (question.clone(), request.respond));
+                    tracing::info!(id, server = %question.server, "asking the user");
+                    let _ = handle.emit_to(MAIN_WEBVIEW, "elicitation-requested", question);
+                }
+            });
+
             let handle = app.handle().clone();
             let mut changes = servers.subscribe();
             tauri::async_runtime::spawn(async move {

@@ -208,3 +208,55 @@ fn luminance(css: &str) -> f64 {
         _ => f64::NAN,
     }
 }
+
+#[test]
+fn a_servers_question_is_answered_in_the_window() -> Result<()> {
+    let dir = profile();
+    let extra = dir.path().join("asker.json");
+    std::fs::write(
+        &extra,
+        serde_json::to_string(&json!({"mcpServers": {"asker": {
+            "command": env!("CARGO_BIN_EXE_porthole-test-server"), "args": ["--elicit-on-start"]
+        }}}))?,
+    )?;
+    let app = App::launch(dir.path(), &["--mcp-config", extra.to_str().unwrap()], &[])?;
+    let s = &app.session;
+    let dialog = s.wait_for_element("[data-testid=elicitation]", WAIT)?;
+    let shown = s.text(&dialog)?;
+    assert!(
+        shown.contains("asker asks") && shown.contains("Which name should the test server use?"),
+        "{shown}"
+    );
+    // The form starts from the schema's defaults.
+    let name = s.find("[data-testid=elicitation] input[name=name]")?;
+    assert_eq!(s.property(&name, "value")?, "Ada");
+    s.clear(&name)?;
+    // A required field left empty is refused in the form, with the reason.
+    s.click(&s.find("[data-testid=elicitation-accept]")?)?;
+    s.wait_for_element("[data-testid=elicitation] [role=alert]", WAIT)?;
+    s.send_keys(&name, "Grace")?;
+    s.send_keys(&s.find("[data-testid=elicitation] input[name=age]")?, "85")?;
+    s.click(&s.find("[data-testid=elicitation-accept]")?)?;
+    s.wait_for("the dialog to close", WAIT, |s| {
+        Ok(s.find_all("[data-testid=elicitation]")?.is_empty().then_some(()))
+    })?;
+    // The server got the answer: it writes it to its stderr, which Porthole files in its log.
+    let log = dir.path().join("logs/servers/asker.log");
+    let answer = s.wait_for("the answer in the server's log", WAIT, |_| {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        Ok(text
+            .lines()
+            .find(|l| l.contains("elicitation answer"))
+            .map(str::to_string))
+    })?;
+    assert!(answer.contains(r#""action":"accept""#), "{answer}");
+    assert!(
+        answer.contains(r#""name":"Grace""#) && answer.contains(r#""age":85"#),
+        "{answer}"
+    );
+    assert!(
+        answer.contains(r#""color":"green""#),
+        "defaults the user kept are sent: {answer}"
+    );
+    Ok(())
+}

@@ -215,6 +215,11 @@ impl Session {
         self.call("POST", &format!("/element/{}/click", el.0), None).map(drop)
     }
 
+    /// Empties an input or textarea.
+    pub fn clear(&self, el: &Element) -> Result<()> {
+        self.call("POST", &format!("/element/{}/clear", el.0), None).map(drop)
+    }
+
     /// Types into an element. WebDriver key codes work: `\u{E007}` is Enter, `\u{E008}` Shift.
     pub fn send_keys(&self, el: &Element, text: &str) -> Result<()> {
         self.call("POST", &format!("/element/{}/value", el.0), Some(json!({"text": text})))

@@ -2,6 +2,7 @@
 //! for the MCP connection tests. Real rmcp, real stdio or Streamable HTTP.
 //!
 //!   porthole-test-server [--http | --legacy-sse] [--garbage] [--protocol VERSION] [--delay-ms N]
+//!                        [--elicit-on-start]
 //!
 //! - `--http`: serve Streamable HTTP on 127.0.0.1 (a free port), printing `listening <url>`.
 //! - `--garbage`: answer `initialize` with bytes that are not JSON.
@@ -256,6 +257,28 @@ async fn main() -> anyhow::Result<()> {
         ..Default::default()
     };
     let running = server.serve(rmcp::transport::stdio()).await?;
+    // `--elicit-on-start`: ask the user something as soon as the session is up (as 2025-era
+    // servers may), and write the answer to stderr.
+    if args.iter().any(|a| a == "--elicit-on-start") {
+        let params: ElicitRequestParams = serde_json::from_value(json!({
+            "message": "Which name should the test server use?",
+            "requestedSchema": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "title": "Name", "default": "Ada"},
+                    "age": {"type": "integer", "title": "Age"},
+                    "color": {"type": "string", "enum": ["red", "green"], "default": "green"},
+                    "subscribe": {"type": "boolean", "title": "Subscribe", "default": false}
+                },
+                "required": ["name"]
+            }
+        }))?;
+        let answer = running.peer().create_elicitation(params).await;
+        match answer {
+            Ok(answer) => eprintln!("elicitation answer: {}", serde_json::to_string(&answer)?),
+            Err(e) => eprintln!("elicitation failed: {e}"),
+        }
+    }
     running.waiting().await?;
     Ok(())
 }

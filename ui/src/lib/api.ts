@@ -40,6 +40,19 @@ export interface AppInfo {
   mcpApps: boolean;
 }
 
+/** desktop::Question: a server asks the user for input (MCP elicitation). */
+export interface Question {
+  id: number;
+  server: string;
+  message: string;
+  /** The requested schema (form mode): an object schema of primitive properties. */
+  schema: Record<string, unknown> | null;
+  /** The page to open (URL mode). */
+  url: string | null;
+}
+
+export type ElicitationAction = "accept" | "decline" | "cancel";
+
 export const api = {
   appInfo: () => invoke<AppInfo>("app_info"),
   listServers: () => invoke<ServerStatus[]>("list_servers"),
@@ -47,4 +60,10 @@ export const api = {
   uiReady: () => invoke<void>("ui_ready"),
   onServersChanged: (handler: (servers: ServerStatus[]) => void): Promise<UnlistenFn> =>
     listen<ServerStatus[]>("servers-changed", (event) => handler(event.payload)),
+  /** Questions still waiting for an answer (asked before the window was listening, too). */
+  listQuestions: () => invoke<Question[]>("list_questions"),
+  onQuestion: (handler: (question: Question) => void): Promise<UnlistenFn> =>
+    listen<Question>("elicitation-requested", (event) => handler(event.payload)),
+  answerQuestion: (id: number, action: ElicitationAction, content?: Record<string, unknown>) =>
+    invoke<void>("answer_elicitation", { id, action, content: content ?? null }),
 };
