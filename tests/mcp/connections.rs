@@ -511,3 +511,51 @@ async fn server_everything_resources_prompts_progress_and_elicitation() {
     assert!(!answered.model.is_error, "{:?}", answered.model);
     servers.shutdown().await;
 }
+
+/// Everything `tracing` writes in this test binary, for the test that checks server logs.
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn server_log_notifications_go_to_the_log() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    tracing_subscriber::fmt()
+        .with_ansi(false)
+        .with_env_filter("mcp_server=info")
+        .with_writer(move || writer.clone())
+        .try_init()
+        .expect("this test owns the test binary's log");
+    let servers = start(vec![stdio("t", TEST_SERVER, &[], Duration::from_secs(20))]).await;
+    let unique = format!("disk almost full {}", std::process::id());
+    servers
+        .call_tool("t", "log", args(json!({"text": unique})), CallOptions::default())
+        .await
+        .unwrap();
+    let line = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            let text = String::from_utf8_lossy(&captured.0.lock().unwrap()).into_owned();
+            if let Some(line) = text.lines().find(|l| l.contains(&unique)) {
+                return line.to_string();
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the server's log notification reached tracing");
+    assert!(
+        line.contains("WARN") && line.contains("mcp_server") && line.contains("server=\"t\""),
+        "{line}"
+    );
+    servers.shutdown().await;
+}

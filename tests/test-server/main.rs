@@ -10,7 +10,7 @@
 //! Tools: `echo {text}`, `slow {seconds}` (progress every 100 ms, then a result; notices
 //! cancellation), `crash` (the process exits mid-call), `hang` (never answers), `add_tool`
 //! (adds a tool `extra` and sends `notifications/tools/list_changed`), `headers` (the HTTP headers
-//! the server saw, over HTTP), `ask` (an elicitation request; returns the answer).
+//! the server saw, over HTTP), `ask` (an elicitation request; returns the answer), `log` (a log notification).
 
 use std::io::Write;
 use std::sync::Arc;
@@ -81,6 +81,11 @@ impl ServerHandler for TestServer {
                 "ask",
                 "Ask the user for a name and an age (elicitation).",
                 object.clone(),
+            ),
+            tool(
+                "log",
+                "Send a log notification with the given text.",
+                json!({"type": "object", "properties": {"text": {"type": "string"}}}),
             ),
         ];
         if self.extra.load(Ordering::SeqCst) {
@@ -163,6 +168,17 @@ impl TestServer {
                 let mut result = CallToolResult::success(vec![ContentBlock::text("headers")]);
                 result.structured_content = Some(Value::Object(headers));
                 Ok(result)
+            }
+            "log" => {
+                let text = args.get("text").and_then(Value::as_str).unwrap_or("").to_string();
+                #[allow(deprecated)]
+                let message =
+                    rmcp::model::LoggingMessageNotificationParam::new(rmcp::model::LoggingLevel::Warning, json!(text))
+                        .with_logger("test-server");
+                #[allow(deprecated)]
+                let sent = context.peer.notify_logging_message(message).await;
+                sent.map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                Ok(CallToolResult::success(vec![ContentBlock::text("logged")]))
             }
             "ask" => {
                 let params: ElicitRequestParams = serde_json::from_value(json!({
