@@ -199,23 +199,21 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     out
 }
 
+/// `porthole call` on the demo server: `--tool TOOL [--args ARGS] [EXTRA…]`.
+fn demo_call(profile: &Path, tool: &str, args: Option<&str>, extra: &[&str]) -> Output {
+    let mut all = vec!["call", "--server", "porthole-demo", "--tool", tool];
+    if let Some(a) = args {
+        all.extend(["--args", a]);
+    }
+    all.extend_from_slice(extra);
+    porthole(profile, &all, &[])
+}
+
 #[test]
 fn call_prints_what_the_model_gets_and_what_the_view_gets() {
     let dir = tempfile::tempdir().unwrap();
-    let out = porthole(
-        dir.path(),
-        &[
-            "call",
-            "--server",
-            "porthole-demo",
-            "--tool",
-            "list_directory",
-            "--args",
-            &format!("{{\"path\": {:?}}}", dir.path()),
-            "--json",
-        ],
-        &[],
-    );
+    let args = format!("{{\"path\": {:?}}}", dir.path());
+    let out = demo_call(dir.path(), "list_directory", Some(&args), &["--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let model_text = v["model"]["content"][0]["text"].as_str().unwrap();
@@ -229,19 +227,7 @@ fn call_prints_what_the_model_gets_and_what_the_view_gets() {
     let entries = v["view"]["structuredContent"]["entries"].as_array().unwrap();
     assert!(entries.iter().any(|e| e["name"] == "config.json"));
 
-    let table = porthole(
-        dir.path(),
-        &[
-            "call",
-            "--server",
-            "porthole-demo",
-            "--tool",
-            "sha256",
-            "--args",
-            r#"{"text":"abc"}"#,
-        ],
-        &[],
-    );
+    let table = demo_call(dir.path(), "sha256", Some(r#"{"text":"abc"}"#), &[]);
     let shown = String::from_utf8_lossy(&table.stdout);
     assert!(
         shown.starts_with(
@@ -255,35 +241,15 @@ fn call_prints_what_the_model_gets_and_what_the_view_gets() {
 #[test]
 fn call_exit_codes_tell_tool_errors_from_no_result() {
     let dir = tempfile::tempdir().unwrap();
-    let tool_error = porthole(
-        dir.path(),
-        &[
-            "call",
-            "--server",
-            "porthole-demo",
-            "--tool",
-            "list_directory",
-            "--args",
-            r#"{"path": "/nonexistent/x"}"#,
-        ],
-        &[],
-    );
+    let tool_error = demo_call(dir.path(), "list_directory", Some(r#"{"path": "/nonexistent/x"}"#), &[]);
     assert_eq!(tool_error.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&tool_error.stdout).contains("(isError: true)"));
 
-    let unknown = porthole(
-        dir.path(),
-        &["call", "--server", "porthole-demo", "--tool", "nope"],
-        &[],
-    );
+    let unknown = demo_call(dir.path(), "nope", None, &[]);
     assert_eq!(unknown.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("has no tool \"nope\""));
 
-    let bad_args = porthole(
-        dir.path(),
-        &["call", "--server", "porthole-demo", "--tool", "sha256", "--args", "[1]"],
-        &[],
-    );
+    let bad_args = demo_call(dir.path(), "sha256", Some("[1]"), &[]);
     assert!(!bad_args.status.success());
     assert!(String::from_utf8_lossy(&bad_args.stderr).contains("--args must be a JSON object"));
 
@@ -294,19 +260,7 @@ fn call_exit_codes_tell_tool_errors_from_no_result() {
 #[test]
 fn call_reports_progress_on_stderr() {
     let dir = tempfile::tempdir().unwrap();
-    let out = porthole(
-        dir.path(),
-        &[
-            "call",
-            "--server",
-            "porthole-demo",
-            "--tool",
-            "sample_cpu",
-            "--args",
-            r#"{"seconds": 1}"#,
-        ],
-        &[],
-    );
+    let out = demo_call(dir.path(), "sample_cpu", Some(r#"{"seconds": 1}"#), &[]);
     assert!(out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -8,11 +8,12 @@ import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const out = join(here, "..", "dist-views");
-const views = ["system-monitor", "directory", "npm-package"];
+const views = { "system-monitor": "System monitor", directory: "Folder browser", "npm-package": "npm package" };
 
 await mkdir(out, { recursive: true });
 const style = await readFile(join(here, "view.css"), "utf8");
-for (const name of views) {
+const template = await readFile(join(here, "view.html"), "utf8");
+for (const [name, title] of Object.entries(views)) {
   const result = await build({
     entryPoints: [join(here, `${name}.ts`)],
     bundle: true,
@@ -23,8 +24,8 @@ for (const name of views) {
     legalComments: "none",
   });
   const script = result.outputFiles[0].text.replaceAll("</script", "<\\/script");
-  const template = await readFile(join(here, `${name}.html`), "utf8");
   const html = template
+    .replace("<!--TITLE-->", title)
     .replace("<!--STYLE-->", () => `<style>${style}</style>`)
     .replace("<!--SCRIPT-->", () => `<script>${script}</script>`);
   await writeFile(join(out, `${name}.html`), html);
