@@ -590,16 +590,6 @@ impl Servers {
         result.unwrap_or_else(|_| self.statuses())
     }
 
-    /// The tools the model would be offered: connected servers' tools whose visibility includes
-    /// `"model"`.
-    pub fn model_tools(&self) -> Vec<CatalogTool> {
-        self.statuses
-            .borrow()
-            .iter()
-            .flat_map(|s| s.tools.iter().filter(|t| t.visible_to_model()).cloned())
-            .collect()
-    }
-
     /// Closes every connection; stdio servers are asked to exit, then stopped.
     pub async fn shutdown(&self) {
         for entry in self.entries.iter() {

@@ -7,8 +7,7 @@
 //! system browser and a loopback redirect ([`SystemBrowser`]); tests and the conformance client
 //! use [`FollowRedirect`], which fetches the page itself, as an auto-approving server allows.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -161,39 +160,6 @@ impl Authorizer for FollowRedirect {
 /// Where tokens live, per server URL.
 pub trait TokenStore: Send + Sync {
     fn credential_store(&self, server_url: &str) -> Box<dyn CredentialStore>;
-}
-
-/// Tokens in memory, for this process only.
-#[derive(Clone, Default)]
-pub struct MemoryTokens(Arc<Mutex<HashMap<String, StoredCredentials>>>);
-
-struct MemoryEntry {
-    all: MemoryTokens,
-    url: String,
-}
-
-#[async_trait::async_trait]
-impl CredentialStore for MemoryEntry {
-    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        Ok(self.all.0.lock().unwrap().get(&self.url).cloned())
-    }
-    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        self.all.0.lock().unwrap().insert(self.url.clone(), credentials);
-        Ok(())
-    }
-    async fn clear(&self) -> Result<(), AuthError> {
-        self.all.0.lock().unwrap().remove(&self.url);
-        Ok(())
-    }
-}
-
-impl TokenStore for MemoryTokens {
-    fn credential_store(&self, server_url: &str) -> Box<dyn CredentialStore> {
-        Box::new(MemoryEntry {
-            all: self.clone(),
-            url: server_url.to_string(),
-        })
-    }
 }
 
 /// Tokens in a [`SecretStore`] (the OS keyring), one entry per server URL: `oauth:<url>`.
