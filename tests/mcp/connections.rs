@@ -532,7 +532,7 @@ async fn server_log_notifications_go_to_the_log() {
     let writer = captured.clone();
     tracing_subscriber::fmt()
         .with_ansi(false)
-        .with_env_filter("mcp_server=info")
+        .with_env_filter("mcp_server=debug")
         .with_writer(move || writer.clone())
         .try_init()
         .expect("this test owns the test binary's log");
@@ -557,5 +557,34 @@ async fn server_log_notifications_go_to_the_log() {
         line.contains("WARN") && line.contains("mcp_server") && line.contains("server=\"t\""),
         "{line}"
     );
+    servers.shutdown().await;
+
+    // server-everything's simulated logging (one message at once, then every 5 s).
+    let entry = everything_entry().expect("run `make deps`: tests/fixtures has no server-everything");
+    let config = stdio(
+        "everything",
+        "node",
+        &[entry.to_str().unwrap(), "stdio"],
+        Duration::from_secs(30),
+    );
+    let servers = start(vec![config]).await;
+    servers
+        .call_tool("everything", "toggle-simulated-logging", None, CallOptions::default())
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(12), async {
+        loop {
+            let text = String::from_utf8_lossy(&captured.0.lock().unwrap()).into_owned();
+            if text
+                .lines()
+                .any(|l| l.contains("server=\"everything\"") && l.contains("-level message"))
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("server-everything's log messages reached tracing");
     servers.shutdown().await;
 }

@@ -503,3 +503,34 @@ async fn forward_stderr(server: String, stderr: tokio::process::ChildStderr, log
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_mcp_apps_capability_is_advertised_exactly_and_only_when_asked() {
+        let on = serde_json::to_value(client_capabilities(true, &ElicitationPolicy::Decline)).unwrap();
+        assert_eq!(
+            on,
+            json!({"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}})
+        );
+        let off = serde_json::to_value(client_capabilities(false, &ElicitationPolicy::Decline)).unwrap();
+        assert_eq!(off, json!({}));
+        let asking = serde_json::to_value(client_capabilities(false, &ElicitationPolicy::AcceptDefaults)).unwrap();
+        assert!(asking["elicitation"]["form"].is_object(), "{asking}");
+    }
+
+    #[test]
+    fn schema_defaults_become_the_answer() {
+        let schema = json!({"type": "object", "properties": {"a": {"type": "string", "default": "x"}, "b": {"type": "integer"}}});
+        assert_eq!(schema_defaults(&schema), json!({"a": "x"}));
+    }
+
+    #[test]
+    fn porthole_means_this_executable() {
+        assert_eq!(resolve_command("porthole"), std::env::current_exe().unwrap());
+        assert_eq!(resolve_command("npx"), PathBuf::from("npx"));
+    }
+}
