@@ -588,3 +588,41 @@ async fn server_log_notifications_go_to_the_log() {
     .expect("server-everything's log messages reached tracing");
     servers.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_restarted_http_server_is_reconnected_on_next_use() {
+    let (server, url) = test_server_over_http();
+    let port = url
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/mcp")
+        .to_string();
+    let servers = start(vec![http("web", &url, &[])]).await;
+    let first = servers
+        .call_tool("web", "echo", args(json!({"text": "one"})), CallOptions::default())
+        .await;
+    assert_eq!(text(&first.unwrap()), "one");
+
+    // The server goes away (its sessions with it) and comes back on the same port.
+    drop(server);
+    let err = servers
+        .call_tool("web", "echo", args(json!({"text": "gone"})), CallOptions::default())
+        .await;
+    assert!(err.is_err(), "a call to a dead server fails: {err:?}");
+    let mut again = Command::new(TEST_SERVER)
+        .args(["--http", "--port", &port])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(again.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let _again = Spawned(again);
+
+    let back = servers
+        .call_tool("web", "echo", args(json!({"text": "back"})), CallOptions::default())
+        .await;
+    assert_eq!(text(&back.expect("reconnected on next use")), "back");
+    assert_eq!(servers.statuses()[0].state, ServerState::Connected);
+    servers.shutdown().await;
+}

@@ -2,7 +2,7 @@
 //! for the MCP connection tests. Real rmcp, real stdio or Streamable HTTP.
 //!
 //!   porthole-test-server [--http | --legacy-sse] [--garbage] [--protocol VERSION] [--delay-ms N]
-//!                        [--elicit-on-start]
+//!                        [--elicit-on-start] [--port N]
 //!
 //! - `--http`: serve Streamable HTTP on 127.0.0.1 (a free port), printing `listening <url>`.
 //! - `--garbage`: answer `initialize` with bytes that are not JSON.
@@ -248,7 +248,12 @@ async fn main() -> anyhow::Result<()> {
             StreamableHttpServerConfig::default(),
         );
         let router = axum::Router::new().nest_service("/mcp", service);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        // `--port N` (default: any free port), so a test can restart the server where it was.
+        let port: u16 = match args.iter().position(|a| a == "--port").and_then(|i| args.get(i + 1)) {
+            Some(p) => p.parse()?,
+            None => 0,
+        };
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
         println!("listening http://{}/mcp", listener.local_addr()?);
         std::io::stdout().flush()?;
         axum::serve(listener, router).await?;

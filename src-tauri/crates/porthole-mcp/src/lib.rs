@@ -537,7 +537,17 @@ impl Servers {
                     .await;
                 Err(CallError::Cancelled)
             }
-            Some(Ok(ServerResult::CallToolResult(result))) => Ok(ToolOutcome::split(&result)),
+            Some(Ok(ServerResult::CallToolResult(result))) => {
+                // A server marked failed by an earlier call (an HTTP server that restarted, say,
+                // and that the transport re-initialized) is plainly back.
+                if self.statuses.borrow()[index].state == ServerState::Failed {
+                    self.update(index, |s| {
+                        s.state = ServerState::Connected;
+                        s.error = None;
+                    });
+                }
+                Ok(ToolOutcome::split(&result))
+            }
             Some(Ok(other)) => Err(CallError::Server(format!("unexpected answer to tools/call: {other:?}"))),
             Some(Err(ServiceError::Timeout { timeout })) => Err(CallError::Timeout(timeout)),
             Some(Err(ServiceError::McpError(e))) => Err(CallError::Server(e.message.to_string())),
