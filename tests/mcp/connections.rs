@@ -626,3 +626,125 @@ async fn a_restarted_http_server_is_reconnected_on_next_use() {
     assert_eq!(servers.statuses()[0].state, ServerState::Connected);
     servers.shutdown().await;
 }
+
+/// A throwaway CA and a `localhost` certificate it signed, made with the openssl command.
+fn make_certificates(dir: &std::path::Path) {
+    let run = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("openssl is installed");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=Porthole test CA",
+    ]);
+    run(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "key.pem",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=localhost",
+    ]);
+    std::fs::write(dir.join("ext.cnf"), "subjectAltName=DNS:localhost\n").unwrap();
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "cert.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "ext.cnf",
+    ]);
+}
+
+#[test]
+fn streamable_http_over_tls_verifies_the_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    make_certificates(dir.path());
+    let cert = dir.path().join("cert.pem");
+    let key = dir.path().join("key.pem");
+    let mut child = Command::new(TEST_SERVER)
+        .args(["--http", "--tls", cert.to_str().unwrap(), key.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let _server = Spawned(child);
+    let url = line.trim().strip_prefix("listening ").unwrap().to_string();
+    assert!(url.starts_with("https://localhost:"), "{url}");
+    let config = dir.path().join("tls.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"secure": {"url": url, "timeout": 10}}}).to_string(),
+    )
+    .unwrap();
+
+    // `porthole tools` in its own process, so the trusted CA can be set for it alone.
+    let tools = |trust: Option<&std::path::Path>| {
+        let mut cmd = Command::new(porthole_e2e::porthole_binary());
+        cmd.arg("--profile")
+            .arg(dir.path().join("profile"))
+            .args(["tools", "--json", "--mcp-config"])
+            .arg(&config);
+        cmd.env_remove("PORTHOLE_HOME");
+        if let Some(ca) = trust {
+            cmd.env("SSL_CERT_FILE", ca);
+        }
+        cmd.output().unwrap()
+    };
+    let untrusted = tools(None);
+    let stderr = String::from_utf8_lossy(&untrusted.stderr);
+    assert!(
+        stderr.contains("server secure:"),
+        "a certificate from an unknown CA is refused: {stderr}"
+    );
+
+    let trusted = tools(Some(&dir.path().join("ca.pem")));
+    let listed: Value = serde_json::from_slice(&trusted.stdout).unwrap();
+    let names: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["server"] == "secure")
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"echo"),
+        "{names:?} / {}",
+        String::from_utf8_lossy(&trusted.stderr)
+    );
+}

@@ -2,7 +2,7 @@
 //! for the MCP connection tests. Real rmcp, real stdio or Streamable HTTP.
 //!
 //!   porthole-test-server [--http | --legacy-sse] [--garbage] [--protocol VERSION] [--delay-ms N]
-//!                        [--elicit-on-start] [--port N]
+//!                        [--elicit-on-start] [--port N] [--tls CERT.pem KEY.pem]
 //!
 //! - `--http`: serve Streamable HTTP on 127.0.0.1 (a free port), printing `listening <url>`.
 //! - `--garbage`: answer `initialize` with bytes that are not JSON.
@@ -254,6 +254,26 @@ async fn main() -> anyhow::Result<()> {
             None => 0,
         };
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+        // `--tls CERT.pem KEY.pem`: HTTPS with that certificate (for `localhost`).
+        if let Some(i) = args.iter().position(|a| a == "--tls") {
+            let (cert, key) = (std::fs::read(&args[i + 1])?, std::fs::read(&args[i + 2])?);
+            let identity = tokio_native_tls::native_tls::Identity::from_pkcs8(&cert, &key)?;
+            let acceptor =
+                tokio_native_tls::TlsAcceptor::from(tokio_native_tls::native_tls::TlsAcceptor::new(identity)?);
+            println!("listening https://localhost:{}/mcp", listener.local_addr()?.port());
+            std::io::stdout().flush()?;
+            loop {
+                let (tcp, _) = listener.accept().await?;
+                let (acceptor, router) = (acceptor.clone(), router.clone());
+                tokio::spawn(async move {
+                    let Ok(tls) = acceptor.accept(tcp).await else { return };
+                    let service = hyper_util::service::TowerToHyperService::new(router);
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                        .await;
+                });
+            }
+        }
         println!("listening http://{}/mcp", listener.local_addr()?);
         std::io::stdout().flush()?;
         axum::serve(listener, router).await?;
