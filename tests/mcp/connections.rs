@@ -286,41 +286,52 @@ async fn an_http_server_that_is_not_there_fails_with_the_reason() {
     assert!(!status.error.as_deref().unwrap_or("").is_empty());
 }
 
-fn everything_entry() -> Option<PathBuf> {
+/// The entry script of the published server-everything, installed by `make deps`.
+fn everything_entry() -> PathBuf {
     let path = porthole_e2e::workspace_root()
         .join("tests/fixtures/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    path.is_file().then_some(path)
+    assert!(
+        path.is_file(),
+        "run `make deps`: tests/fixtures has no server-everything"
+    );
+    path
+}
+
+/// server-everything over stdio, named "everything".
+fn everything_over_stdio() -> ServerConfig {
+    stdio(
+        "everything",
+        "node",
+        &[everything_entry().to_str().unwrap(), "stdio"],
+        Duration::from_secs(30),
+    )
+}
+
+/// Calls server-everything's `echo` and checks the message comes back.
+async fn assert_echoes(servers: &Servers, message: &str) {
+    let echo = servers.call_tool(
+        "everything",
+        "echo",
+        args(json!({ "message": message })),
+        CallOptions::default(),
+    );
+    assert!(text(&echo.await.unwrap()).contains(message));
 }
 
 #[tokio::test]
 async fn server_everything_over_stdio() {
-    let entry = everything_entry().expect("run `make deps`: tests/fixtures has no server-everything");
-    let servers = start(vec![stdio(
-        "everything",
-        "node",
-        &[entry.to_str().unwrap(), "stdio"],
-        Duration::from_secs(30),
-    )])
-    .await;
+    let servers = start(vec![everything_over_stdio()]).await;
     let status = &servers.statuses()[0];
     assert_eq!(status.state, ServerState::Connected, "{:?}", status.error);
     let names: Vec<&str> = status.tools.iter().map(|t| t.name.as_str()).collect();
     assert!(names.contains(&"echo"), "{names:?}");
-    let echo = servers
-        .call_tool(
-            "everything",
-            "echo",
-            args(json!({"message": "hello"})),
-            CallOptions::default(),
-        )
-        .await;
-    assert!(text(&echo.unwrap()).contains("hello"));
+    assert_echoes(&servers, "hello").await;
     servers.shutdown().await;
 }
 
 #[tokio::test]
 async fn server_everything_over_streamable_http() {
-    let entry = everything_entry().expect("run `make deps`: tests/fixtures has no server-everything");
+    let entry = everything_entry();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -342,15 +353,7 @@ async fn server_everything_over_streamable_http() {
     let servers = start(vec![http("everything", &format!("http://127.0.0.1:{port}/mcp"), &[])]).await;
     let status = &servers.statuses()[0];
     assert_eq!(status.state, ServerState::Connected, "{:?}", status.error);
-    let echo = servers
-        .call_tool(
-            "everything",
-            "echo",
-            args(json!({"message": "over http"})),
-            CallOptions::default(),
-        )
-        .await;
-    assert!(text(&echo.unwrap()).contains("over http"));
+    assert_echoes(&servers, "over http").await;
     servers.shutdown().await;
 }
 
@@ -437,17 +440,11 @@ async fn a_legacy_sse_server_gets_an_error_naming_its_transport() {
 
 #[tokio::test]
 async fn server_everything_resources_prompts_progress_and_elicitation() {
-    let entry = everything_entry().expect("run `make deps`: tests/fixtures has no server-everything");
     let options = ConnectOptions {
         elicitation: porthole_mcp::ElicitationPolicy::AcceptDefaults,
         ..Default::default()
     };
-    let config = stdio(
-        "everything",
-        "node",
-        &[entry.to_str().unwrap(), "stdio"],
-        Duration::from_secs(30),
-    );
+    let config = everything_over_stdio();
     let servers = Servers::start(vec![config], options);
     servers.settled().await;
     assert_eq!(
@@ -560,14 +557,7 @@ async fn server_log_notifications_go_to_the_log() {
     servers.shutdown().await;
 
     // server-everything's simulated logging (one message at once, then every 5 s).
-    let entry = everything_entry().expect("run `make deps`: tests/fixtures has no server-everything");
-    let config = stdio(
-        "everything",
-        "node",
-        &[entry.to_str().unwrap(), "stdio"],
-        Duration::from_secs(30),
-    );
-    let servers = start(vec![config]).await;
+    let servers = start(vec![everything_over_stdio()]).await;
     servers
         .call_tool("everything", "toggle-simulated-logging", None, CallOptions::default())
         .await
