@@ -69,12 +69,13 @@ impl Drop for Spawned {
 }
 
 fn test_server_over_http() -> (Spawned, String) {
-    test_server_listening("--http")
+    test_server_listening(&["--http"])
 }
 
-fn test_server_listening(mode: &str) -> (Spawned, String) {
+/// Starts the test server with `args` and returns it with the URL it says it listens on.
+fn test_server_listening(args: &[&str]) -> (Spawned, String) {
     let mut child = Command::new(TEST_SERVER)
-        .arg(mode)
+        .args(args)
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
@@ -425,7 +426,7 @@ async fn servers_of_each_protocol_version_connect() {
 
 #[tokio::test]
 async fn a_legacy_sse_server_gets_an_error_naming_its_transport() {
-    let (_server, url) = test_server_listening("--legacy-sse");
+    let (_server, url) = test_server_listening(&["--legacy-sse"]);
     let mut config = http("old", &url, &[]);
     config.timeout = Duration::from_secs(5);
     let servers = start(vec![config]).await;
@@ -598,16 +599,7 @@ async fn a_restarted_http_server_is_reconnected_on_next_use() {
         .call_tool("web", "echo", args(json!({"text": "gone"})), CallOptions::default())
         .await;
     assert!(err.is_err(), "a call to a dead server fails: {err:?}");
-    let mut again = Command::new(TEST_SERVER)
-        .args(["--http", "--port", &port])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(again.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let _again = Spawned(again);
+    let (_again, _) = test_server_listening(&["--http", "--port", &port]);
 
     let back = servers
         .call_tool("web", "echo", args(json!({"text": "back"})), CallOptions::default())
@@ -684,17 +676,7 @@ fn streamable_http_over_tls_verifies_the_certificate() {
     make_certificates(dir.path());
     let cert = dir.path().join("cert.pem");
     let key = dir.path().join("key.pem");
-    let mut child = Command::new(TEST_SERVER)
-        .args(["--http", "--tls", cert.to_str().unwrap(), key.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let _server = Spawned(child);
-    let url = line.trim().strip_prefix("listening ").unwrap().to_string();
+    let (_server, url) = test_server_listening(&["--http", "--tls", cert.to_str().unwrap(), key.to_str().unwrap()]);
     assert!(url.starts_with("https://localhost:"), "{url}");
     let config = dir.path().join("tls.json");
     std::fs::write(

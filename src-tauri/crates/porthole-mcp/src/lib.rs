@@ -207,7 +207,7 @@ impl Servers {
     async fn connect_locked(&self, index: usize, slot: &mut Option<Session>, sign_in: connection::SignIn) -> bool {
         let entry = &self.entries[index];
         let config = &entry.config;
-        let advertise = self.options.mcp_apps && config.mcp_apps;
+        let advertise = self.advertises_mcp_apps(index);
         if let Some(old) = slot.take() {
             let _ = old.cancel().await;
         }
@@ -278,6 +278,11 @@ impl Servers {
         }
     }
 
+    /// Whether server `index` is told about MCP Apps: the global switch and its own are both on.
+    fn advertises_mcp_apps(&self, index: usize) -> bool {
+        self.options.mcp_apps && self.entries[index].config.mcp_apps
+    }
+
     async fn connect_one(&self, index: usize) {
         let mut slot = self.entries[index].session.lock().await;
         self.connect_locked(index, &mut slot, connection::SignIn::IfStored)
@@ -286,7 +291,7 @@ impl Servers {
 
     fn catalog_tools(&self, index: usize, tools: Vec<rmcp::model::Tool>) -> Vec<CatalogTool> {
         let config = &self.entries[index].config;
-        let advertise = self.options.mcp_apps && config.mcp_apps;
+        let advertise = self.advertises_mcp_apps(index);
         tools
             .into_iter()
             .map(|t| {
