@@ -1,0 +1,887 @@
+//! Porthole's conversation store: one SQLite file (`porthole.db` in the profile) holding conversations,
+//! messages, tool calls, MCP App views, the security audit log, tool approvals and settings.
+//!
+//! Every call writes through at once, so killing the app mid-turn loses at most what was in flight;
+//! on the next [`Store::open`], messages left streaming and tool calls left pending or running
+//! come back as `interrupted`. Full-text search (FTS5) covers message text and conversation titles.
+//! No Tauri dependency: the agent loop, the headless CLI and the desktop app all use it.
+
+mod error;
+mod schema;
+mod types;
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, ErrorCode, OptionalExtension, Row, TransactionBehavior, params};
+use serde_json::Value;
+
+pub use error::{Result, StoreError, UnknownStatus};
+pub use types::{
+    AlwaysAllowed, AuditEntry, Conversation, MessageStatus, NewAuditEntry, NewToolCall, NewView, ROLES, SearchHit,
+    StoredMessage, ToolCallFinish, ToolCallRecord, ToolCallStatus, VIEW_STATES, ViewRecord,
+};
+
+/// The schema version this build writes: `PRAGMA user_version` after all migrations.
+pub const SCHEMA_VERSION: i64 = schema::MIGRATIONS.len() as i64;
+
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
+/// A handle on the store. Cheap to clone; all clones share one connection.
+///
+/// Methods are synchronous and short, fine to call from async code.
+#[derive(Clone)]
+pub struct Store {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    path: Option<PathBuf>,
+    inner: Mutex<Inner>,
+}
+
+struct Inner {
+    conn: Connection,
+    /// Last timestamp handed out: timestamps from one store never go backwards or repeat,
+    /// so "most recently updated" is well defined even within a millisecond.
+    last_ms: i64,
+}
+
+impl Inner {
+    fn now(&mut self) -> i64 {
+        self.last_ms = wall_clock_ms().max(self.last_ms + 1);
+        self.last_ms
+    }
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.shared.path)
+            .finish_non_exhaustive()
+    }
+}
+
+fn wall_clock_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+fn new_conversation_id() -> Result<String> {
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).map_err(|e| StoreError::Random(e.to_string()))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+fn is_unreadable(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt)
+    )
+}
+
+fn to_json_text(value: &Value) -> Result<String> {
+    Ok(serde_json::to_string(value)?)
+}
+
+fn json_column(row: &Row<'_>, idx: usize) -> rusqlite::Result<Value> {
+    let text: String = row.get(idx)?;
+    serde_json::from_str(&text)
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(idx, rusqlite::types::Type::Text, Box::new(e)))
+}
+
+fn opt_json_column(row: &Row<'_>, idx: usize) -> rusqlite::Result<Option<Value>> {
+    let text: Option<String> = row.get(idx)?;
+    text.map(|text| {
+        serde_json::from_str(&text)
+            .map_err(|e| rusqlite::Error::FromSqlConversionFailure(idx, rusqlite::types::Type::Text, Box::new(e)))
+    })
+    .transpose()
+}
+
+/// Turns arbitrary user input into an FTS5 query that cannot be a syntax error: every
+/// whitespace-separated term becomes a quoted prefix phrase (`"term"*`), and all must match.
+/// Returns `None` when nothing searchable is left.
+fn fts_query(input: &str) -> Option<String> {
+    let terms: Vec<String> = input
+        // FTS5 reads a NUL as the end of the query: treat control characters as spaces.
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|term| !term.is_empty())
+        // A term without letters or digits tokenizes to nothing; leave it out rather than match nothing.
+        .filter(|term| term.chars().any(char::is_alphanumeric))
+        .map(|term| format!("\"{}\"*", term.replace('"', "\"\"")))
+        .collect();
+    (!terms.is_empty()).then(|| terms.join(" "))
+}
+
+const CONVERSATION_COLUMNS: &str = "id, title, created_at, updated_at";
+
+fn conversation_from_row(row: &Row<'_>) -> rusqlite::Result<Conversation> {
+    Ok(Conversation {
+        id: row.get(0)?,
+        title: row.get(1)?,
+        created_at: row.get(2)?,
+        updated_at: row.get(3)?,
+    })
+}
+
+const MESSAGE_COLUMNS: &str = "id, conversation_id, role, parts, status, error, created_at, updated_at";
+
+fn message_from_row(row: &Row<'_>) -> rusqlite::Result<StoredMessage> {
+    Ok(StoredMessage {
+        id: row.get(0)?,
+        conversation_id: row.get(1)?,
+        role: row.get(2)?,
+        parts: json_column(row, 3)?,
+        status: row.get(4)?,
+        error: row.get(5)?,
+        created_at: row.get(6)?,
+        updated_at: row.get(7)?,
+    })
+}
+
+const TOOL_CALL_COLUMNS: &str = "id, conversation_id, message_id, call_id, server, tool, arguments, status, \
+     model_facing, view_facing, error, duration_ms, created_at, updated_at, finished_at";
+
+fn tool_call_from_row(row: &Row<'_>) -> rusqlite::Result<ToolCallRecord> {
+    let duration_ms: Option<i64> = row.get(11)?;
+    Ok(ToolCallRecord {
+        id: row.get(0)?,
+        conversation_id: row.get(1)?,
+        message_id: row.get(2)?,
+        call_id: row.get(3)?,
+        server: row.get(4)?,
+        tool: row.get(5)?,
+        arguments: json_column(row, 6)?,
+        status: row.get(7)?,
+        model_facing: opt_json_column(row, 8)?,
+        view_facing: opt_json_column(row, 9)?,
+        error: row.get(10)?,
+        duration_ms: duration_ms.map(|ms| u64::try_from(ms).unwrap_or(0)),
+        created_at: row.get(12)?,
+        updated_at: row.get(13)?,
+        finished_at: row.get(14)?,
+    })
+}
+
+const AUDIT_COLUMNS: &str = "id, at, kind, conversation_id, server, tool, uri, detail";
+
+fn audit_from_row(row: &Row<'_>) -> rusqlite::Result<AuditEntry> {
+    Ok(AuditEntry {
+        id: row.get(0)?,
+        at: row.get(1)?,
+        kind: row.get(2)?,
+        conversation_id: row.get(3)?,
+        server: row.get(4)?,
+        tool: row.get(5)?,
+        uri: row.get(6)?,
+        detail: json_column(row, 7)?,
+    })
+}
+
+/// Refuses, without touching it, a non-empty file that does not start with the SQLite header.
+fn check_header(path: &Path) -> Result<()> {
+    let mut file = match File::open(path) {
+        Ok(file) => file,
+        // Missing (SQLite creates it) or unreadable (SQLite reports it): nothing to check here.
+        Err(_) => return Ok(()),
+    };
+    if !file.metadata().map(|m| m.is_file()).unwrap_or(false) {
+        return Ok(());
+    }
+    let mut header = Vec::with_capacity(SQLITE_MAGIC.len());
+    file.by_ref()
+        .take(SQLITE_MAGIC.len() as u64)
+        .read_to_end(&mut header)
+        .map_err(|e| StoreError::Open {
+            path: path.to_owned(),
+            reason: e.to_string(),
+        })?;
+    if header.is_empty() || header == SQLITE_MAGIC {
+        Ok(())
+    } else {
+        Err(StoreError::NotADatabase { path: path.to_owned() })
+    }
+}
+
+fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA user_version", [], |row| row.get(0))
+}
+
+/// Applies the migrations this database lacks, each in its own transaction.
+fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
+    loop {
+        // IMMEDIATE: another process opening the same file at the same time waits, then sees our version.
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let version = user_version(&tx)?;
+        let Some(sql) = usize::try_from(version).ok().and_then(|v| schema::MIGRATIONS.get(v)) else {
+            return Ok(()); // up to date (or newer, which open() already refused)
+        };
+        tx.execute_batch(sql)?;
+        tx.execute_batch(&format!("PRAGMA user_version = {}", version + 1))?;
+        tx.commit()?;
+        tracing::info!(version = version + 1, "conversation store migrated");
+    }
+}
+
+impl Store {
+    /// Opens (creating it and its directories if needed) the store at `path`.
+    ///
+    /// A file that is not a Porthole database (not SQLite, another program's database, or corrupt), or that a
+    /// newer Porthole wrote, is refused and left untouched.
+    ///
+    /// Messages left `streaming` and tool calls left `pending`/`running` by a previous run become `interrupted`.
+    /// (This assumes no other process is mid-turn on the same file; if one is, its next write restores the status.)
+    pub fn open(path: &Path) -> Result<Store> {
+        check_header(path)?;
+        if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
+                path: path.to_owned(),
+                reason: e.to_string(),
+            })?;
+        }
+        let conn = Connection::open(path).map_err(|e| StoreError::Open {
+            path: path.to_owned(),
+            reason: e.to_string(),
+        })?;
+        Store::init(conn, Some(path.to_owned())).map_err(|e| match e {
+            StoreError::Sqlite(e) if is_unreadable(&e) => StoreError::NotADatabase { path: path.to_owned() },
+            e => e,
+        })
+    }
+
+    /// A store that lives in memory only, gone when the last clone is dropped.
+    pub fn open_in_memory() -> Result<Store> {
+        Store::init(Connection::open_in_memory()?, None)
+    }
+
+    fn init(mut conn: Connection, path: Option<PathBuf>) -> Result<Store> {
+        let shown = || path.clone().unwrap_or_else(|| PathBuf::from(":memory:"));
+        conn.busy_timeout(Duration::from_millis(5000))?;
+        // Read before writing anything: a database that is not ours, or is from a newer Porthole, stays untouched.
+        let application_id: i64 = conn.query_row("PRAGMA application_id", [], |row| row.get(0))?;
+        let found = user_version(&conn)?;
+        let foreign = if application_id == 0 {
+            // Unmarked: only a brand-new, empty database is ours to set up.
+            found != 0 || conn.query_row("SELECT EXISTS (SELECT 1 FROM sqlite_schema)", [], |row| row.get(0))?
+        } else {
+            application_id != schema::APPLICATION_ID
+        };
+        if foreign {
+            return Err(StoreError::NotADatabase { path: shown() });
+        }
+        if found > SCHEMA_VERSION {
+            return Err(StoreError::TooNew {
+                path: shown(),
+                found,
+                known: SCHEMA_VERSION,
+            });
+        }
+        let _mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")?;
+        conn.set_prepared_statement_cache_capacity(64);
+        migrate(&mut conn)?;
+
+        let mut inner = Inner { conn, last_ms: 0 };
+        let now = inner.now();
+        let tx = inner.conn.transaction()?;
+        let messages = tx.execute(
+            "UPDATE messages SET status = 'interrupted', updated_at = ?1 WHERE status = 'streaming'",
+            [now],
+        )?;
+        let tool_calls = tx.execute(
+            "UPDATE tool_calls SET status = 'interrupted', updated_at = ?1 WHERE status IN ('pending', 'running')",
+            [now],
+        )?;
+        tx.commit()?;
+        if messages + tool_calls > 0 {
+            tracing::warn!(
+                messages,
+                tool_calls,
+                "marked work left unfinished by a previous run as interrupted"
+            );
+        }
+        tracing::debug!(path = %shown().display(), version = SCHEMA_VERSION, "conversation store open");
+        Ok(Store {
+            shared: Arc::new(Shared {
+                path,
+                inner: Mutex::new(inner),
+            }),
+        })
+    }
+
+    /// The database file, or `None` for an in-memory store.
+    pub fn path(&self) -> Option<&Path> {
+        self.shared.path.as_deref()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic while holding the lock cannot leave SQLite half-written (an open transaction rolls
+        // back when dropped), so a poisoned lock is still usable.
+        self.shared
+            .inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    // ---- conversations ----
+
+    /// Creates an empty conversation with a fresh random id.
+    pub fn create_conversation(&self, title: &str) -> Result<Conversation> {
+        let mut inner = self.lock();
+        let now = inner.now();
+        loop {
+            let id = new_conversation_id()?;
+            let inserted = inner
+                .conn
+                .prepare_cached(
+                    "INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?1, ?2, ?3, ?3) \
+                 ON CONFLICT (id) DO NOTHING",
+                )?
+                .execute(params![id, title, now])?;
+            if inserted == 1 {
+                return Ok(Conversation {
+                    id,
+                    title: title.to_owned(),
+                    created_at: now,
+                    updated_at: now,
+                });
+            }
+            // 1 in 2^64: draw again.
+        }
+    }
+
+    /// The conversation with this id, if any.
+    pub fn conversation(&self, id: &str) -> Result<Option<Conversation>> {
+        let inner = self.lock();
+        let mut stmt = inner.conn.prepare_cached(&format!(
+            "SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE id = ?1"
+        ))?;
+        Ok(stmt.query_row([id], conversation_from_row).optional()?)
+    }
+
+    /// All conversations, most recently updated first.
+    pub fn list_conversations(&self) -> Result<Vec<Conversation>> {
+        let inner = self.lock();
+        let mut stmt = inner.conn.prepare_cached(&format!(
+            "SELECT {CONVERSATION_COLUMNS} FROM conversations ORDER BY updated_at DESC, seq DESC"
+        ))?;
+        let rows = stmt.query_map([], conversation_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Sets a conversation's title (without changing its place in the list).
+    pub fn rename_conversation(&self, id: &str, title: &str) -> Result<()> {
+        let inner = self.lock();
+        let changed = inner
+            .conn
+            .prepare_cached("UPDATE conversations SET title = ?2 WHERE id = ?1")?
+            .execute(params![id, title])?;
+        if changed == 0 {
+            return Err(StoreError::not_found("conversation", id));
+        }
+        Ok(())
+    }
+
+    /// Deletes a conversation with its messages, tool calls, views and search entries.
+    /// Audit entries naming it are kept.
+    pub fn delete_conversation(&self, id: &str) -> Result<()> {
+        let inner = self.lock();
+        let changed = inner
+            .conn
+            .prepare_cached("DELETE FROM conversations WHERE id = ?1")?
+            .execute([id])?;
+        if changed == 0 {
+            return Err(StoreError::not_found("conversation", id));
+        }
+        Ok(())
+    }
+
+    // ---- messages ----
+
+    /// Appends a message to a conversation and makes the conversation the most recently updated.
+    ///
+    /// `parts` is stored verbatim. `role` is `"user"`, `"assistant"` or `"tool"`.
+    pub fn append_message(
+        &self,
+        conversation_id: &str,
+        role: &str,
+        parts: &Value,
+        status: MessageStatus,
+    ) -> Result<i64> {
+        if !ROLES.contains(&role) {
+            return Err(StoreError::invalid("message role", role));
+        }
+        let parts = to_json_text(parts)?;
+        let mut inner = self.lock();
+        let now = inner.now();
+        let tx = inner.conn.transaction()?;
+        let bumped = tx
+            .prepare_cached("UPDATE conversations SET updated_at = ?2 WHERE id = ?1")?
+            .execute(params![conversation_id, now])?;
+        if bumped == 0 {
+            return Err(StoreError::not_found("conversation", conversation_id));
+        }
+        tx.prepare_cached(
+            "INSERT INTO messages (conversation_id, role, parts, status, created_at, updated_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+        )?
+        .execute(params![conversation_id, role, parts, status, now])?;
+        let id = tx.last_insert_rowid();
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// Replaces a message's parts, status and error.
+    ///
+    /// Meant to be called on every streamed delta: while the status stays [`MessageStatus::Streaming`]
+    /// this is one cached `UPDATE`; the message is (re)indexed for search once it leaves that status.
+    pub fn update_message(&self, id: i64, parts: &Value, status: MessageStatus, error: Option<&str>) -> Result<()> {
+        let parts = to_json_text(parts)?;
+        let mut inner = self.lock();
+        let now = inner.now();
+        let changed = inner
+            .conn
+            .prepare_cached("UPDATE messages SET parts = ?2, status = ?3, error = ?4, updated_at = ?5 WHERE id = ?1")?
+            .execute(params![id, parts, status, error, now])?;
+        if changed == 0 {
+            return Err(StoreError::not_found("message", id));
+        }
+        Ok(())
+    }
+
+    /// A conversation's messages, in order (empty for an unknown conversation).
+    pub fn messages(&self, conversation_id: &str) -> Result<Vec<StoredMessage>> {
+        let inner = self.lock();
+        let mut stmt = inner.conn.prepare_cached(&format!(
+            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ?1 ORDER BY id"
+        ))?;
+        let rows = stmt.query_map([conversation_id], message_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Deletes a message and every later one in its conversation, with their tool calls and views
+    /// (edit-and-resend, retry).
+    pub fn delete_messages_from(&self, conversation_id: &str, message_id: i64) -> Result<()> {
+        let mut inner = self.lock();
+        let tx = inner.conn.transaction()?;
+        let exists: bool = tx
+            .prepare_cached("SELECT EXISTS (SELECT 1 FROM messages WHERE conversation_id = ?1 AND id = ?2)")?
+            .query_row(params![conversation_id, message_id], |row| row.get(0))?;
+        if !exists {
+            return Err(StoreError::not_found(
+                "message",
+                format!("{message_id} in conversation {conversation_id}"),
+            ));
+        }
+        tx.prepare_cached("DELETE FROM messages WHERE conversation_id = ?1 AND id >= ?2")?
+            .execute(params![conversation_id, message_id])?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Full-text search over message text (text parts only) and conversation titles, best first.
+    ///
+    /// `query` is taken as plain words (any text is safe); each word matches as a prefix and all must match.
+    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>> {
+        let Some(fts) = fts_query(query) else {
+            return Ok(Vec::new());
+        };
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let inner = self.lock();
+        let mut stmt = inner.conn.prepare_cached(
+            "SELECT * FROM (
+                 SELECT m.conversation_id, c.title, m.id, m.role,
+                        snippet(message_fts, 0, '[', ']', '…', 12), bm25(message_fts) AS rank
+                 FROM message_fts
+                 JOIN messages AS m ON m.id = message_fts.rowid
+                 JOIN conversations AS c ON c.id = m.conversation_id
+                 WHERE message_fts MATCH ?1
+                 ORDER BY rank LIMIT ?2
+             )
+             UNION ALL
+             SELECT * FROM (
+                 SELECT c.id, c.title, NULL, NULL, snippet(title_fts, 0, '[', ']', '…', 12), bm25(title_fts) AS rank
+                 FROM title_fts
+                 JOIN conversations AS c ON c.seq = title_fts.rowid
+                 WHERE title_fts MATCH ?1
+                 ORDER BY rank LIMIT ?2
+             )
+             ORDER BY rank LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![fts, limit], |row| {
+            Ok(SearchHit {
+                conversation_id: row.get(0)?,
+                conversation_title: row.get(1)?,
+                message_id: row.get(2)?,
+                role: row.get(3)?,
+                snippet: row.get(4)?,
+                rank: row.get(5)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    // ---- tool calls ----
+
+    /// Records a tool call the model asked for in an assistant message of the same conversation.
+    pub fn insert_tool_call(&self, call: &NewToolCall) -> Result<i64> {
+        let arguments = to_json_text(&call.arguments)?;
+        let mut inner = self.lock();
+        let now = inner.now();
+        let tx = inner.conn.transaction()?;
+        let exists: bool = tx
+            .prepare_cached("SELECT EXISTS (SELECT 1 FROM messages WHERE conversation_id = ?1 AND id = ?2)")?
+            .query_row(params![call.conversation_id, call.message_id], |row| row.get(0))?;
+        if !exists {
+            return Err(StoreError::not_found(
+                "message",
+                format!("{} in conversation {}", call.message_id, call.conversation_id),
+            ));
+        }
+        tx.prepare_cached(
+            "INSERT INTO tool_calls (conversation_id, message_id, call_id, server, tool, arguments, status, \
+             created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)",
+        )?
+        .execute(params![
+            call.conversation_id,
+            call.message_id,
+            call.call_id,
+            call.server,
+            call.tool,
+            arguments,
+            call.status,
+            now
+        ])?;
+        let id = tx.last_insert_rowid();
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// Moves a tool call to another status (e.g. pending → running once approved).
+    pub fn set_tool_call_status(&self, id: i64, status: ToolCallStatus) -> Result<()> {
+        let mut inner = self.lock();
+        let now = inner.now();
+        let changed = inner
+            .conn
+            .prepare_cached("UPDATE tool_calls SET status = ?2, updated_at = ?3 WHERE id = ?1")?
+            .execute(params![id, status, now])?;
+        if changed == 0 {
+            return Err(StoreError::not_found("tool call", id));
+        }
+        Ok(())
+    }
+
+    /// Records a tool call's outcome. `finish.status` must be final (not pending or running).
+    pub fn finish_tool_call(&self, id: i64, finish: &ToolCallFinish) -> Result<()> {
+        if !finish.status.is_final() {
+            return Err(StoreError::invalid("final tool call status", finish.status));
+        }
+        let model_facing = finish.model_facing.as_ref().map(to_json_text).transpose()?;
+        let view_facing = finish.view_facing.as_ref().map(to_json_text).transpose()?;
+        let duration_ms = i64::try_from(finish.duration_ms).unwrap_or(i64::MAX);
+        let mut inner = self.lock();
+        let now = inner.now();
+        let changed = inner
+            .conn
+            .prepare_cached(
+                "UPDATE tool_calls SET status = ?2, model_facing = ?3, view_facing = ?4, error = ?5, \
+                 duration_ms = ?6, updated_at = ?7, finished_at = ?7 WHERE id = ?1",
+            )?
+            .execute(params![
+                id,
+                finish.status,
+                model_facing,
+                view_facing,
+                finish.error,
+                duration_ms,
+                now
+            ])?;
+        if changed == 0 {
+            return Err(StoreError::not_found("tool call", id));
+        }
+        Ok(())
+    }
+
+    /// A conversation's tool calls, in the order they were recorded.
+    pub fn tool_calls(&self, conversation_id: &str) -> Result<Vec<ToolCallRecord>> {
+        let inner = self.lock();
+        let mut stmt = inner.conn.prepare_cached(&format!(
+            "SELECT {TOOL_CALL_COLUMNS} FROM tool_calls WHERE conversation_id = ?1 ORDER BY id"
+        ))?;
+        let rows = stmt.query_map([conversation_id], tool_call_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The tool call with this row id, if any.
+    pub fn tool_call(&self, id: i64) -> Result<Option<ToolCallRecord>> {
+        let inner = self.lock();
+        let mut stmt = inner
+            .conn
+            .prepare_cached(&format!("SELECT {TOOL_CALL_COLUMNS} FROM tool_calls WHERE id = ?1"))?;
+        Ok(stmt.query_row([id], tool_call_from_row).optional()?)
+    }
+
+    // ---- views ----
+
+    /// Records an MCP App view attached to a tool call, in state `"loading"`.
+    pub fn insert_view(&self, view: &NewView) -> Result<i64> {
+        let mut inner = self.lock();
+        let now = inner.now();
+        let tx = inner.conn.transaction()?;
+        let exists: bool = tx
+            .prepare_cached("SELECT EXISTS (SELECT 1 FROM tool_calls WHERE id = ?1)")?
+            .query_row([view.tool_call_id], |row| row.get(0))?;
+        if !exists {
+            return Err(StoreError::not_found("tool call", view.tool_call_id));
+        }
+        tx.prepare_cached(
+            "INSERT INTO views (tool_call_id, server, tool, uri, html_sha256, csp, state, created_at, updated_at, \
+             expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'loading', ?7, ?7, ?8)",
+        )?
+        .execute(params![
+            view.tool_call_id,
+            view.server,
+            view.tool,
+            view.uri,
+            view.html_sha256,
+            view.csp,
+            now,
+            view.expires_at
+        ])?;
+        let id = tx.last_insert_rowid();
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// Sets a view's state (one of [`VIEW_STATES`]) and the reason for it, if any.
+    pub fn set_view_state(&self, id: i64, state: &str, reason: Option<&str>) -> Result<()> {
+        if !VIEW_STATES.contains(&state) {
+            return Err(StoreError::invalid("view state", state));
+        }
+        let mut inner = self.lock();
+        let now = inner.now();
+        let changed = inner
+            .conn
+            .prepare_cached("UPDATE views SET state = ?2, reason = ?3, updated_at = ?4 WHERE id = ?1")?
+            .execute(params![id, state, reason, now])?;
+        if changed == 0 {
+            return Err(StoreError::not_found("view", id));
+        }
+        Ok(())
+    }
+
+    /// A conversation's views, in the order they were recorded.
+    pub fn views(&self, conversation_id: &str) -> Result<Vec<ViewRecord>> {
+        let now = wall_clock_ms();
+        let inner = self.lock();
+        let mut stmt = inner.conn.prepare_cached(
+            "SELECT v.id, v.tool_call_id, t.conversation_id, v.server, v.tool, v.uri, v.html_sha256, v.csp, v.state, \
+             v.reason, v.created_at, v.updated_at, v.expires_at
+             FROM views AS v JOIN tool_calls AS t ON t.id = v.tool_call_id
+             WHERE t.conversation_id = ?1 ORDER BY v.id",
+        )?;
+        let rows = stmt.query_map([conversation_id], |row| {
+            let state: String = row.get(8)?;
+            let expires_at: i64 = row.get(12)?;
+            Ok(ViewRecord {
+                id: row.get(0)?,
+                tool_call_id: row.get(1)?,
+                conversation_id: row.get(2)?,
+                server: row.get(3)?,
+                tool: row.get(4)?,
+                uri: row.get(5)?,
+                html_sha256: row.get(6)?,
+                csp: row.get(7)?,
+                expired: state == "expired" || expires_at <= now,
+                state,
+                reason: row.get(9)?,
+                created_at: row.get(10)?,
+                updated_at: row.get(11)?,
+                expires_at,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Marks views whose `expires_at` is at or before `now_ms` as `"expired"` and returns how many.
+    ///
+    /// Only views that were shown or about to be (`loading`, `ready`, `closed`) expire; `failed` and
+    /// `refused` keep their state and reason. Tool calls and their results are not touched.
+    pub fn expire_views(&self, now_ms: i64) -> Result<usize> {
+        let mut inner = self.lock();
+        let now = inner.now();
+        let changed = inner
+            .conn
+            .prepare_cached(
+                "UPDATE views SET state = 'expired', updated_at = ?2 \
+                 WHERE expires_at <= ?1 AND state IN ('loading', 'ready', 'closed')",
+            )?
+            .execute(params![now_ms, now])?;
+        Ok(changed)
+    }
+
+    // ---- audit log ----
+
+    /// Appends an entry to the security audit log.
+    pub fn audit(&self, entry: &NewAuditEntry) -> Result<i64> {
+        let detail = to_json_text(&entry.detail)?;
+        let mut inner = self.lock();
+        let now = inner.now();
+        inner
+            .conn
+            .prepare_cached(
+                "INSERT INTO audit (at, kind, conversation_id, server, tool, uri, detail) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?
+            .execute(params![
+                now,
+                entry.kind,
+                entry.conversation_id,
+                entry.server,
+                entry.tool,
+                entry.uri,
+                detail
+            ])?;
+        Ok(inner.conn.last_insert_rowid())
+    }
+
+    /// The `limit` most recent audit entries, oldest first.
+    pub fn audit_entries(&self, limit: usize) -> Result<Vec<AuditEntry>> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let inner = self.lock();
+        let mut stmt = inner.conn.prepare_cached(&format!(
+            "SELECT {AUDIT_COLUMNS} FROM (SELECT {AUDIT_COLUMNS} FROM audit ORDER BY id DESC LIMIT ?1) ORDER BY id"
+        ))?;
+        let rows = stmt.query_map([limit], audit_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    // ---- tool approvals ----
+
+    /// Remembers (or forgets) that the user always allows `tool` on `server`.
+    pub fn set_always_allowed(&self, server: &str, tool: &str, allowed: bool) -> Result<()> {
+        let mut inner = self.lock();
+        if allowed {
+            let now = inner.now();
+            inner
+                .conn
+                .prepare_cached(
+                    "INSERT INTO approvals (server, tool, created_at) VALUES (?1, ?2, ?3) \
+                     ON CONFLICT (server, tool) DO NOTHING",
+                )?
+                .execute(params![server, tool, now])?;
+        } else {
+            inner
+                .conn
+                .prepare_cached("DELETE FROM approvals WHERE server = ?1 AND tool = ?2")?
+                .execute(params![server, tool])?;
+        }
+        Ok(())
+    }
+
+    /// Whether the user chose to always allow `tool` on `server`.
+    pub fn is_always_allowed(&self, server: &str, tool: &str) -> Result<bool> {
+        let inner = self.lock();
+        let allowed = inner
+            .conn
+            .prepare_cached("SELECT EXISTS (SELECT 1 FROM approvals WHERE server = ?1 AND tool = ?2)")?
+            .query_row(params![server, tool], |row| row.get(0))?;
+        Ok(allowed)
+    }
+
+    /// Every always-allowed tool, by server then tool.
+    pub fn always_allowed(&self) -> Result<Vec<AlwaysAllowed>> {
+        let inner = self.lock();
+        let mut stmt = inner
+            .conn
+            .prepare_cached("SELECT server, tool, created_at FROM approvals ORDER BY server, tool")?;
+        let rows = stmt.query_map([], |row| {
+            Ok(AlwaysAllowed {
+                server: row.get(0)?,
+                tool: row.get(1)?,
+                created_at: row.get(2)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    // ---- settings ----
+
+    /// A setting's value, if set.
+    pub fn setting(&self, key: &str) -> Result<Option<Value>> {
+        let inner = self.lock();
+        let mut stmt = inner.conn.prepare_cached("SELECT value FROM settings WHERE key = ?1")?;
+        Ok(stmt.query_row([key], |row| json_column(row, 0)).optional()?)
+    }
+
+    /// Sets a setting (replacing any previous value).
+    pub fn set_setting(&self, key: &str, value: &Value) -> Result<()> {
+        let value = to_json_text(value)?;
+        let mut inner = self.lock();
+        let now = inner.now();
+        inner
+            .conn
+            .prepare_cached(
+                "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+            )?
+            .execute(params![key, value, now])?;
+        Ok(())
+    }
+
+    /// Removes a setting; returns whether it was set.
+    pub fn remove_setting(&self, key: &str) -> Result<bool> {
+        let inner = self.lock();
+        let changed = inner
+            .conn
+            .prepare_cached("DELETE FROM settings WHERE key = ?1")?
+            .execute([key])?;
+        Ok(changed > 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fts_query_quotes_every_term_as_a_prefix() {
+        assert_eq!(fts_query("hello world").as_deref(), Some(r#""hello"* "world"*"#));
+        assert_eq!(fts_query(r#"say "hi""#).as_deref(), Some(r#""say"* """hi"""*"#));
+        assert_eq!(fts_query("  \t "), None);
+        assert_eq!(fts_query(r#"" * - ("#), None);
+        assert_eq!(fts_query("a\0b").as_deref(), Some(r#""a"* "b"*"#));
+    }
+
+    #[test]
+    fn the_first_migration_marks_the_file_as_porthole_s() {
+        let marker = format!("PRAGMA application_id = {};", schema::APPLICATION_ID);
+        assert!(schema::MIGRATIONS[0].contains(&marker));
+        let store = Store::open_in_memory().unwrap();
+        let id: i64 = store
+            .lock()
+            .conn
+            .query_row("PRAGMA application_id", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(id, schema::APPLICATION_ID);
+    }
+
+    #[test]
+    fn conversation_ids_are_16_lowercase_hex() {
+        let id = new_conversation_id().unwrap();
+        assert_eq!(id.len(), 16);
+        assert!(
+            id.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()),
+            "{id}"
+        );
+    }
+}

@@ -1,0 +1,968 @@
+//! The store against real SQLite files in a temporary directory.
+
+use std::path::{Path, PathBuf};
+
+use porthole_store::{
+    MessageStatus, NewAuditEntry, NewToolCall, NewView, SCHEMA_VERSION, Store, StoreError, ToolCallFinish,
+    ToolCallStatus,
+};
+use serde_json::{Value, json};
+
+fn db_path(dir: &tempfile::TempDir) -> PathBuf {
+    dir.path().join("profile").join("porthole.db")
+}
+
+fn text(s: &str) -> Value {
+    json!([{ "type": "text", "text": s }])
+}
+
+fn new_call(conversation_id: &str, message_id: i64, call_id: &str, status: ToolCallStatus) -> NewToolCall {
+    NewToolCall {
+        conversation_id: conversation_id.to_owned(),
+        message_id,
+        call_id: call_id.to_owned(),
+        server: "weather".to_owned(),
+        tool: "forecast".to_owned(),
+        arguments: json!({ "city": "Lyon", "days": 3 }),
+        status,
+    }
+}
+
+fn new_view(tool_call_id: i64, expires_at: i64) -> NewView {
+    NewView {
+        tool_call_id,
+        server: "weather".to_owned(),
+        tool: "forecast".to_owned(),
+        uri: "ui://weather/forecast.html".to_owned(),
+        html_sha256: "ab".repeat(32),
+        csp: "default-src 'none'".to_owned(),
+        expires_at,
+    }
+}
+
+fn search_ids(store: &Store, query: &str) -> Vec<(String, Option<i64>)> {
+    store
+        .search(query, 50)
+        .unwrap()
+        .into_iter()
+        .map(|hit| (hit.conversation_id, hit.message_id))
+        .collect()
+}
+
+fn raw_user_version(path: &Path) -> i64 {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.query_row("PRAGMA user_version", [], |row| row.get(0)).unwrap()
+}
+
+#[test]
+fn conversations_and_messages_survive_closing_and_reopening() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    let parts = json!([
+        { "type": "reasoning", "text": "think…", "signature": "c2ln" },
+        { "type": "text", "text": "Voilà — 3 days: ☀️ 🌧" },
+        { "type": "tool_use", "id": "call_1", "name": "forecast", "arguments": { "z": 1, "a": [1.5, null, true] } },
+    ]);
+    let (conversation, first, second) = {
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.path(), Some(path.as_path()));
+        let conversation = store.create_conversation("Weather in Lyon").unwrap();
+        let first = store
+            .append_message(&conversation.id, "user", &text("forecast?"), MessageStatus::Complete)
+            .unwrap();
+        let second = store
+            .append_message(&conversation.id, "assistant", &parts, MessageStatus::Complete)
+            .unwrap();
+        (conversation, first, second)
+    };
+
+    let store = Store::open(&path).unwrap();
+    let reopened = store.conversation(&conversation.id).unwrap().unwrap();
+    assert_eq!(reopened.title, "Weather in Lyon");
+    assert_eq!(reopened.created_at, conversation.created_at);
+    let messages = store.messages(&conversation.id).unwrap();
+    assert_eq!(messages.iter().map(|m| m.id).collect::<Vec<_>>(), [first, second]);
+    assert_eq!(messages[0].role, "user");
+    assert_eq!(messages[0].parts, text("forecast?"));
+    assert_eq!(messages[1].role, "assistant");
+    assert_eq!(messages[1].parts, parts, "parts come back verbatim");
+    assert_eq!(
+        serde_json::to_string(&messages[1].parts).unwrap(),
+        serde_json::to_string(&parts).unwrap(),
+        "key order too"
+    );
+    assert_eq!(messages[1].status, MessageStatus::Complete);
+    assert_eq!(store.list_conversations().unwrap().len(), 1);
+}
+
+#[test]
+fn conversation_ids_are_random_16_lowercase_hex() {
+    let store = Store::open_in_memory().unwrap();
+    let a = store.create_conversation("a").unwrap();
+    let b = store.create_conversation("b").unwrap();
+    for id in [&a.id, &b.id] {
+        assert_eq!(id.len(), 16);
+        assert!(
+            id.bytes().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)),
+            "{id}"
+        );
+    }
+    assert_ne!(a.id, b.id);
+}
+
+#[test]
+fn conversations_are_listed_most_recently_updated_first() {
+    let store = Store::open_in_memory().unwrap();
+    let a = store.create_conversation("a").unwrap();
+    let b = store.create_conversation("b").unwrap();
+    let c = store.create_conversation("c").unwrap();
+    let titles = |store: &Store| {
+        store
+            .list_conversations()
+            .unwrap()
+            .into_iter()
+            .map(|c| c.title)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(titles(&store), ["c", "b", "a"]);
+
+    store
+        .append_message(&a.id, "user", &text("hi"), MessageStatus::Complete)
+        .unwrap();
+    assert_eq!(titles(&store), ["a", "c", "b"]);
+    assert!(store.conversation(&a.id).unwrap().unwrap().updated_at > a.updated_at);
+
+    // Renaming does not reorder.
+    store.rename_conversation(&b.id, "b2").unwrap();
+    assert_eq!(titles(&store), ["a", "c", "b2"]);
+    let _ = c;
+}
+
+#[test]
+fn a_message_left_streaming_comes_back_interrupted_with_its_partial_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    let (conversation_id, done, partial) = {
+        let store = Store::open(&path).unwrap();
+        let conversation = store.create_conversation("crash").unwrap();
+        let done = store
+            .append_message(&conversation.id, "user", &text("tell me"), MessageStatus::Complete)
+            .unwrap();
+        let partial = store
+            .append_message(&conversation.id, "assistant", &json!([]), MessageStatus::Streaming)
+            .unwrap();
+        let mut so_far = String::new();
+        for word in ["Once ", "upon ", "a ", "ti"] {
+            so_far.push_str(word);
+            store
+                .update_message(partial, &text(&so_far), MessageStatus::Streaming, None)
+                .unwrap();
+        }
+        (conversation.id, done, partial)
+        // dropped here without finishing: as if the app had been killed
+    };
+
+    let store = Store::open(&path).unwrap();
+    let messages = store.messages(&conversation_id).unwrap();
+    assert_eq!(messages[0].id, done);
+    assert_eq!(messages[0].status, MessageStatus::Complete);
+    assert_eq!(messages[1].id, partial);
+    assert_eq!(messages[1].status, MessageStatus::Interrupted);
+    assert_eq!(messages[1].parts, text("Once upon a ti"));
+    // The recovered text is searchable.
+    assert_eq!(search_ids(&store, "upon"), [(conversation_id, Some(partial))]);
+}
+
+#[test]
+fn tool_calls_left_pending_or_running_come_back_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    let conversation_id = {
+        let store = Store::open(&path).unwrap();
+        let conversation = store.create_conversation("tools").unwrap();
+        let message = store
+            .append_message(&conversation.id, "assistant", &text("calling"), MessageStatus::Complete)
+            .unwrap();
+        store
+            .insert_tool_call(&new_call(&conversation.id, message, "c1", ToolCallStatus::Pending))
+            .unwrap();
+        let running = store
+            .insert_tool_call(&new_call(&conversation.id, message, "c2", ToolCallStatus::Pending))
+            .unwrap();
+        store.set_tool_call_status(running, ToolCallStatus::Running).unwrap();
+        let finished = store
+            .insert_tool_call(&new_call(&conversation.id, message, "c3", ToolCallStatus::Running))
+            .unwrap();
+        let finish = ToolCallFinish {
+            status: ToolCallStatus::Ok,
+            model_facing: Some(json!({ "content": [{ "type": "text", "text": "sunny" }] })),
+            view_facing: None,
+            error: None,
+            duration_ms: 42,
+        };
+        store.finish_tool_call(finished, &finish).unwrap();
+        store
+            .insert_tool_call(&new_call(&conversation.id, message, "c4", ToolCallStatus::Denied))
+            .unwrap();
+        conversation.id
+    };
+
+    let store = Store::open(&path).unwrap();
+    let calls = store.tool_calls(&conversation_id).unwrap();
+    let statuses: Vec<_> = calls.iter().map(|c| (c.call_id.as_str(), c.status)).collect();
+    assert_eq!(
+        statuses,
+        [
+            ("c1", ToolCallStatus::Interrupted),
+            ("c2", ToolCallStatus::Interrupted),
+            ("c3", ToolCallStatus::Ok),
+            ("c4", ToolCallStatus::Denied),
+        ]
+    );
+    assert_eq!(
+        calls[2].model_facing,
+        Some(json!({ "content": [{ "type": "text", "text": "sunny" }] }))
+    );
+    assert_eq!(calls[2].duration_ms, Some(42));
+    assert!(calls[2].finished_at.is_some());
+    assert_eq!(calls[0].arguments, json!({ "city": "Lyon", "days": 3 }));
+    assert_eq!(calls[0].duration_ms, None);
+}
+
+#[test]
+fn tool_calls_record_their_outcome() {
+    let store = Store::open_in_memory().unwrap();
+    let conversation = store.create_conversation("t").unwrap();
+    let message = store
+        .append_message(&conversation.id, "assistant", &json!([]), MessageStatus::Complete)
+        .unwrap();
+    let id = store
+        .insert_tool_call(&new_call(&conversation.id, message, "c1", ToolCallStatus::Running))
+        .unwrap();
+    let finish = ToolCallFinish {
+        status: ToolCallStatus::Error,
+        model_facing: Some(json!({ "content": [{ "type": "text", "text": "no such city" }], "isError": true })),
+        view_facing: Some(json!({ "structuredContent": { "city": null } })),
+        error: Some("no such city".to_owned()),
+        duration_ms: 7,
+    };
+    store.finish_tool_call(id, &finish).unwrap();
+    let call = store.tool_call(id).unwrap().unwrap();
+    assert_eq!(call.status, ToolCallStatus::Error);
+    assert_eq!(call.model_facing, finish.model_facing);
+    assert_eq!(call.view_facing, finish.view_facing);
+    assert_eq!(call.error.as_deref(), Some("no such city"));
+    assert_eq!(call.message_id, message);
+    assert_eq!(call.server, "weather");
+    assert_eq!(call.tool, "forecast");
+
+    // A finish must be final; unknown ids and mismatched messages are errors.
+    let not_final = ToolCallFinish {
+        status: ToolCallStatus::Running,
+        ..finish.clone()
+    };
+    assert!(matches!(
+        store.finish_tool_call(id, &not_final),
+        Err(StoreError::Invalid { .. })
+    ));
+    assert!(matches!(
+        store.finish_tool_call(9999, &finish),
+        Err(StoreError::NotFound { .. })
+    ));
+    assert!(matches!(
+        store.set_tool_call_status(9999, ToolCallStatus::Ok),
+        Err(StoreError::NotFound { .. })
+    ));
+    let other = store.create_conversation("other").unwrap();
+    assert!(matches!(
+        store.insert_tool_call(&new_call(&other.id, message, "c1", ToolCallStatus::Pending)),
+        Err(StoreError::NotFound { .. })
+    ));
+    // Records serialize in camelCase for the CLI and the GUI.
+    let json = serde_json::to_value(&call).unwrap();
+    assert_eq!(json["callId"], "c1");
+    assert_eq!(json["status"], "error");
+    assert_eq!(json["modelFacing"]["isError"], true);
+}
+
+#[test]
+fn search_finds_words_from_messages_and_titles() {
+    let store = Store::open_in_memory().unwrap();
+    let trip = store.create_conversation("Trip to Kyoto").unwrap();
+    let cooking = store.create_conversation("Cooking").unwrap();
+    let m1 = store
+        .append_message(
+            &cooking.id,
+            "user",
+            &text("How long to boil an artichoke?"),
+            MessageStatus::Complete,
+        )
+        .unwrap();
+    let tool_only = json!([
+        { "type": "tool_use", "id": "x", "name": "lookup", "arguments": { "q": "zucchini" } },
+        { "type": "reasoning", "text": "zucchini maybe" },
+    ]);
+    store
+        .append_message(&cooking.id, "assistant", &tool_only, MessageStatus::Complete)
+        .unwrap();
+
+    assert_eq!(search_ids(&store, "artichoke"), [(cooking.id.clone(), Some(m1))]);
+    assert_eq!(search_ids(&store, "kyoto"), [(trip.id.clone(), None)]);
+    assert!(search_ids(&store, "zucchini").is_empty(), "only text parts are indexed");
+
+    let hits = store.search("ARTICHOKE", 10).unwrap();
+    assert_eq!(hits[0].snippet, "How long to boil an [artichoke]?");
+    assert_eq!(hits[0].conversation_title, "Cooking");
+    assert_eq!(hits[0].role.as_deref(), Some("user"));
+    let hits = store.search("kyoto", 10).unwrap();
+    assert_eq!(hits[0].snippet, "Trip to [Kyoto]");
+
+    // Every term must match.
+    assert_eq!(search_ids(&store, "boil artichoke"), [(cooking.id.clone(), Some(m1))]);
+    assert!(search_ids(&store, "boil kyoto").is_empty());
+    assert_eq!(store.search("artichoke", 0).unwrap(), []);
+}
+
+#[test]
+fn search_matches_prefixes_and_ignores_accents() {
+    let store = Store::open_in_memory().unwrap();
+    let conversation = store.create_conversation("Résumé help").unwrap();
+    let id = store
+        .append_message(
+            &conversation.id,
+            "user",
+            &text("Internationalization is hard"),
+            MessageStatus::Complete,
+        )
+        .unwrap();
+    assert_eq!(search_ids(&store, "intern"), [(conversation.id.clone(), Some(id))]);
+    assert_eq!(search_ids(&store, "resum"), [(conversation.id.clone(), None)]);
+    assert_eq!(search_ids(&store, "résumé"), [(conversation.id.clone(), None)]);
+}
+
+#[test]
+fn search_survives_hostile_input() {
+    let store = Store::open_in_memory().unwrap();
+    let conversation = store.create_conversation("AND NOT OR").unwrap();
+    let id = store
+        .append_message(
+            &conversation.id,
+            "user",
+            &text("near the -dash- \"quoted\" café 東京 emoji 🎉 c++ a*b"),
+            MessageStatus::Complete,
+        )
+        .unwrap();
+    for query in [
+        "\"",
+        "\"\"",
+        "*",
+        "**",
+        "NEAR(",
+        "NEAR(a b",
+        "AND",
+        "OR",
+        "NOT",
+        "-",
+        "^",
+        ":",
+        "(",
+        ")",
+        "{",
+        "}",
+        "col:near",
+        "+",
+        "'",
+        "\\",
+        "\0",
+        "a\0b",
+        "\u{7}",
+        "x\u{200b}y",
+        "\u{93f}",
+        "🎉",
+        "东",
+        "a\"b",
+        "\"near",
+        "near\"",
+        "x OR",
+        "- near",
+        "",
+        "   ",
+        "body:near",
+        "title:and",
+        "NEAR(near, 3)",
+        "near*",
+        "*near",
+    ] {
+        let result = store.search(query, 10);
+        assert!(result.is_ok(), "{query:?}: {result:?}");
+    }
+    let message_hit = vec![(conversation.id.clone(), Some(id))];
+    assert_eq!(search_ids(&store, "near("), message_hit);
+    assert_eq!(search_ids(&store, "\"quoted"), message_hit);
+    assert_eq!(search_ids(&store, "dash-"), message_hit);
+    assert_eq!(search_ids(&store, "CAFE"), message_hit);
+    assert_eq!(search_ids(&store, "東京"), message_hit);
+    assert_eq!(search_ids(&store, "c++"), message_hit);
+    assert_eq!(search_ids(&store, "near\0dash"), message_hit);
+    assert_eq!(
+        search_ids(&store, "and"),
+        [(conversation.id.clone(), None)],
+        "AND is a word, not an operator"
+    );
+    assert_eq!(search_ids(&store, "not"), [(conversation.id.clone(), None)]);
+
+    // Odd text in a message does not stop it from being stored or found.
+    let odd = store
+        .append_message(
+            &conversation.id,
+            "assistant",
+            &text("nul\0inside"),
+            MessageStatus::Complete,
+        )
+        .unwrap();
+    assert_eq!(store.messages(&conversation.id).unwrap()[1].parts, text("nul\0inside"));
+    assert_eq!(search_ids(&store, "nul"), [(conversation.id.clone(), Some(odd))]);
+}
+
+#[test]
+fn search_forgets_text_that_was_updated_or_deleted() {
+    let store = Store::open_in_memory().unwrap();
+    let conversation = store.create_conversation("Old title").unwrap();
+    let id = store
+        .append_message(&conversation.id, "user", &text("pineapple"), MessageStatus::Complete)
+        .unwrap();
+    assert_eq!(search_ids(&store, "pineapple").len(), 1);
+
+    store
+        .update_message(id, &text("mango"), MessageStatus::Complete, None)
+        .unwrap();
+    assert!(search_ids(&store, "pineapple").is_empty());
+    assert_eq!(search_ids(&store, "mango"), [(conversation.id.clone(), Some(id))]);
+
+    store.rename_conversation(&conversation.id, "New title").unwrap();
+    assert!(search_ids(&store, "old").is_empty());
+    assert_eq!(search_ids(&store, "new"), [(conversation.id.clone(), None)]);
+
+    store.delete_messages_from(&conversation.id, id).unwrap();
+    assert!(search_ids(&store, "mango").is_empty());
+
+    let again = store
+        .append_message(&conversation.id, "user", &text("papaya"), MessageStatus::Complete)
+        .unwrap();
+    assert_eq!(search_ids(&store, "papaya"), [(conversation.id.clone(), Some(again))]);
+    store.delete_conversation(&conversation.id).unwrap();
+    assert!(search_ids(&store, "papaya").is_empty());
+    assert!(search_ids(&store, "new").is_empty());
+}
+
+#[test]
+fn streaming_text_becomes_searchable_when_the_message_finishes() {
+    let store = Store::open_in_memory().unwrap();
+    let conversation = store.create_conversation("s").unwrap();
+    let id = store
+        .append_message(&conversation.id, "assistant", &text("quin"), MessageStatus::Streaming)
+        .unwrap();
+    store
+        .update_message(id, &text("quince jam"), MessageStatus::Streaming, None)
+        .unwrap();
+    assert!(search_ids(&store, "quince").is_empty());
+    store
+        .update_message(id, &text("quince jam"), MessageStatus::Complete, None)
+        .unwrap();
+    assert_eq!(search_ids(&store, "quince"), [(conversation.id.clone(), Some(id))]);
+
+    // A failed message keeps its partial text, searchable, and its error.
+    let failed = store
+        .append_message(&conversation.id, "assistant", &json!([]), MessageStatus::Streaming)
+        .unwrap();
+    store
+        .update_message(
+            failed,
+            &text("half a sentenc"),
+            MessageStatus::Failed,
+            Some("HTTP 529 overloaded"),
+        )
+        .unwrap();
+    let messages = store.messages(&conversation.id).unwrap();
+    assert_eq!(messages[1].status, MessageStatus::Failed);
+    assert_eq!(messages[1].error.as_deref(), Some("HTTP 529 overloaded"));
+    assert_eq!(search_ids(&store, "sentenc"), [(conversation.id.clone(), Some(failed))]);
+}
+
+#[test]
+fn deleting_a_conversation_deletes_everything_in_it_but_the_audit_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&db_path(&dir)).unwrap();
+    let doomed = store.create_conversation("doomed").unwrap();
+    let kept = store.create_conversation("kept").unwrap();
+    for conversation in [&doomed, &kept] {
+        let message = store
+            .append_message(&conversation.id, "assistant", &text("hello"), MessageStatus::Complete)
+            .unwrap();
+        let call = store
+            .insert_tool_call(&new_call(&conversation.id, message, "c1", ToolCallStatus::Running))
+            .unwrap();
+        store.insert_view(&new_view(call, i64::MAX)).unwrap();
+    }
+    store
+        .audit(&NewAuditEntry {
+            kind: "view".to_owned(),
+            conversation_id: Some(doomed.id.clone()),
+            server: Some("weather".to_owned()),
+            tool: None,
+            uri: None,
+            detail: json!({}),
+        })
+        .unwrap();
+
+    store.delete_conversation(&doomed.id).unwrap();
+
+    assert_eq!(store.conversation(&doomed.id).unwrap(), None);
+    assert!(store.messages(&doomed.id).unwrap().is_empty());
+    assert!(store.tool_calls(&doomed.id).unwrap().is_empty());
+    assert!(store.views(&doomed.id).unwrap().is_empty());
+    assert_eq!(
+        search_ids(&store, "hello"),
+        [(kept.id.clone(), store.messages(&kept.id).unwrap().first().map(|m| m.id))]
+    );
+    assert_eq!(store.messages(&kept.id).unwrap().len(), 1);
+    assert_eq!(store.tool_calls(&kept.id).unwrap().len(), 1);
+    assert_eq!(store.views(&kept.id).unwrap().len(), 1);
+    let audit = store.audit_entries(10).unwrap();
+    assert_eq!(audit.len(), 1);
+    assert_eq!(audit[0].conversation_id.as_deref(), Some(doomed.id.as_str()));
+
+    // And nothing is left over in the file.
+    drop(store);
+    let conn = rusqlite::Connection::open(db_path(&dir)).unwrap();
+    for table in ["messages", "tool_calls", "views", "message_fts", "title_fts"] {
+        let count: i64 = conn
+            .query_row(&format!("SELECT count(*) FROM {table}"), [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(count, 1, "{table}");
+    }
+}
+
+#[test]
+fn unknown_ids_are_not_found() {
+    let store = Store::open_in_memory().unwrap();
+    let err = store.rename_conversation("0123456789abcdef", "x").unwrap_err();
+    assert!(matches!(err, StoreError::NotFound { .. }), "{err:?}");
+    assert_eq!(err.to_string(), "conversation \"0123456789abcdef\" not found");
+    assert!(matches!(
+        store.delete_conversation("nope"),
+        Err(StoreError::NotFound { .. })
+    ));
+    assert!(matches!(
+        store.append_message("nope", "user", &text("x"), MessageStatus::Complete),
+        Err(StoreError::NotFound { .. })
+    ));
+    assert!(matches!(
+        store.update_message(12345, &text("x"), MessageStatus::Complete, None),
+        Err(StoreError::NotFound { .. })
+    ));
+    assert!(matches!(
+        store.delete_messages_from("nope", 1),
+        Err(StoreError::NotFound { .. })
+    ));
+    assert!(matches!(
+        store.insert_view(&new_view(12345, 0)),
+        Err(StoreError::NotFound { .. })
+    ));
+    assert!(matches!(
+        store.set_view_state(12345, "ready", None),
+        Err(StoreError::NotFound { .. })
+    ));
+    assert_eq!(store.conversation("nope").unwrap(), None);
+    assert!(store.messages("nope").unwrap().is_empty());
+}
+
+#[test]
+fn invalid_roles_and_view_states_are_refused() {
+    let store = Store::open_in_memory().unwrap();
+    let conversation = store.create_conversation("c").unwrap();
+    let err = store
+        .append_message(&conversation.id, "system", &text("x"), MessageStatus::Complete)
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Invalid { .. }), "{err:?}");
+    assert!(store.messages(&conversation.id).unwrap().is_empty());
+    let message = store
+        .append_message(&conversation.id, "assistant", &text("x"), MessageStatus::Complete)
+        .unwrap();
+    let call = store
+        .insert_tool_call(&new_call(&conversation.id, message, "c", ToolCallStatus::Ok))
+        .unwrap();
+    let view = store.insert_view(&new_view(call, i64::MAX)).unwrap();
+    assert!(matches!(
+        store.set_view_state(view, "expired", None),
+        Err(StoreError::Invalid { .. })
+    ));
+    assert!(matches!(
+        store.set_view_state(view, "READY", None),
+        Err(StoreError::Invalid { .. })
+    ));
+}
+
+#[test]
+fn delete_messages_from_removes_that_message_and_every_later_one() {
+    let store = Store::open_in_memory().unwrap();
+    let conversation = store.create_conversation("retry").unwrap();
+    let other = store.create_conversation("other").unwrap();
+    let other_message = store
+        .append_message(&other.id, "user", &text("untouched"), MessageStatus::Complete)
+        .unwrap();
+    let ids: Vec<i64> = ["one", "two", "three", "four"]
+        .iter()
+        .enumerate()
+        .map(|(i, word)| {
+            let role = if i % 2 == 0 { "user" } else { "assistant" };
+            store
+                .append_message(&conversation.id, role, &text(word), MessageStatus::Complete)
+                .unwrap()
+        })
+        .collect();
+    let early_call = store
+        .insert_tool_call(&new_call(&conversation.id, ids[1], "early", ToolCallStatus::Ok))
+        .unwrap();
+    let late_call = store
+        .insert_tool_call(&new_call(&conversation.id, ids[3], "late", ToolCallStatus::Ok))
+        .unwrap();
+    store.insert_view(&new_view(early_call, i64::MAX)).unwrap();
+    store.insert_view(&new_view(late_call, i64::MAX)).unwrap();
+
+    store.delete_messages_from(&conversation.id, ids[2]).unwrap();
+
+    let left: Vec<i64> = store.messages(&conversation.id).unwrap().iter().map(|m| m.id).collect();
+    assert_eq!(left, &ids[..2]);
+    let calls = store.tool_calls(&conversation.id).unwrap();
+    assert_eq!(calls.iter().map(|c| c.call_id.as_str()).collect::<Vec<_>>(), ["early"]);
+    let views = store.views(&conversation.id).unwrap();
+    assert_eq!(views.iter().map(|v| v.tool_call_id).collect::<Vec<_>>(), [early_call]);
+    assert_eq!(store.messages(&other.id).unwrap()[0].id, other_message);
+
+    // A message of another conversation is not found there.
+    assert!(matches!(
+        store.delete_messages_from(&conversation.id, other_message),
+        Err(StoreError::NotFound { .. })
+    ));
+    // New messages get fresh ids, never the deleted ones.
+    let next = store
+        .append_message(&conversation.id, "user", &text("three again"), MessageStatus::Complete)
+        .unwrap();
+    assert!(next > ids[3]);
+}
+
+#[test]
+fn audit_entries_round_trip_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    {
+        let store = Store::open(&path).unwrap();
+        for (i, kind) in ["view", "refused", "call", "csp-dropped", "call"].iter().enumerate() {
+            store
+                .audit(&NewAuditEntry {
+                    kind: (*kind).to_owned(),
+                    conversation_id: Some("0123456789abcdef".to_owned()),
+                    server: Some("weather".to_owned()),
+                    tool: (i % 2 == 0).then(|| "forecast".to_owned()),
+                    uri: Some(format!("ui://weather/{i}")),
+                    detail: json!({ "n": i, "why": "test" }),
+                })
+                .unwrap();
+        }
+    }
+    let store = Store::open(&path).unwrap();
+    let all = store.audit_entries(100).unwrap();
+    assert_eq!(
+        all.iter().map(|e| e.kind.as_str()).collect::<Vec<_>>(),
+        ["view", "refused", "call", "csp-dropped", "call"]
+    );
+    assert_eq!(all[1].detail, json!({ "n": 1, "why": "test" }));
+    assert_eq!(all[1].tool, None);
+    assert_eq!(all[2].tool.as_deref(), Some("forecast"));
+    assert!(all.windows(2).all(|w| w[0].at < w[1].at && w[0].id < w[1].id));
+
+    let last_two = store.audit_entries(2).unwrap();
+    assert_eq!(
+        last_two
+            .iter()
+            .map(|e| e.detail["n"].as_i64().unwrap())
+            .collect::<Vec<_>>(),
+        [3, 4]
+    );
+    assert!(store.audit_entries(0).unwrap().is_empty());
+}
+
+#[test]
+fn always_allowed_round_trips_and_persists() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    {
+        let store = Store::open(&path).unwrap();
+        assert!(!store.is_always_allowed("weather", "forecast").unwrap());
+        store.set_always_allowed("weather", "forecast", true).unwrap();
+        store.set_always_allowed("weather", "forecast", true).unwrap();
+        store.set_always_allowed("files", "read", true).unwrap();
+        store.set_always_allowed("files", "write", true).unwrap();
+        store.set_always_allowed("files", "write", false).unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    assert!(store.is_always_allowed("weather", "forecast").unwrap());
+    assert!(store.is_always_allowed("files", "read").unwrap());
+    assert!(!store.is_always_allowed("files", "write").unwrap());
+    assert!(!store.is_always_allowed("forecast", "weather").unwrap());
+    let listed: Vec<_> = store
+        .always_allowed()
+        .unwrap()
+        .into_iter()
+        .map(|a| (a.server, a.tool))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("files".to_owned(), "read".to_owned()),
+            ("weather".to_owned(), "forecast".to_owned())
+        ]
+    );
+}
+
+#[test]
+fn settings_round_trip_and_persist() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    {
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.setting("theme").unwrap(), None);
+        store.set_setting("theme", &json!("dark")).unwrap();
+        store
+            .set_setting("model", &json!({ "provider": "anthropic", "maxTokens": 4096 }))
+            .unwrap();
+        store.set_setting("model", &json!({ "provider": "openai" })).unwrap();
+        store.set_setting("gone", &json!(true)).unwrap();
+        assert!(store.remove_setting("gone").unwrap());
+        assert!(!store.remove_setting("gone").unwrap());
+    }
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.setting("theme").unwrap(), Some(json!("dark")));
+    assert_eq!(store.setting("model").unwrap(), Some(json!({ "provider": "openai" })));
+    assert_eq!(store.setting("gone").unwrap(), None);
+}
+
+#[test]
+fn views_expire_and_the_tool_calls_model_facing_result_stays() {
+    let store = Store::open_in_memory().unwrap();
+    let conversation = store.create_conversation("views").unwrap();
+    let message = store
+        .append_message(&conversation.id, "assistant", &text("here"), MessageStatus::Complete)
+        .unwrap();
+    let call = store
+        .insert_tool_call(&new_call(&conversation.id, message, "c1", ToolCallStatus::Running))
+        .unwrap();
+    let result = json!({ "content": [{ "type": "text", "text": "18°C" }] });
+    store
+        .finish_tool_call(
+            call,
+            &ToolCallFinish {
+                status: ToolCallStatus::Ok,
+                model_facing: Some(result.clone()),
+                view_facing: Some(json!({ "structuredContent": { "temp": 18 } })),
+                error: None,
+                duration_ms: 5,
+            },
+        )
+        .unwrap();
+    let past = 1_000;
+    let future = i64::MAX;
+    let old = store.insert_view(&new_view(call, past)).unwrap();
+    let refused = store.insert_view(&new_view(call, past)).unwrap();
+    let fresh = store.insert_view(&new_view(call, future)).unwrap();
+    store.set_view_state(old, "ready", None).unwrap();
+    store
+        .set_view_state(refused, "refused", Some("CSP asks for frame-ancestors *"))
+        .unwrap();
+    store.set_view_state(fresh, "ready", None).unwrap();
+
+    let before = store.views(&conversation.id).unwrap();
+    assert_eq!(before[0].state, "ready");
+    assert!(before[0].expired, "computed from expires_at");
+    assert!(!before[2].expired);
+    assert_eq!(before[1].reason.as_deref(), Some("CSP asks for frame-ancestors *"));
+    assert_eq!(before[0].conversation_id, conversation.id);
+    assert_eq!(before[0].html_sha256, "ab".repeat(32));
+
+    assert_eq!(store.expire_views(2_000).unwrap(), 1);
+    assert_eq!(store.expire_views(2_000).unwrap(), 0);
+
+    let after = store.views(&conversation.id).unwrap();
+    assert_eq!(
+        after.iter().map(|v| v.state.as_str()).collect::<Vec<_>>(),
+        ["expired", "refused", "ready"]
+    );
+    assert!(after[0].expired);
+    let calls = store.tool_calls(&conversation.id).unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].status, ToolCallStatus::Ok);
+    assert_eq!(calls[0].model_facing, Some(result));
+}
+
+#[test]
+fn a_database_from_a_newer_porthole_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    {
+        let store = Store::open(&path).unwrap();
+        store.create_conversation("from the future").unwrap();
+    }
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(&format!("PRAGMA user_version = {}", SCHEMA_VERSION + 1))
+            .unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+
+    let err = Store::open(&path).unwrap_err();
+    match &err {
+        StoreError::TooNew { path: p, found, known } => {
+            assert_eq!(p, &path);
+            assert_eq!(*found, SCHEMA_VERSION + 1);
+            assert_eq!(*known, SCHEMA_VERSION);
+        }
+        other => panic!("expected TooNew, got {other:?}"),
+    }
+    let message = err.to_string();
+    assert!(message.contains("newer version of Porthole"), "{message}");
+    assert!(message.contains(&path.display().to_string()), "{message}");
+    assert_eq!(std::fs::read(&path).unwrap(), before, "file untouched");
+    assert_eq!(raw_user_version(&path), SCHEMA_VERSION + 1);
+}
+
+#[test]
+fn a_file_that_is_not_a_database_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let garbage: Vec<u8> = (0..10_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let mut fake_header = b"SQLite format 3\0".to_vec();
+    fake_header.extend_from_slice(&garbage);
+    let cases: [(&str, Vec<u8>); 4] = [
+        ("notes.txt", b"these are my notes, not a database\n".to_vec()),
+        ("short", b"x".to_vec()),
+        ("noise", garbage),
+        ("fake-header", fake_header),
+    ];
+    for (name, bytes) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, &bytes).unwrap();
+        let err = Store::open(&path).unwrap_err();
+        assert!(matches!(err, StoreError::NotADatabase { .. }), "{name}: {err:?}");
+        let message = err.to_string();
+        assert!(message.contains(&path.display().to_string()), "{message}");
+        assert!(message.contains("not a Porthole database"), "{message}");
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "{name} untouched");
+    }
+}
+
+#[test]
+fn another_programs_sqlite_database_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let unmarked = dir.path().join("unmarked.db");
+    let marked = dir.path().join("marked.db");
+    for (path, setup) in [
+        (&unmarked, "CREATE TABLE bookmarks (url TEXT);"),
+        (&marked, "PRAGMA application_id = 42; CREATE TABLE t (x);"),
+    ] {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        conn.execute_batch(setup).unwrap();
+        drop(conn);
+        let before = std::fs::read(path).unwrap();
+        let err = Store::open(path).unwrap_err();
+        assert!(matches!(err, StoreError::NotADatabase { .. }), "{err:?}");
+        assert_eq!(std::fs::read(path).unwrap(), before);
+        assert_eq!(raw_user_version(path), 0);
+    }
+}
+
+#[test]
+fn migrations_run_exactly_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    const { assert!(SCHEMA_VERSION >= 1) };
+    let id = {
+        let store = Store::open(&path).unwrap();
+        let conversation = store.create_conversation("kept").unwrap();
+        store
+            .append_message(&conversation.id, "user", &text("still here"), MessageStatus::Complete)
+            .unwrap();
+        conversation.id
+    };
+    assert_eq!(raw_user_version(&path), SCHEMA_VERSION);
+    for _ in 0..3 {
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.list_conversations().unwrap().len(), 1);
+        assert_eq!(store.messages(&id).unwrap()[0].parts, text("still here"));
+        assert_eq!(
+            search_ids(&store, "still"),
+            [(id.clone(), Some(store.messages(&id).unwrap()[0].id))]
+        );
+    }
+    assert_eq!(raw_user_version(&path), SCHEMA_VERSION);
+
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let mode: String = conn.query_row("PRAGMA journal_mode", [], |row| row.get(0)).unwrap();
+    assert_eq!(mode, "wal");
+}
+
+#[test]
+fn open_creates_missing_directories_and_refuses_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a").join("b").join("porthole.db");
+    Store::open(&path).unwrap();
+    assert!(path.is_file());
+    let err = Store::open(dir.path()).unwrap_err();
+    assert!(err.to_string().contains(&dir.path().display().to_string()), "{err}");
+}
+
+#[test]
+fn two_stores_on_one_file_see_each_others_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    let app = Store::open(&path).unwrap();
+    let cli = Store::open(&path).unwrap();
+    let conversation = cli.create_conversation("from the CLI").unwrap();
+    cli.append_message(&conversation.id, "user", &text("hello app"), MessageStatus::Complete)
+        .unwrap();
+    assert_eq!(app.list_conversations().unwrap()[0].id, conversation.id);
+    assert_eq!(app.messages(&conversation.id).unwrap().len(), 1);
+}
+
+#[test]
+fn one_store_is_shared_across_threads() {
+    fn assert_send_sync_clone<T: Send + Sync + Clone + 'static>() {}
+    assert_send_sync_clone::<Store>();
+
+    let store = Store::open_in_memory().unwrap();
+    let conversation = store.create_conversation("threads").unwrap();
+    let handles: Vec<_> = (0..4)
+        .map(|t| {
+            let store = store.clone();
+            let id = conversation.id.clone();
+            std::thread::spawn(move || {
+                for i in 0..25 {
+                    store
+                        .append_message(&id, "user", &text(&format!("t{t} m{i}")), MessageStatus::Complete)
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap();
+    }
+    let messages = store.messages(&conversation.id).unwrap();
+    assert_eq!(messages.len(), 100);
+    assert!(
+        messages
+            .windows(2)
+            .all(|w| w[0].id < w[1].id && w[0].created_at < w[1].created_at)
+    );
+}
