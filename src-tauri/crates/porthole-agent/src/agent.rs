@@ -1,0 +1,659 @@
+//! The agent loop: model → tool calls (in parallel, each approved first) → results → model,
+//! until the model answers without tools, the step limit is reached, or the turn is cancelled.
+//!
+//! Each tool call's result is split by [`porthole_mcp::ToolOutcome`] the moment it returns; the
+//! model gets the model-facing half unchanged. The only thing the host may add is one note that
+//! the tool's view is on screen, and only when the view host says it rendered ([`ViewReports`]):
+//! never in headless runs, never when the view failed or was refused.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::FutureExt;
+use futures::future::{BoxFuture, join_all};
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::context::ModelContext;
+use crate::conversation::{Message, Part, Role, ToolSpec, Usage};
+use crate::events::{CallStatus, Decision, EventSink, StopReason, TurnEvent};
+use crate::provider::{ModelEvent, ModelRequest, Provider, ProviderError};
+use porthole_mcp::{CallError, CallOptions, CatalogTool, ModelFacing, Progress, ServerState, Servers};
+
+/// The note appended to a tool's model-facing result when, and only when, its view rendered.
+pub const VIEW_SHOWN_NOTE: &str = "[Porthole: this tool's interactive view is shown to the user in the chat.]";
+
+/// One tool call waiting for the user's decision.
+#[derive(Debug, Clone)]
+pub struct ApprovalRequest {
+    pub call_id: String,
+    pub server: String,
+    pub tool: String,
+    pub arguments: Value,
+}
+
+/// Decides tool calls: the window's approval prompt, the terminal, or a headless policy.
+pub trait Approver: Send + Sync {
+    fn decide(&self, request: ApprovalRequest) -> BoxFuture<'static, Decision>;
+}
+
+/// Approves every call (`porthole run --yes`).
+pub struct AllowAll;
+
+impl Approver for AllowAll {
+    fn decide(&self, _: ApprovalRequest) -> BoxFuture<'static, Decision> {
+        async { Decision::AllowOnce }.boxed()
+    }
+}
+
+/// Refuses every call that is not already allowed (headless without `--yes` and no terminal).
+pub struct DenyAll;
+
+impl Approver for DenyAll {
+    fn decide(&self, _: ApprovalRequest) -> BoxFuture<'static, Decision> {
+        async { Decision::Deny }.boxed()
+    }
+}
+
+/// Where "always allow this tool" is remembered (the conversation store, in the app).
+pub trait RememberedApprovals: Send + Sync {
+    fn is_allowed(&self, server: &str, tool: &str) -> bool;
+    fn remember(&self, server: &str, tool: &str);
+}
+
+/// What became of a tool call's view, as the MCP Apps host reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ViewState {
+    /// No view (headless, MCP Apps off, or the tool has none).
+    None,
+    /// The view initialized and is on screen.
+    Rendered,
+    /// The view failed to load, was refused, or did not initialize in time.
+    Failed(String),
+}
+
+/// The MCP Apps host's answer to "did this call's view render?". `settle` may wait a little
+/// for a view that is still loading; it must resolve.
+pub trait ViewReports: Send + Sync {
+    fn settle(&self, call_id: &str) -> BoxFuture<'static, ViewState>;
+}
+
+/// No views at all: headless runs.
+pub struct NoViews;
+
+impl ViewReports for NoViews {
+    fn settle(&self, _: &str) -> BoxFuture<'static, ViewState> {
+        async { ViewState::None }.boxed()
+    }
+}
+
+/// The model-facing content of a result, with the view note appended only for a rendered view.
+pub fn model_content(model: &ModelFacing, view: &ViewState) -> Vec<Value> {
+    let mut content = model.content.clone();
+    if *view == ViewState::Rendered {
+        content.push(json!({"type": "text", "text": VIEW_SHOWN_NOTE}));
+    }
+    content
+}
+
+/// What a turn added and how it ended.
+#[derive(Debug, Clone)]
+pub struct TurnResult {
+    /// The user message, then each assistant message and tool-results message, in order.
+    pub messages: Vec<Message>,
+    pub stop_reason: StopReason,
+    /// The text of the last assistant message.
+    pub text: String,
+    pub usage: Usage,
+    /// The error, when `stop_reason` is `Error`.
+    pub error: Option<String>,
+}
+
+/// A configured agent. Cheap to share; one `run_turn` per user message.
+pub struct Agent {
+    pub provider: Arc<dyn Provider>,
+    pub model: String,
+    pub servers: Servers,
+    pub system: Option<String>,
+    /// Model requests per turn at most.
+    pub step_limit: u32,
+    pub max_tokens: Option<u32>,
+    pub approver: Arc<dyn Approver>,
+    pub remembered: Option<Arc<dyn RememberedApprovals>>,
+    pub views: Arc<dyn ViewReports>,
+    pub context: ModelContext,
+}
+
+impl Agent {
+    pub fn new(provider: Arc<dyn Provider>, model: impl Into<String>, servers: Servers) -> Agent {
+        Agent {
+            provider,
+            model: model.into(),
+            servers,
+            system: None,
+            step_limit: 20,
+            max_tokens: None,
+            approver: Arc::new(DenyAll),
+            remembered: None,
+            views: Arc::new(NoViews),
+            context: ModelContext::default(),
+        }
+    }
+
+    /// Every tool offered to the model now, from every connected server.
+    pub fn tools(&self) -> Vec<(CatalogTool, bool)> {
+        self.servers
+            .statuses()
+            .into_iter()
+            .filter(|s| s.state == ServerState::Connected)
+            .flat_map(|s| {
+                let apps = s.mcp_apps;
+                s.tools.into_iter().map(move |t| (t, apps))
+            })
+            .filter(|(t, _)| t.visible_to_model())
+            .collect()
+    }
+
+    fn tool_specs(&self) -> Vec<ToolSpec> {
+        self.tools()
+            .into_iter()
+            .map(|(t, _)| ToolSpec {
+                name: t.model_name.clone(),
+                description: t.description.clone().or(t.title.clone()).unwrap_or_default(),
+                input_schema: t.input_schema.clone(),
+            })
+            .collect()
+    }
+
+    fn system_prompt(&self) -> Option<String> {
+        match (self.system.clone(), self.context.render()) {
+            (None, None) => None,
+            (Some(s), None) => Some(s),
+            (None, Some(c)) => Some(c),
+            (Some(s), Some(c)) => Some(format!("{s}\n\n{c}")),
+        }
+    }
+
+    /// Runs one user turn to completion (or cancellation), emitting every event to `sink`.
+    pub async fn run_turn(
+        &self,
+        conversation_id: Option<String>,
+        history: Vec<Message>,
+        user: Message,
+        sink: &dyn EventSink,
+        cancel: CancellationToken,
+    ) -> TurnResult {
+        sink.emit(&TurnEvent::TurnStarted {
+            conversation_id,
+            model: self.model.clone(),
+            provider: self.provider.kind().to_string(),
+        });
+        sink.emit(&TurnEvent::UserMessage { message: user.clone() });
+        let mut messages = prepare_history(history);
+        messages.push(user.clone());
+        let mut added = vec![user];
+        let mut usage = Usage::default();
+        let mut error = None;
+        let mut step = 0;
+        let stop_reason = loop {
+            if cancel.is_cancelled() {
+                break StopReason::Cancelled;
+            }
+            if step >= self.step_limit {
+                let message = format!(
+                    "stopped after {} model requests: the model kept calling tools (the step limit)",
+                    self.step_limit
+                );
+                sink.emit(&TurnEvent::Error {
+                    message: message.clone(),
+                });
+                error = Some(message);
+                break StopReason::StepLimit;
+            }
+            step += 1;
+            sink.emit(&TurnEvent::StepStarted { step });
+            let request = ModelRequest {
+                model: self.model.clone(),
+                system: self.system_prompt(),
+                messages: messages.clone(),
+                tools: self.tool_specs(),
+                max_tokens: self.max_tokens,
+            };
+            let reply = self.stream_reply(&request, sink, cancel.clone()).await;
+            let (parts, step_usage, failure) = match reply {
+                Ok(reply) => (reply.parts, reply.usage, None),
+                Err(e) => {
+                    let partial = e.partial().cloned().unwrap_or_default();
+                    (partial.parts, partial.usage, Some(e))
+                }
+            };
+            usage.add(step_usage);
+            let assistant = Message {
+                role: Role::Assistant,
+                parts,
+            };
+            let interrupted = failure.is_some();
+            if !assistant.parts.is_empty() || failure.is_none() {
+                sink.emit(&TurnEvent::AssistantMessage {
+                    message: assistant.clone(),
+                    interrupted,
+                    usage: step_usage,
+                });
+                messages.push(assistant.clone());
+                added.push(assistant.clone());
+            }
+            if let Some(e) = failure {
+                if matches!(e, ProviderError::Cancelled { .. }) {
+                    break StopReason::Cancelled;
+                }
+                let message = e.to_string();
+                sink.emit(&TurnEvent::Error {
+                    message: message.clone(),
+                });
+                error = Some(message);
+                break StopReason::Error;
+            }
+            let uses: Vec<(String, String, Value)> = assistant
+                .tool_uses()
+                .map(|(id, name, args)| (id.to_string(), name.to_string(), args.clone()))
+                .collect();
+            if uses.is_empty() {
+                break StopReason::EndTurn;
+            }
+            let results = join_all(
+                uses.into_iter()
+                    .map(|(id, name, args)| self.run_tool(id, name, args, sink, cancel.clone())),
+            )
+            .await;
+            let tool_message = Message {
+                role: Role::Tool,
+                parts: results,
+            };
+            sink.emit(&TurnEvent::ToolResults {
+                message: tool_message.clone(),
+            });
+            messages.push(tool_message.clone());
+            added.push(tool_message);
+        };
+        let text = added
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant)
+            .map(Message::text)
+            .unwrap_or_default();
+        sink.emit(&TurnEvent::Done {
+            stop_reason,
+            text: text.clone(),
+            usage,
+        });
+        TurnResult {
+            messages: added,
+            stop_reason,
+            text,
+            usage,
+            error,
+        }
+    }
+
+    /// One model request, its streamed events turned into turn events as they arrive.
+    async fn stream_reply(
+        &self,
+        request: &ModelRequest,
+        sink: &dyn EventSink,
+        cancel: CancellationToken,
+    ) -> Result<crate::provider::ModelReply, ProviderError> {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let reply = self.provider.stream(request, tx, cancel);
+        tokio::pin!(reply);
+        let mut calls: Vec<(usize, String, String, String)> = Vec::new();
+        let mut forward = |event: ModelEvent| match event {
+            ModelEvent::TextDelta { text } => sink.emit(&TurnEvent::TextDelta { text }),
+            ModelEvent::ReasoningDelta { text } => sink.emit(&TurnEvent::ReasoningDelta { text }),
+            ModelEvent::ToolCallStarted { index, id, name } => {
+                sink.emit(&TurnEvent::ToolCallStreaming {
+                    call_id: id.clone(),
+                    name: name.clone(),
+                    arguments_text: String::new(),
+                });
+                calls.push((index, id, name, String::new()));
+            }
+            ModelEvent::ToolCallArgumentsDelta { index, fragment } => {
+                if let Some((_, id, name, text)) = calls.iter_mut().rev().find(|c| c.0 == index) {
+                    text.push_str(&fragment);
+                    sink.emit(&TurnEvent::ToolCallStreaming {
+                        call_id: id.clone(),
+                        name: name.clone(),
+                        arguments_text: text.clone(),
+                    });
+                }
+            }
+            ModelEvent::Retrying {
+                attempt,
+                wait_ms,
+                reason,
+            } => sink.emit(&TurnEvent::Retrying {
+                attempt,
+                wait_ms,
+                reason,
+            }),
+        };
+        loop {
+            tokio::select! {
+                biased;
+                Some(event) = rx.recv() => forward(event),
+                result = &mut reply => {
+                    while let Ok(event) = rx.try_recv() {
+                        forward(event);
+                    }
+                    return result;
+                }
+            }
+        }
+    }
+
+    fn find_tool(&self, model_name: &str) -> Option<(CatalogTool, bool)> {
+        self.tools().into_iter().find(|(t, _)| t.model_name == model_name)
+    }
+
+    /// Approves, runs and reports one tool call; returns the model's tool-result part.
+    async fn run_tool(
+        &self,
+        call_id: String,
+        name: String,
+        arguments: Value,
+        sink: &dyn EventSink,
+        cancel: CancellationToken,
+    ) -> Part {
+        let started = Instant::now();
+        let tool = self.find_tool(&name);
+        sink.emit(&TurnEvent::ToolCallStarted {
+            call_id: call_id.clone(),
+            name: name.clone(),
+            server: tool.as_ref().map(|(t, _)| t.server.clone()),
+            tool: tool.as_ref().map(|(t, _)| t.name.clone()),
+            arguments: arguments.clone(),
+            ui_resource_uri: tool
+                .as_ref()
+                .and_then(|(t, apps)| if *apps { t.ui_resource_uri.clone() } else { None }),
+        });
+        let finish = |status: CallStatus, model: ModelFacing, view: Value, error: Option<String>| {
+            sink.emit(&TurnEvent::ToolCallFinished {
+                call_id: call_id.clone(),
+                status,
+                model: model.clone(),
+                view,
+                duration_ms: started.elapsed().as_millis() as u64,
+                error,
+            });
+            Part::ToolResult {
+                tool_use_id: call_id.clone(),
+                content: model.content,
+                is_error: model.is_error,
+            }
+        };
+        let host_error = |text: String| ModelFacing {
+            content: vec![json!({"type": "text", "text": text})],
+            is_error: true,
+        };
+        let Some((tool, _)) = tool else {
+            let text = format!("There is no tool named {name:?}.");
+            return finish(CallStatus::Failed, host_error(text.clone()), Value::Null, Some(text));
+        };
+        let arguments: Map<String, Value> = match arguments {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            Value::String(raw) => {
+                let text = format!("The tool call's arguments were not valid JSON: {raw}");
+                return finish(CallStatus::Failed, host_error(text.clone()), Value::Null, Some(text));
+            }
+            other => {
+                let text = format!("The tool call's arguments must be a JSON object, not {other}");
+                return finish(CallStatus::Failed, host_error(text.clone()), Value::Null, Some(text));
+            }
+        };
+
+        let pre_approved = self.servers.always_allowed(&tool.server, &tool.name)
+            || self
+                .remembered
+                .as_ref()
+                .is_some_and(|r| r.is_allowed(&tool.server, &tool.name));
+        if !pre_approved {
+            sink.emit(&TurnEvent::ApprovalRequested {
+                call_id: call_id.clone(),
+                server: tool.server.clone(),
+                tool: tool.name.clone(),
+                arguments: Value::Object(arguments.clone()),
+            });
+            let request = ApprovalRequest {
+                call_id: call_id.clone(),
+                server: tool.server.clone(),
+                tool: tool.name.clone(),
+                arguments: Value::Object(arguments.clone()),
+            };
+            let decision = tokio::select! {
+                d = self.approver.decide(request) => d,
+                _ = cancel.cancelled() => {
+                    let text = "The tool call was cancelled before it was approved.".to_string();
+                    return finish(CallStatus::Cancelled, host_error(text.clone()), Value::Null, Some(text));
+                }
+            };
+            sink.emit(&TurnEvent::ApprovalResolved {
+                call_id: call_id.clone(),
+                decision,
+            });
+            match decision {
+                Decision::Deny => {
+                    let text = "The user denied this tool call.".to_string();
+                    return finish(CallStatus::Denied, host_error(text.clone()), Value::Null, Some(text));
+                }
+                Decision::AllowAlways => {
+                    if let Some(r) = &self.remembered {
+                        r.remember(&tool.server, &tool.name);
+                    }
+                }
+                Decision::AllowOnce => {}
+            }
+        }
+
+        sink.emit(&TurnEvent::ToolCallRunning {
+            call_id: call_id.clone(),
+        });
+        let (progress_tx, mut progress_rx) = mpsc::unbounded_channel::<Progress>();
+        let call = self.servers.call_tool(
+            &tool.server,
+            &tool.name,
+            Some(arguments),
+            CallOptions {
+                progress: Some(progress_tx),
+                cancel: cancel.child_token(),
+                timeout: None,
+            },
+        );
+        tokio::pin!(call);
+        let result = loop {
+            tokio::select! {
+                biased;
+                Some(p) = progress_rx.recv() => sink.emit(&TurnEvent::ToolCallProgress {
+                    call_id: call_id.clone(),
+                    progress: p.progress,
+                    total: p.total,
+                    message: p.message,
+                }),
+                result = &mut call => break result,
+            }
+        };
+        match result {
+            Ok(outcome) => {
+                let view_state = self.views.settle(&call_id).await;
+                let model = ModelFacing {
+                    content: model_content(&outcome.model, &view_state),
+                    is_error: outcome.model.is_error,
+                };
+                let status = if model.is_error {
+                    CallStatus::Error
+                } else {
+                    CallStatus::Ok
+                };
+                finish(status, model, outcome.view, None)
+            }
+            Err(CallError::Cancelled) => {
+                let text = "The tool call was cancelled.".to_string();
+                finish(CallStatus::Cancelled, host_error(text.clone()), Value::Null, Some(text))
+            }
+            Err(e) => {
+                let text = format!("The tool call failed: {e}");
+                finish(
+                    CallStatus::Failed,
+                    host_error(text.clone()),
+                    Value::Null,
+                    Some(e.to_string()),
+                )
+            }
+        }
+    }
+}
+
+/// Makes a stored history safe to send: every tool use gets a result (a call the app never
+/// finished — it was killed mid-turn — gets an error result saying so), results without a
+/// matching use are dropped, and empty messages are left out.
+pub fn prepare_history(history: Vec<Message>) -> Vec<Message> {
+    let mut out: Vec<Message> = Vec::with_capacity(history.len());
+    let mut iter = history.into_iter().peekable();
+    while let Some(message) = iter.next() {
+        match message.role {
+            Role::Assistant => {
+                let uses: Vec<String> = message.tool_uses().map(|(id, _, _)| id.to_string()).collect();
+                if message.parts.is_empty() {
+                    continue;
+                }
+                out.push(message);
+                if uses.is_empty() {
+                    continue;
+                }
+                let mut results: Vec<Part> = Vec::new();
+                if iter.peek().is_some_and(|m| m.role == Role::Tool) {
+                    results = iter.next().unwrap().parts;
+                }
+                let mut parts = Vec::with_capacity(uses.len());
+                for id in uses {
+                    let found = results
+                        .iter()
+                        .position(|p| matches!(p, Part::ToolResult { tool_use_id, .. } if *tool_use_id == id));
+                    match found {
+                        Some(i) => parts.push(results.remove(i)),
+                        None => parts.push(Part::ToolResult {
+                            tool_use_id: id,
+                            content: vec![json!({
+                                "type": "text",
+                                "text": "No result: the call was interrupted before it finished."
+                            })],
+                            is_error: true,
+                        }),
+                    }
+                }
+                out.push(Message {
+                    role: Role::Tool,
+                    parts,
+                });
+            }
+            Role::Tool => {} // orphaned results: their tool use is gone
+            Role::User => {
+                if !message.parts.is_empty() {
+                    out.push(message);
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(content: Vec<Value>, is_error: bool) -> ModelFacing {
+        ModelFacing { content, is_error }
+    }
+
+    #[test]
+    fn the_view_note_is_added_only_when_the_view_rendered() {
+        let text = json!({"type": "text", "text": "{\"city\":\"Oslo\",\"high\":3}"});
+        let facing = model(vec![text.clone()], false);
+        assert_eq!(model_content(&facing, &ViewState::None), vec![text.clone()]);
+        assert_eq!(
+            model_content(&facing, &ViewState::Failed("CSP refused".into())),
+            vec![text.clone()]
+        );
+        let rendered = model_content(&facing, &ViewState::Rendered);
+        assert_eq!(rendered[0], text, "the server's content comes first, unchanged");
+        assert_eq!(rendered[1]["text"], VIEW_SHOWN_NOTE);
+        assert_eq!(rendered.len(), 2);
+    }
+
+    #[test]
+    fn an_error_result_stays_an_error_with_its_content() {
+        let facing = model(vec![json!({"type": "text", "text": "boom"})], true);
+        assert_eq!(model_content(&facing, &ViewState::None), facing.content);
+    }
+
+    fn use_part(id: &str) -> Part {
+        Part::ToolUse {
+            id: id.into(),
+            name: "t".into(),
+            arguments: json!({}),
+        }
+    }
+
+    fn result_part(id: &str) -> Part {
+        Part::ToolResult {
+            tool_use_id: id.into(),
+            content: vec![json!({"type": "text", "text": format!("result {id}")})],
+            is_error: false,
+        }
+    }
+
+    #[test]
+    fn a_history_cut_mid_call_gets_an_honest_result_for_the_missing_call() {
+        let history = vec![
+            Message::user("hi"),
+            Message {
+                role: Role::Assistant,
+                parts: vec![use_part("a"), use_part("b")],
+            },
+            Message {
+                role: Role::Tool,
+                parts: vec![result_part("a")],
+            },
+            Message {
+                role: Role::Assistant,
+                parts: vec![],
+            },
+            Message::user("again"),
+        ];
+        let prepared = prepare_history(history);
+        assert_eq!(prepared.len(), 4);
+        let Part::ToolResult {
+            tool_use_id, is_error, ..
+        } = &prepared[2].parts[1]
+        else {
+            panic!()
+        };
+        assert_eq!(tool_use_id, "b");
+        assert!(is_error);
+        assert_eq!(prepared[2].parts[0], result_part("a"));
+        assert_eq!(prepared[3], Message::user("again"));
+    }
+
+    #[test]
+    fn orphaned_results_are_dropped() {
+        let prepared = prepare_history(vec![
+            Message {
+                role: Role::Tool,
+                parts: vec![result_part("x")],
+            },
+            Message::user("hi"),
+        ]);
+        assert_eq!(prepared, vec![Message::user("hi")]);
+    }
+}

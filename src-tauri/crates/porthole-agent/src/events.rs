@@ -1,0 +1,163 @@
+//! The one stream of events a turn produces. The desktop app, the headless CLI (`--json` prints
+//! them as JSON lines) and the conversation store all consume the same events, in order.
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::conversation::{Message, Usage};
+use porthole_mcp::ModelFacing;
+
+/// How a tool call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CallStatus {
+    /// The server returned a result.
+    Ok,
+    /// The server returned a result with `isError: true`.
+    Error,
+    /// No result: the server or connection failed, or the model named no such tool.
+    Failed,
+    /// The user (or the headless policy) refused the call.
+    Denied,
+    Cancelled,
+}
+
+/// What the user decided about one tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    AllowOnce,
+    AllowAlways,
+    Deny,
+}
+
+/// Why a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model answered without asking for more tools.
+    EndTurn,
+    /// The model kept calling tools past the step limit.
+    StepLimit,
+    Cancelled,
+    Error,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TurnEvent {
+    TurnStarted {
+        conversation_id: Option<String>,
+        model: String,
+        provider: String,
+    },
+    /// The user's message, as it goes into the history.
+    UserMessage {
+        message: Message,
+    },
+    /// A model request is about to be sent (step 1, 2, … of the turn).
+    StepStarted {
+        step: u32,
+    },
+    TextDelta {
+        text: String,
+    },
+    ReasoningDelta {
+        text: String,
+    },
+    /// A tool call is being streamed by the model; `arguments_text` is the JSON so far (for a
+    /// view's `tool-input-partial`).
+    ToolCallStreaming {
+        call_id: String,
+        name: String,
+        arguments_text: String,
+    },
+    /// The provider is waiting before trying again (rate limit or server error).
+    Retrying {
+        attempt: u32,
+        wait_ms: u64,
+        reason: String,
+    },
+    /// The model's message for this step, complete or (`interrupted: true`) cut short.
+    AssistantMessage {
+        message: Message,
+        interrupted: bool,
+        usage: Usage,
+    },
+    /// A tool call the model asked for, resolved to its server and tool.
+    ToolCallStarted {
+        call_id: String,
+        name: String,
+        server: Option<String>,
+        tool: Option<String>,
+        arguments: Value,
+        /// The tool's `ui://` view, when MCP Apps is on for its server.
+        ui_resource_uri: Option<String>,
+    },
+    /// The call waits for the user's decision.
+    ApprovalRequested {
+        call_id: String,
+        server: String,
+        tool: String,
+        arguments: Value,
+    },
+    ApprovalResolved {
+        call_id: String,
+        decision: Decision,
+    },
+    /// The call is running on its server.
+    ToolCallRunning {
+        call_id: String,
+    },
+    ToolCallProgress {
+        call_id: String,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+    /// The call ended. `model` is exactly what the model gets; `view` is the full, unmodified
+    /// `CallToolResult` for the tool's view (`null` when there was no result).
+    ToolCallFinished {
+        call_id: String,
+        status: CallStatus,
+        model: ModelFacing,
+        view: Value,
+        duration_ms: u64,
+        error: Option<String>,
+    },
+    /// The tool results of one step, as the model will get them.
+    ToolResults {
+        message: Message,
+    },
+    Error {
+        message: String,
+    },
+    Done {
+        stop_reason: StopReason,
+        /// The text of the turn's last assistant message.
+        text: String,
+        usage: Usage,
+    },
+}
+
+/// Something that takes a turn's events as they happen. Called in order, on the turn's task;
+/// keep it quick (a store write, a channel send).
+pub trait EventSink: Send + Sync {
+    fn emit(&self, event: &TurnEvent);
+}
+
+/// Forwards events into a channel (for async consumers: the CLI printer, tests, benchmarks).
+pub struct ChannelSink(pub mpsc::UnboundedSender<TurnEvent>);
+
+impl EventSink for ChannelSink {
+    fn emit(&self, event: &TurnEvent) {
+        let _ = self.0.send(event.clone());
+    }
+}
+
+impl<F: Fn(&TurnEvent) + Send + Sync> EventSink for F {
+    fn emit(&self, event: &TurnEvent) {
+        self(event)
+    }
+}

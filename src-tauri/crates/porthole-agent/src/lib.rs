@@ -1,0 +1,20 @@
+//! Porthole's agent loop and model providers, with no Tauri dependency: the desktop app and the
+//! headless `porthole run` use exactly this code.
+
+pub mod agent;
+pub mod context;
+pub mod conversation;
+pub mod events;
+pub mod keys;
+pub mod provider;
+pub mod providers;
+pub mod record;
+
+pub use agent::{
+    Agent, AllowAll, ApprovalRequest, Approver, DenyAll, NoViews, RememberedApprovals, TurnResult, ViewReports,
+    ViewState,
+};
+pub use context::ModelContext;
+pub use conversation::{Message, Part, Role, ToolSpec, Usage};
+pub use events::{CallStatus, ChannelSink, Decision, EventSink, StopReason, TurnEvent};
+pub use provider::{ModelEvent, ModelReply, ModelRequest, Provider, ProviderError, RetryPolicy};

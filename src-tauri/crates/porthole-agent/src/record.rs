@@ -1,0 +1,274 @@
+//! Writes a turn into the conversation store as its events arrive, so that killing the app
+//! mid-turn loses at most the tokens in flight, and reads a conversation back as history.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use porthole_store::{MessageStatus, NewToolCall, Store, ToolCallFinish, ToolCallStatus};
+use serde_json::{Value, json};
+
+use crate::agent::RememberedApprovals;
+use crate::conversation::{Message, Part, Role};
+use crate::events::{CallStatus, Decision, EventSink, TurnEvent};
+
+/// An [`EventSink`] that records one conversation's turn.
+pub struct Recorder {
+    store: Store,
+    conversation_id: String,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// The assistant message being streamed, and its text and reasoning so far.
+    streaming: Option<i64>,
+    text: String,
+    reasoning: String,
+    /// The last assistant message (tool calls belong to it).
+    assistant: Option<i64>,
+    /// Tool-call rows by the model's call id.
+    calls: HashMap<String, i64>,
+}
+
+impl Recorder {
+    pub fn new(store: Store, conversation_id: impl Into<String>) -> Recorder {
+        Recorder {
+            store,
+            conversation_id: conversation_id.into(),
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    fn write(&self, event: &TurnEvent) -> porthole_store::Result<()> {
+        let mut state = self.state.lock().unwrap();
+        match event {
+            TurnEvent::UserMessage { message } => {
+                self.store.append_message(
+                    &self.conversation_id,
+                    "user",
+                    &parts_json(message),
+                    MessageStatus::Complete,
+                )?;
+            }
+            TurnEvent::StepStarted { .. } => {
+                let id = self.store.append_message(
+                    &self.conversation_id,
+                    "assistant",
+                    &json!([]),
+                    MessageStatus::Streaming,
+                )?;
+                state.streaming = Some(id);
+                state.assistant = Some(id);
+                state.text.clear();
+                state.reasoning.clear();
+            }
+            TurnEvent::TextDelta { text } | TurnEvent::ReasoningDelta { text } => {
+                let Some(id) = state.streaming else { return Ok(()) };
+                if matches!(event, TurnEvent::TextDelta { .. }) {
+                    state.text.push_str(text);
+                } else {
+                    state.reasoning.push_str(text);
+                }
+                let mut parts = Vec::new();
+                if !state.reasoning.is_empty() {
+                    parts.push(json!({"type": "reasoning", "text": state.reasoning}));
+                }
+                if !state.text.is_empty() {
+                    parts.push(json!({"type": "text", "text": state.text}));
+                }
+                self.store
+                    .update_message(id, &Value::Array(parts), MessageStatus::Streaming, None)?;
+            }
+            TurnEvent::AssistantMessage {
+                message, interrupted, ..
+            } => {
+                let status = if *interrupted {
+                    MessageStatus::Interrupted
+                } else {
+                    MessageStatus::Complete
+                };
+                match state.streaming.take() {
+                    Some(id) => self.store.update_message(id, &parts_json(message), status, None)?,
+                    None => {
+                        let id = self.store.append_message(
+                            &self.conversation_id,
+                            "assistant",
+                            &parts_json(message),
+                            status,
+                        )?;
+                        state.assistant = Some(id);
+                    }
+                }
+            }
+            TurnEvent::Error { message } => {
+                // A request that failed before anything arrived leaves an empty assistant row:
+                // it becomes the failed message that carries the error.
+                if let Some(id) = state.streaming.take() {
+                    self.store
+                        .update_message(id, &json!([]), MessageStatus::Failed, Some(message))?;
+                } else if let Some(id) = state.assistant {
+                    let messages = self.store.messages(&self.conversation_id)?;
+                    if let Some(m) = messages.iter().find(|m| m.id == id) {
+                        let status = if m.status == MessageStatus::Complete {
+                            MessageStatus::Complete
+                        } else {
+                            MessageStatus::Interrupted
+                        };
+                        self.store.update_message(id, &m.parts, status, Some(message))?;
+                    }
+                }
+            }
+            TurnEvent::ToolCallStarted {
+                call_id,
+                name,
+                server,
+                tool,
+                arguments,
+                ..
+            } => {
+                let Some(message_id) = state.assistant else {
+                    return Ok(());
+                };
+                let id = self.store.insert_tool_call(&NewToolCall {
+                    conversation_id: self.conversation_id.clone(),
+                    message_id,
+                    call_id: call_id.clone(),
+                    server: server.clone().unwrap_or_default(),
+                    tool: tool.clone().unwrap_or_else(|| name.clone()),
+                    arguments: arguments.clone(),
+                    status: ToolCallStatus::Pending,
+                })?;
+                state.calls.insert(call_id.clone(), id);
+            }
+            TurnEvent::ToolCallRunning { call_id } => {
+                if let Some(&id) = state.calls.get(call_id) {
+                    self.store.set_tool_call_status(id, ToolCallStatus::Running)?;
+                }
+            }
+            TurnEvent::ApprovalResolved {
+                call_id,
+                decision: Decision::Deny,
+            } => {
+                if let Some(&id) = state.calls.get(call_id) {
+                    self.store.set_tool_call_status(id, ToolCallStatus::Denied)?;
+                }
+            }
+            TurnEvent::ToolCallFinished {
+                call_id,
+                status,
+                model,
+                view,
+                duration_ms,
+                error,
+            } => {
+                if let Some(&id) = state.calls.get(call_id) {
+                    self.store.finish_tool_call(
+                        id,
+                        &ToolCallFinish {
+                            status: match status {
+                                CallStatus::Ok => ToolCallStatus::Ok,
+                                CallStatus::Error => ToolCallStatus::Error,
+                                CallStatus::Failed => ToolCallStatus::Failed,
+                                CallStatus::Denied => ToolCallStatus::Denied,
+                                CallStatus::Cancelled => ToolCallStatus::Cancelled,
+                            },
+                            model_facing: Some(serde_json::to_value(model).unwrap_or(Value::Null)),
+                            view_facing: (!view.is_null()).then(|| view.clone()),
+                            error: error.clone(),
+                            duration_ms: *duration_ms,
+                        },
+                    )?;
+                }
+            }
+            TurnEvent::ToolResults { message } => {
+                self.store.append_message(
+                    &self.conversation_id,
+                    "tool",
+                    &parts_json(message),
+                    MessageStatus::Complete,
+                )?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl EventSink for Recorder {
+    fn emit(&self, event: &TurnEvent) {
+        if let Err(e) = self.write(event) {
+            tracing::error!("could not record the conversation: {e}");
+        }
+    }
+}
+
+fn parts_json(message: &Message) -> Value {
+    serde_json::to_value(&message.parts).unwrap_or_else(|_| json!([]))
+}
+
+/// A stored conversation as history for the next turn: failed messages are left out; a reply
+/// interrupted mid-stream keeps what arrived.
+pub fn load_history(store: &Store, conversation_id: &str) -> porthole_store::Result<Vec<Message>> {
+    let mut history = Vec::new();
+    for stored in store.messages(conversation_id)? {
+        if stored.status == MessageStatus::Failed {
+            continue;
+        }
+        let role = match stored.role.as_str() {
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            "tool" => Role::Tool,
+            other => {
+                tracing::warn!("skipping a stored message with an unknown role {other:?}");
+                continue;
+            }
+        };
+        let parts: Vec<Part> = stored
+            .parts
+            .as_array()
+            .map(|parts| {
+                parts
+                    .iter()
+                    .filter_map(|p| match serde_json::from_value::<Part>(p.clone()) {
+                        Ok(part) => Some(part),
+                        Err(e) => {
+                            tracing::warn!("skipping an unreadable stored part: {e}");
+                            None
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        history.push(Message { role, parts });
+    }
+    Ok(history)
+}
+
+/// "Always allow this tool", remembered in the store.
+pub struct StoredApprovals(pub Store);
+
+impl RememberedApprovals for StoredApprovals {
+    fn is_allowed(&self, server: &str, tool: &str) -> bool {
+        self.0.is_always_allowed(server, tool).unwrap_or(false)
+    }
+
+    fn remember(&self, server: &str, tool: &str) {
+        if let Err(e) = self.0.set_always_allowed(server, tool, true) {
+            tracing::error!("could not remember the approval of {server}/{tool}: {e}");
+        }
+    }
+}
+
+/// A title for a new conversation: the start of its first message.
+pub fn title_from(text: &str) -> String {
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    let mut title: String = line.chars().take(60).collect();
+    if line.chars().count() > 60 {
+        title.push('…');
+    }
+    if title.is_empty() {
+        "New conversation".to_string()
+    } else {
+        title
+    }
+}
