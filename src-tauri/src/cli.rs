@@ -7,9 +7,12 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
+use porthole_agent::providers::ProviderKind;
 use porthole_mcp::oauth::{KeyringTokens, OAuth, SystemBrowser};
 use porthole_mcp::{CallOptions, ConnectOptions, ElicitationPolicy, LoadedConfig, Progress, ServerState, Servers};
 use porthole_profile::{Profile, Stderr};
+
+use crate::model_choice::ModelArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -26,6 +29,9 @@ pub struct Cli {
     /// A server named in FILE replaces the profile's server of the same name.
     #[arg(long = "mcp-config", global = true, value_name = "FILE")]
     pub mcp_config: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub model: ModelArgs,
 
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -60,6 +66,51 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run one user turn to completion with the model and MCP servers, and print the answer.
+    /// Exits non-zero with a one-line reason when the turn fails.
+    Run {
+        /// The user's message; read from stdin when absent.
+        #[arg(long)]
+        prompt: Option<String>,
+        /// Allow every tool call without asking.
+        #[arg(long)]
+        yes: bool,
+        /// Print every event of the turn as a JSON line instead of the answer.
+        #[arg(long)]
+        json: bool,
+        /// Continue this conversation (its id is printed when a run starts one).
+        #[arg(long, value_name = "ID")]
+        conversation: Option<String>,
+        /// Model requests in this turn at most.
+        #[arg(long, default_value_t = 20, value_name = "N")]
+        max_steps: u32,
+    },
+    /// List the models the provider offers.
+    Models,
+    /// Keep a provider's API key in the OS keyring (read from stdin), delete it, or say where
+    /// the key comes from. The environment variable, when set, is used first.
+    Key {
+        #[arg(value_enum)]
+        action: KeyVerb,
+        /// openai or anthropic
+        provider: ProviderKind,
+    },
+    /// Print the MCP Apps audit log (views shown and refused, calls from views, CSP entries dropped).
+    Audit {
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+        /// The most recent N entries.
+        #[arg(long, default_value_t = 1000, value_name = "N")]
+        limit: usize,
+    },
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum KeyVerb {
+    Set,
+    Delete,
+    Status,
 }
 
 /// The profile, created if new, plus the MCP config files to read (the profile's own first).
@@ -142,6 +193,43 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole-cli", Stderr::ErrorsOnly)?;
             let runtime = tokio::runtime::Runtime::new()?;
             runtime.block_on(call(setup, server, tool, arguments, json))
+        }
+        Some(Command::Run {
+            ref prompt,
+            yes,
+            json,
+            ref conversation,
+            max_steps,
+        }) => {
+            let setup = Setup::new(&cli)?;
+            let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole-cli", Stderr::ErrorsOnly)?;
+            let runtime = tokio::runtime::Runtime::new()?;
+            let args = crate::headless::RunArgs {
+                prompt: prompt.clone(),
+                yes,
+                json,
+                conversation: conversation.clone(),
+                max_steps,
+            };
+            runtime.block_on(crate::headless::run(setup, &cli.model, args))
+        }
+        Some(Command::Models) => {
+            let setup = Setup::new(&cli)?;
+            let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole-cli", Stderr::ErrorsOnly)?;
+            let runtime = tokio::runtime::Runtime::new()?;
+            runtime.block_on(crate::headless::models(setup, &cli.model))
+        }
+        Some(Command::Key { action, provider }) => {
+            let action = match action {
+                KeyVerb::Set => crate::headless::KeyAction::Set,
+                KeyVerb::Delete => crate::headless::KeyAction::Delete,
+                KeyVerb::Status => crate::headless::KeyAction::Status,
+            };
+            crate::headless::key(action, provider)
+        }
+        Some(Command::Audit { json, limit }) => {
+            let setup = Setup::new(&cli)?;
+            crate::headless::audit(setup, json, limit)
         }
     }
 }

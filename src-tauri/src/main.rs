@@ -5,6 +5,8 @@
 
 mod cli;
 mod desktop;
+mod headless;
+mod model_choice;
 
 use std::process::ExitCode;
 

@@ -10,7 +10,9 @@
 //! Tools: `echo {text}`, `slow {seconds}` (progress every 100 ms, then a result; notices
 //! cancellation), `crash` (the process exits mid-call), `hang` (never answers), `add_tool`
 //! (adds a tool `extra` and sends `notifications/tools/list_changed`), `headers` (the HTTP headers
-//! the server saw, over HTTP), `ask` (an elicitation request; returns the answer), `log` (a log notification).
+//! the server saw, over HTTP), `ask` (an elicitation request; returns the answer), `log` (a log notification),
+//! `forecast {city}` (a UI tool, linked to its view only for clients with MCP Apps: text with the
+//! full JSON plus `structuredContent`: the kagent case).
 
 use std::io::Write;
 use std::sync::Arc;
@@ -59,7 +61,7 @@ impl ServerHandler for TestServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let object = json!({"type": "object"});
         let mut tools = vec![
@@ -88,6 +90,18 @@ impl ServerHandler for TestServer {
                 json!({"type": "object", "properties": {"text": {"type": "string"}}}),
             ),
         ];
+        // The kagent reproduction: a UI tool whose definition links its view only for clients
+        // that advertise the MCP Apps extension.
+        let mut forecast = tool(
+            "forecast",
+            "The weather forecast for a city.",
+            json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+        );
+        if client_has_mcp_apps(&context) {
+            let meta = json!({"ui": {"resourceUri": "ui://test/forecast.html"}});
+            forecast.meta = Some(serde_json::from_value(meta).unwrap());
+        }
+        tools.push(forecast);
         if self.extra.load(Ordering::SeqCst) {
             tools.push(tool("extra", "Added at run time.", object));
         }
@@ -201,12 +215,45 @@ impl TestServer {
                 result.structured_content = Some(serde_json::to_value(&answer).unwrap_or_default());
                 Ok(result)
             }
+            "forecast" => {
+                let city = args.get("city").and_then(Value::as_str).unwrap_or("Oslo");
+                let payload = forecast_payload(city);
+                let mut result = CallToolResult::success(vec![ContentBlock::text(payload.to_string())]);
+                result.structured_content = Some(payload);
+                let meta =
+                    json!({"ui": {"resourceUri": "ui://test/forecast.html"}, "generatedBy": "porthole-test-server"});
+                result.meta = Some(serde_json::from_value(meta).unwrap());
+                Ok(result)
+            }
             "extra" if self.extra.load(Ordering::SeqCst) => {
                 Ok(CallToolResult::success(vec![ContentBlock::text("extra!")]))
             }
             other => Err(ErrorData::invalid_params(format!("no tool {other}"), None)),
         }
     }
+}
+
+fn client_has_mcp_apps(context: &RequestContext<RoleServer>) -> bool {
+    context.peer.peer_info().is_some_and(|info| {
+        info.capabilities
+            .extensions
+            .as_ref()
+            .is_some_and(|e| e.contains_key("io.modelcontextprotocol/ui"))
+    })
+}
+
+/// Every field here must reach the model (the kagent case).
+fn forecast_payload(city: &str) -> Value {
+    json!({
+        "city": city,
+        "units": "celsius",
+        "days": [
+            {"day": "Mon", "high": 3, "low": -2, "sky": "snow showers"},
+            {"day": "Tue", "high": 5, "low": 0, "sky": "overcast"},
+            {"day": "Wed", "high": 7, "low": 1, "sky": "clear"}
+        ],
+        "advisory": "Ice on the roads before 10:00"
+    })
 }
 
 #[tokio::main]

@@ -343,6 +343,13 @@ impl Servers {
         self.entries.iter().position(|e| e.config.name == server)
     }
 
+    /// Whether the config says calls to `tool` on `server` need no approval (`alwaysAllow`).
+    pub fn always_allowed(&self, server: &str, tool: &str) -> bool {
+        self.entries
+            .iter()
+            .any(|e| e.config.name == server && e.config.always_allow.iter().any(|t| t == tool))
+    }
+
     /// Calls one tool and splits its result into the model-facing and view-facing values.
     ///
     /// A stdio server whose process has died is started again first. The call is bounded by

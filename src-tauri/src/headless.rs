@@ -1,0 +1,321 @@
+//! The headless commands that involve a model or the store: `porthole run` (one user turn to
+//! completion), `porthole models`, `porthole key` and `porthole audit`.
+
+use std::io::{IsTerminal, Read, Write};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, Result, bail};
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use porthole_agent::providers::{ProviderKind, key_env_var};
+use porthole_agent::record::{Recorder, StoredApprovals, load_history, title_from};
+use porthole_agent::{
+    Agent, AllowAll, ApprovalRequest, Approver, ChannelSink, Decision, EventSink, Message, StopReason, TurnEvent,
+};
+use porthole_mcp::{ElicitationPolicy, LoadedConfig, ServerState, Servers};
+use porthole_secrets::{OsKeyring, SecretStore};
+use porthole_store::Store;
+
+use crate::cli::Setup;
+use crate::model_choice::{ModelArgs, ModelChoice, key_entry};
+
+pub struct RunArgs {
+    pub prompt: Option<String>,
+    pub yes: bool,
+    pub json: bool,
+    pub conversation: Option<String>,
+    pub max_steps: u32,
+}
+
+/// The OS keyring, or memory with a warning on stderr (keys are never written to a file).
+pub fn keyring_or_warn() -> Arc<dyn SecretStore> {
+    let (store, problem) = porthole_secrets::open_or_memory("Porthole");
+    if let Some(problem) = problem {
+        eprintln!("porthole: warning: {problem}");
+    }
+    store
+}
+
+/// Asks on the terminal, one call at a time.
+struct TerminalApprover(Mutex<()>);
+
+impl Approver for TerminalApprover {
+    fn decide(&self, request: ApprovalRequest) -> BoxFuture<'static, Decision> {
+        let lock = &self.0;
+        let _guard = lock.lock().unwrap();
+        eprint!(
+            "Allow {}/{} with {}? [y]es once, [a]lways for this tool, [N]o: ",
+            request.server, request.tool, request.arguments
+        );
+        let _ = std::io::stderr().flush();
+        let mut answer = String::new();
+        let _ = std::io::stdin().read_line(&mut answer);
+        let decision = match answer.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => Decision::AllowOnce,
+            "a" | "always" => Decision::AllowAlways,
+            _ => Decision::Deny,
+        };
+        async move { decision }.boxed()
+    }
+}
+
+/// Refuses, saying how to allow tool calls when there is no one to ask.
+struct NoOneToAsk;
+
+impl Approver for NoOneToAsk {
+    fn decide(&self, request: ApprovalRequest) -> BoxFuture<'static, Decision> {
+        eprintln!(
+            "porthole: refused {}/{}: no terminal to ask for approval (pass --yes to allow tool calls)",
+            request.server, request.tool
+        );
+        async { Decision::Deny }.boxed()
+    }
+}
+
+pub async fn run(setup: Setup, model_args: &ModelArgs, args: RunArgs) -> Result<ExitCode> {
+    let ask_on_terminal = args.prompt_was_given_and_terminal();
+    let prompt = match args.prompt {
+        Some(p) => p,
+        None => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .context("cannot read the prompt from stdin")?;
+            text
+        }
+    };
+    if prompt.trim().is_empty() {
+        bail!("the prompt is empty: pass --prompt TEXT or write it to stdin");
+    }
+    let store = Store::open(&setup.profile.database_file())?;
+    let choice = ModelChoice::new(model_args, Some(&store), &keyring_or_warn)?;
+    let model = choice.resolve_model().await?;
+
+    let conversation_id = match &args.conversation {
+        Some(id) => {
+            store
+                .conversation(id)?
+                .with_context(|| format!("no conversation {id:?} in {}", store_path(&setup)))?;
+            id.clone()
+        }
+        None => store.create_conversation(&title_from(&prompt))?.id,
+    };
+    let history = load_history(&store, &conversation_id)?;
+
+    let loaded = LoadedConfig::load(&setup.config_files);
+    for problem in &loaded.problems {
+        eprintln!("porthole: config: {problem}");
+    }
+    let options = setup.connect_options(loaded.mcp_apps_enabled(), ElicitationPolicy::Decline);
+    let servers = Servers::start(loaded.servers, options);
+    for s in servers.settled().await {
+        if s.state == ServerState::Failed {
+            eprintln!(
+                "porthole: server {}: {}",
+                s.name,
+                s.error.as_deref().unwrap_or("failed")
+            );
+        }
+    }
+
+    let mut agent = Agent::new(choice.provider.clone(), model, servers.clone());
+    agent.step_limit = args.max_steps;
+    agent.remembered = Some(Arc::new(StoredApprovals(store.clone())));
+    agent.approver = if args.yes {
+        Arc::new(AllowAll)
+    } else if ask_on_terminal {
+        Arc::new(TerminalApprover(Mutex::new(())))
+    } else {
+        Arc::new(NoOneToAsk)
+    };
+
+    let recorder = Recorder::new(store.clone(), conversation_id.clone());
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let channel = ChannelSink(tx);
+    let sinks = |event: &TurnEvent| {
+        recorder.emit(event);
+        channel.emit(event);
+    };
+    let json = args.json;
+    let printer = tokio::spawn(async move {
+        let mut stdout = std::io::stdout();
+        while let Some(event) = rx.recv().await {
+            if json {
+                if let Ok(line) = serde_json::to_string(&event) {
+                    let _ = writeln!(stdout, "{line}");
+                    let _ = stdout.flush();
+                }
+            } else {
+                describe(&event);
+            }
+        }
+    });
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let ctrl_c = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+        })
+    };
+    if !json {
+        let key = match &choice.key_source {
+            Some(source) => format!("key from {source}"),
+            None => "no key".into(),
+        };
+        eprintln!(
+            "porthole: conversation {conversation_id}; {} model {} at {} ({key})",
+            choice.kind, agent.model, choice.base_url
+        );
+    }
+    let result = agent
+        .run_turn(Some(conversation_id), history, Message::user(prompt), &sinks, cancel)
+        .await;
+    ctrl_c.abort();
+    drop(channel);
+    let _ = printer.await;
+    servers.shutdown().await;
+    match result.stop_reason {
+        StopReason::EndTurn => {
+            if !json {
+                println!("{}", result.text);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        StopReason::Cancelled => {
+            eprintln!("porthole: stopped");
+            Ok(ExitCode::from(130))
+        }
+        StopReason::Error | StopReason::StepLimit => {
+            let reason = result.error.unwrap_or_else(|| "the turn failed".into());
+            eprintln!("porthole: {}", reason.lines().next().unwrap_or(""));
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+impl RunArgs {
+    /// Approval can be asked on the terminal only when the prompt did not come from stdin.
+    fn prompt_was_given_and_terminal(&self) -> bool {
+        self.prompt.is_some() && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+    }
+}
+
+fn store_path(setup: &Setup) -> String {
+    setup.profile.database_file().display().to_string()
+}
+
+/// The human-readable progress of a turn, on stderr (the answer alone goes to stdout).
+fn describe(event: &TurnEvent) {
+    match event {
+        TurnEvent::ToolCallStarted { server, tool, name, .. } => match (server, tool) {
+            (Some(s), Some(t)) => eprintln!("→ {s}/{t}"),
+            _ => eprintln!("→ {name} (no such tool)"),
+        },
+        TurnEvent::ToolCallFinished {
+            status,
+            duration_ms,
+            error,
+            ..
+        } => {
+            let detail = error.as_deref().map(|e| format!(": {e}")).unwrap_or_default();
+            eprintln!(
+                "  {} in {duration_ms} ms{detail}",
+                serde_json::to_string(status).unwrap_or_default()
+            );
+        }
+        TurnEvent::Retrying { wait_ms, reason, .. } => eprintln!("porthole: retrying in {wait_ms} ms: {reason}"),
+        TurnEvent::Error { message } => eprintln!("porthole: {message}"),
+        _ => {}
+    }
+}
+
+/// `porthole models`: what the provider lists.
+pub async fn models(setup: Setup, model_args: &ModelArgs) -> Result<ExitCode> {
+    let store = Store::open(&setup.profile.database_file())?;
+    let choice = ModelChoice::new(model_args, Some(&store), &keyring_or_warn)?;
+    let models = choice.provider.list_models().await?;
+    for m in models {
+        println!("{m}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub enum KeyAction {
+    Set,
+    Delete,
+    Status,
+}
+
+/// `porthole key set|delete|status PROVIDER`: the key in the OS keyring; never a file.
+pub fn key(action: KeyAction, kind: ProviderKind) -> Result<ExitCode> {
+    let keyring = OsKeyring::open("Porthole").map_err(|e| {
+        anyhow::anyhow!(
+            "{e}. Porthole does not write API keys to files; set {} instead",
+            key_env_var(kind)
+        )
+    })?;
+    let entry = key_entry(kind);
+    match action {
+        KeyAction::Set => {
+            if std::io::stdin().is_terminal() {
+                eprint!("API key for {kind} (input is read from this line): ");
+                let _ = std::io::stderr().flush();
+            }
+            let mut key = String::new();
+            std::io::stdin()
+                .read_line(&mut key)
+                .context("cannot read the key from stdin")?;
+            let key = key.trim();
+            if key.is_empty() {
+                bail!("no key given: write it to stdin, e.g. `printenv MY_KEY | porthole key set {kind}`");
+            }
+            keyring.set(&entry, key)?;
+            eprintln!("porthole: the {kind} key is in the OS keyring");
+        }
+        KeyAction::Delete => {
+            keyring.delete(&entry)?;
+            eprintln!("porthole: the {kind} key is no longer in the OS keyring");
+        }
+        KeyAction::Status => {
+            let env = std::env::var(key_env_var(kind)).is_ok_and(|v| !v.trim().is_empty());
+            let stored = keyring.get(&entry)?.is_some();
+            println!(
+                "{kind}: environment {}: {}; OS keyring: {}",
+                key_env_var(kind),
+                if env { "set (used first)" } else { "unset" },
+                if stored { "stored" } else { "none" }
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `porthole audit [--json]`: the MCP Apps audit log, oldest first.
+pub fn audit(setup: Setup, json: bool, limit: usize) -> Result<ExitCode> {
+    let store = Store::open(&setup.profile.database_file())?;
+    let entries = store.audit_entries(limit)?;
+    if json {
+        for e in &entries {
+            println!("{}", serde_json::to_string(e)?);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if entries.is_empty() {
+        eprintln!("porthole: the audit log is empty");
+    }
+    for e in &entries {
+        let at = e.at / 1000;
+        println!(
+            "{at} {:<12} {}/{} {} {}",
+            e.kind,
+            e.server.as_deref().unwrap_or("-"),
+            e.tool.as_deref().unwrap_or("-"),
+            e.uri.as_deref().unwrap_or("-"),
+            e.detail
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,136 @@
+//! Which model provider, endpoint, model and key a run uses: the command-line flags (or their
+//! environment variables), else what the profile's settings say, else the provider's defaults.
+//! Shared by `porthole run` and the desktop app.
+
+use std::sync::Arc;
+
+use anyhow::{Result, bail};
+use clap::Args;
+use porthole_agent::keys::{KeySource, find_key, keyring_entry};
+use porthole_agent::providers::{self, ProviderConfig, ProviderKind, default_base_url, key_env_var};
+use porthole_agent::{Provider, RetryPolicy};
+use porthole_secrets::SecretStore;
+use porthole_store::Store;
+use serde_json::json;
+
+/// The model flags; they apply to this run only.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ModelArgs {
+    /// The provider's wire format: `openai` (OpenAI and compatible servers: Ollama, llama.cpp,
+    /// LM Studio, vLLM, OpenRouter) or `anthropic`.
+    #[arg(long, global = true, env = "PORTHOLE_PROVIDER", value_name = "openai|anthropic")]
+    pub provider: Option<ProviderKind>,
+    /// The provider's base URL, e.g. http://localhost:11434/v1 for Ollama.
+    #[arg(long = "base-url", global = true, env = "PORTHOLE_BASE_URL", value_name = "URL")]
+    pub base_url: Option<String>,
+    /// The model's name. Without it: the settings' model, else the provider's only model.
+    #[arg(long, global = true, env = "PORTHOLE_MODEL", value_name = "NAME")]
+    pub model: Option<String>,
+}
+
+/// The setting (in the store) that holds the chosen provider, base URL and model.
+pub const MODEL_SETTING: &str = "model";
+
+/// A resolved choice.
+pub struct ModelChoice {
+    pub kind: ProviderKind,
+    pub base_url: String,
+    /// May still be empty: [`ModelChoice::resolve_model`] asks the provider.
+    pub model: Option<String>,
+    pub key_source: Option<KeySource>,
+    pub provider: Arc<dyn Provider>,
+}
+
+impl ModelChoice {
+    /// Combines the flags with the stored settings and finds the key. `keyring` is opened only
+    /// when the environment has no key. Fails, with what to do, when a hosted provider has no key.
+    pub fn new(args: &ModelArgs, store: Option<&Store>, keyring: &dyn Fn() -> Arc<dyn SecretStore>) -> Result<Self> {
+        let saved = store
+            .and_then(|s| s.setting(MODEL_SETTING).ok().flatten())
+            .unwrap_or(json!({}));
+        let saved_kind = saved
+            .get("provider")
+            .and_then(|v| v.as_str())
+            .and_then(|s| s.parse::<ProviderKind>().ok());
+        let kind = args.provider.or(saved_kind).unwrap_or(ProviderKind::OpenAi);
+        let same_provider = saved_kind == Some(kind);
+        let base_url = args
+            .base_url
+            .clone()
+            .or_else(|| {
+                same_provider
+                    .then(|| saved.get("baseUrl").and_then(|v| v.as_str()).map(String::from))
+                    .flatten()
+            })
+            .unwrap_or_else(|| default_base_url(kind).to_string());
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+            bail!("--base-url must be an http:// or https:// URL, not {base_url:?}");
+        }
+        let model = args.model.clone().or_else(|| {
+            same_provider
+                .then(|| saved.get("model").and_then(|v| v.as_str()).map(String::from))
+                .flatten()
+        });
+        let env = |var: &str| std::env::var(var).ok();
+        let found = if env(key_env_var(kind)).is_some_and(|v| !v.trim().is_empty()) {
+            find_key(kind, env, None)?
+        } else {
+            let store = keyring();
+            find_key(kind, env, Some(store.as_ref()))?
+        };
+        let hosted = base_url.trim_end_matches('/') == default_base_url(kind).trim_end_matches('/');
+        if found.is_none() && hosted {
+            bail!(
+                "no API key for {kind}: set {} or run `porthole key set {kind}` (it is kept in the OS keyring)",
+                key_env_var(kind)
+            );
+        }
+        let (api_key, key_source) = match found {
+            Some((key, source)) => (Some(key), Some(source)),
+            None => (None, None),
+        };
+        let provider = providers::build(ProviderConfig {
+            kind,
+            base_url: Some(base_url.clone()),
+            api_key,
+            retry: RetryPolicy::default(),
+            max_tokens: None,
+        });
+        Ok(ModelChoice {
+            kind,
+            base_url,
+            model,
+            key_source,
+            provider,
+        })
+    }
+
+    /// The model to use: the chosen one, else the provider's only model; fails naming the
+    /// models the provider lists when it cannot pick one.
+    pub async fn resolve_model(&self) -> Result<String> {
+        if let Some(model) = &self.model {
+            return Ok(model.clone());
+        }
+        let models = self.provider.list_models().await.map_err(|e| {
+            anyhow::anyhow!("no model given (--model NAME), and listing the provider's models failed: {e}")
+        })?;
+        match models.as_slice() {
+            [only] => Ok(only.clone()),
+            [] => bail!("no model given (--model NAME), and {} lists none", self.base_url),
+            many => {
+                let shown: Vec<&str> = many.iter().take(12).map(String::as_str).collect();
+                bail!(
+                    "no model given: pass --model NAME; {} offers {}{}",
+                    self.base_url,
+                    shown.join(", "),
+                    if many.len() > shown.len() { ", …" } else { "" }
+                )
+            }
+        }
+    }
+}
+
+/// The keyring entry name for a provider's key (for `porthole key`).
+pub fn key_entry(kind: ProviderKind) -> String {
+    keyring_entry(kind)
+}

@@ -1,0 +1,640 @@
+//! The agent loop end to end: real MCP servers (Porthole's test server over stdio), a real
+//! SQLite store, and the one stand-in allowed, a scripted fake LLM speaking the real OpenAI and
+//! Anthropic wire formats on loopback.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use porthole_agent::providers::{ProviderConfig, ProviderKind, build};
+use porthole_agent::record::{Recorder, StoredApprovals, load_history};
+use porthole_agent::{
+    Agent, AllowAll, ApprovalRequest, Approver, CallStatus, Decision, DenyAll, EventSink, Message, RetryPolicy,
+    StopReason, TurnEvent, TurnResult,
+};
+use porthole_fake_llm::{FakeLlm, FakeToolCall, RecordedRequest, Reply, Script};
+use porthole_mcp::{ConnectOptions, ServerConfig, Servers, Transport};
+use porthole_store::{MessageStatus, Store};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+const TEST_SERVER: &str = env!("CARGO_BIN_EXE_porthole-test-server");
+
+fn test_server(always_allow: &[&str]) -> ServerConfig {
+    ServerConfig {
+        name: "test".into(),
+        transport: Transport::Stdio {
+            command: TEST_SERVER.into(),
+            args: vec![],
+            env: BTreeMap::new(),
+            cwd: None,
+        },
+        enabled: true,
+        mcp_apps: true,
+        timeout: Duration::from_secs(20),
+        always_allow: always_allow.iter().map(|s| s.to_string()).collect(),
+        source: PathBuf::from("test"),
+    }
+}
+
+/// Everything a turn needs, all real but the model.
+struct Bench {
+    fake: FakeLlm,
+    servers: Servers,
+    store: Store,
+    conversation: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Bench {
+    async fn start(replies: Vec<Reply>, mcp_apps: bool, always_allow: &[&str]) -> Bench {
+        let fake = FakeLlm::start(Script::new(replies)).await.unwrap();
+        let options = ConnectOptions {
+            mcp_apps,
+            ..ConnectOptions::default()
+        };
+        let servers = Servers::start(vec![test_server(always_allow)], options);
+        servers.settled().await;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("porthole.db")).unwrap();
+        let conversation = store.create_conversation("test").unwrap().id;
+        Bench {
+            fake,
+            servers,
+            store,
+            conversation,
+            _dir: dir,
+        }
+    }
+
+    fn agent(&self, kind: ProviderKind) -> Agent {
+        let provider = build(ProviderConfig {
+            kind,
+            base_url: Some(self.fake.base_url()),
+            api_key: None,
+            retry: RetryPolicy {
+                max_attempts: 3,
+                base_delay: Duration::from_millis(10),
+                max_wait: Duration::from_secs(5),
+            },
+            max_tokens: None,
+        });
+        let mut agent = Agent::new(provider, "fake-model", self.servers.clone());
+        agent.approver = Arc::new(AllowAll);
+        agent.remembered = Some(Arc::new(StoredApprovals(self.store.clone())));
+        agent
+    }
+
+    /// One turn in the bench's conversation, recorded in the store; returns its events too.
+    async fn turn(&self, agent: &Agent, prompt: &str) -> (TurnResult, Vec<TurnEvent>) {
+        self.turn_with(agent, prompt, CancellationToken::new(), |_, _| {}).await
+    }
+
+    async fn turn_with(
+        &self,
+        agent: &Agent,
+        prompt: &str,
+        cancel: CancellationToken,
+        watch: impl Fn(&TurnEvent, &CancellationToken) + Send + Sync,
+    ) -> (TurnResult, Vec<TurnEvent>) {
+        let recorder = Recorder::new(self.store.clone(), self.conversation.clone());
+        let events = Mutex::new(Vec::new());
+        let token = cancel.clone();
+        let sink = |event: &TurnEvent| {
+            recorder.emit(event);
+            events.lock().unwrap().push(event.clone());
+            watch(event, &token);
+        };
+        let history = load_history(&self.store, &self.conversation).unwrap();
+        let result = agent
+            .run_turn(
+                Some(self.conversation.clone()),
+                history,
+                Message::user(prompt),
+                &sink,
+                cancel,
+            )
+            .await;
+        (result, events.into_inner().unwrap())
+    }
+
+    fn model_requests(&self) -> Vec<RecordedRequest> {
+        self.fake
+            .requests()
+            .into_iter()
+            .filter(|r| r.method == "POST")
+            .collect()
+    }
+}
+
+fn forecast_call(id: &str, city: &str) -> FakeToolCall {
+    FakeToolCall::new(id, "forecast", json!({"city": city}).to_string())
+}
+
+fn tool_calls(calls: Vec<FakeToolCall>) -> Reply {
+    Reply::ToolCalls { text: None, calls }
+}
+
+/// The text of every tool result in a recorded request, in either wire format.
+fn tool_result_texts(request: &RecordedRequest) -> Vec<String> {
+    let mut out = Vec::new();
+    for message in request.body["messages"].as_array().unwrap() {
+        if message["role"] == "tool" {
+            out.push(message["content"].as_str().unwrap_or_default().to_string());
+        }
+        if let Some(blocks) = message["content"].as_array() {
+            for block in blocks.iter().filter(|b| b["type"] == "tool_result") {
+                let text: Vec<&str> = match &block["content"] {
+                    Value::String(s) => vec![s.as_str()],
+                    Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
+                    _ => vec![],
+                };
+                out.push(text.join("\n"));
+            }
+        }
+    }
+    out
+}
+
+fn finished(events: &[TurnEvent]) -> Vec<(String, CallStatus, Value, Value)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::ToolCallFinished {
+                call_id,
+                status,
+                model,
+                view,
+                ..
+            } => Some((
+                call_id.clone(),
+                *status,
+                serde_json::to_value(model).unwrap(),
+                view.clone(),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The kagent reproduction: a UI-linked tool returning the full JSON as text plus
+/// `structuredContent`. Whether or not the host advertises MCP Apps (so whether the tool's
+/// definition carries `_meta.ui`), the model gets every field of the payload, unchanged, and
+/// the view-facing value keeps `structuredContent` and `_meta`.
+#[tokio::test]
+async fn kagent_case_every_field_of_a_ui_tools_result_reaches_the_model() {
+    for kind in [ProviderKind::OpenAi, ProviderKind::Anthropic] {
+        let mut model_texts = Vec::new();
+        for mcp_apps in [true, false] {
+            let bench = Bench::start(
+                vec![
+                    tool_calls(vec![forecast_call("call_1", "Bergen")]),
+                    Reply::EchoToolResults,
+                ],
+                mcp_apps,
+                &[],
+            )
+            .await;
+            let agent = bench.agent(kind);
+            let (result, events) = bench.turn(&agent, "What is the weather in Bergen?").await;
+            assert_eq!(
+                result.stop_reason,
+                StopReason::EndTurn,
+                "{kind} apps={mcp_apps}: {result:?}"
+            );
+
+            let started = events.iter().find_map(|e| match e {
+                TurnEvent::ToolCallStarted { ui_resource_uri, .. } => Some(ui_resource_uri.clone()),
+                _ => None,
+            });
+            assert_eq!(
+                started,
+                Some(mcp_apps.then(|| "ui://test/forecast.html".to_string())),
+                "the tool is linked to its view only when MCP Apps is on"
+            );
+
+            let requests = bench.model_requests();
+            assert_eq!(requests.len(), 2);
+            let texts = tool_result_texts(&requests[1]);
+            assert_eq!(texts.len(), 1);
+            let payload: Value = serde_json::from_str(&texts[0]).expect("the model got the JSON text unchanged");
+            assert_eq!(payload["city"], "Bergen");
+            assert_eq!(payload["advisory"], "Ice on the roads before 10:00");
+            assert_eq!(payload["days"].as_array().unwrap().len(), 3);
+            assert_eq!(payload["days"][0]["sky"], "snow showers");
+            assert!(!texts[0].contains("rendered"), "no notice replaces or joins the result");
+            model_texts.push(texts[0].clone());
+
+            let (_, status, model, view) = finished(&events).remove(0);
+            assert_eq!(status, CallStatus::Ok);
+            assert_eq!(model["content"].as_array().unwrap().len(), 1);
+            assert_eq!(view["structuredContent"], payload, "the view gets structuredContent");
+            assert_eq!(
+                view["_meta"]["generatedBy"], "porthole-test-server",
+                "and _meta, unmodified"
+            );
+            assert!(result.text.contains("Ice on the roads before 10:00"));
+
+            // What was stored is what the model got.
+            let calls = bench.store.tool_calls(&bench.conversation).unwrap();
+            assert_eq!(
+                calls[0].model_facing.as_ref().unwrap()["content"][0]["text"],
+                texts[0].as_str()
+            );
+            assert_eq!(calls[0].view_facing.as_ref().unwrap()["structuredContent"], payload);
+        }
+        assert_eq!(
+            model_texts[0], model_texts[1],
+            "{kind}: MCP Apps on or off, the model gets the same"
+        );
+    }
+}
+
+#[tokio::test]
+async fn several_tool_calls_in_one_reply_run_in_parallel_with_progress() {
+    let bench = Bench::start(
+        vec![
+            tool_calls(vec![
+                FakeToolCall::new("a", "slow", r#"{"seconds": 0.5}"#),
+                FakeToolCall::new("b", "slow", r#"{"seconds": 0.5}"#),
+                FakeToolCall::new("c", "echo", r#"{"text": "third"}"#),
+            ]),
+            Reply::EchoToolResults,
+        ],
+        true,
+        &[],
+    )
+    .await;
+    let agent = bench.agent(ProviderKind::OpenAi);
+    let (result, events) = bench.turn(&agent, "go").await;
+    assert_eq!(result.stop_reason, StopReason::EndTurn);
+    let first_finish = events
+        .iter()
+        .position(|e| matches!(e, TurnEvent::ToolCallFinished { .. }))
+        .unwrap();
+    let running: Vec<usize> = events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| matches!(e, TurnEvent::ToolCallRunning { .. }))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(running.len(), 3);
+    assert!(
+        running.iter().all(|&i| i < first_finish),
+        "all three run before any finishes"
+    );
+    let progress = events
+        .iter()
+        .filter(|e| matches!(e, TurnEvent::ToolCallProgress { call_id, .. } if call_id == "a"))
+        .count();
+    assert!(progress >= 3, "progress notifications become events ({progress})");
+
+    // Each result goes back with its own call id, in the order the model asked.
+    let request = &bench.model_requests()[1];
+    let ids: Vec<&str> = request.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["tool_call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["a", "b", "c"]);
+    assert_eq!(tool_result_texts(request)[2], "third");
+}
+
+/// Counts how often it is asked, and answers with `decision`.
+struct Counting {
+    asked: AtomicU32,
+    decision: Decision,
+}
+
+impl Approver for Counting {
+    fn decide(&self, _: ApprovalRequest) -> BoxFuture<'static, Decision> {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        let d = self.decision;
+        async move { d }.boxed()
+    }
+}
+
+#[tokio::test]
+async fn a_denied_call_never_runs_and_the_model_is_told() {
+    let bench = Bench::start(
+        vec![
+            tool_calls(vec![FakeToolCall::new("x", "add_tool", "{}")]),
+            Reply::EchoToolResults,
+        ],
+        true,
+        &[],
+    )
+    .await;
+    let mut agent = bench.agent(ProviderKind::Anthropic);
+    agent.approver = Arc::new(DenyAll);
+    let (result, events) = bench.turn(&agent, "add a tool").await;
+    assert_eq!(result.stop_reason, StopReason::EndTurn);
+    assert!(!events.iter().any(|e| matches!(e, TurnEvent::ToolCallRunning { .. })));
+    let (_, status, model, view) = finished(&events).remove(0);
+    assert_eq!(status, CallStatus::Denied);
+    assert_eq!(model["isError"], true);
+    assert_eq!(view, Value::Null);
+    let request = &bench.model_requests()[1];
+    let last = request.body["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["content"][0]["is_error"], true);
+    assert!(tool_result_texts(request)[0].contains("denied"));
+    // The tool never ran: it would have added `extra` to the server's tools.
+    let tools: Vec<String> = bench.servers.statuses()[0]
+        .tools
+        .iter()
+        .map(|t| t.name.clone())
+        .collect();
+    assert!(!tools.contains(&"extra".to_string()), "{tools:?}");
+    assert_eq!(
+        bench.store.tool_calls(&bench.conversation).unwrap()[0]
+            .status
+            .to_string(),
+        "denied"
+    );
+}
+
+#[tokio::test]
+async fn always_allow_is_asked_once_and_remembered_and_config_always_allow_is_never_asked() {
+    let bench = Bench::start(
+        vec![
+            tool_calls(vec![FakeToolCall::new("1", "echo", r#"{"text":"a"}"#)]),
+            Reply::text("ok"),
+            tool_calls(vec![FakeToolCall::new("2", "echo", r#"{"text":"b"}"#)]),
+            Reply::text("ok again"),
+        ],
+        true,
+        &[],
+    )
+    .await;
+    let mut agent = bench.agent(ProviderKind::OpenAi);
+    let counting = Arc::new(Counting {
+        asked: AtomicU32::new(0),
+        decision: Decision::AllowAlways,
+    });
+    agent.approver = counting.clone();
+    bench.turn(&agent, "one").await;
+    let (result, _) = bench.turn(&agent, "two").await;
+    assert_eq!(result.text, "ok again");
+    assert_eq!(counting.asked.load(Ordering::SeqCst), 1);
+    assert!(bench.store.is_always_allowed("test", "echo").unwrap());
+
+    let bench = Bench::start(
+        vec![
+            tool_calls(vec![FakeToolCall::new("1", "echo", r#"{"text":"a"}"#)]),
+            Reply::text("fine"),
+        ],
+        true,
+        &["echo"],
+    )
+    .await;
+    let mut agent = bench.agent(ProviderKind::OpenAi);
+    let counting = Arc::new(Counting {
+        asked: AtomicU32::new(0),
+        decision: Decision::Deny,
+    });
+    agent.approver = counting.clone();
+    let (_, events) = bench.turn(&agent, "one").await;
+    assert_eq!(counting.asked.load(Ordering::SeqCst), 0);
+    assert_eq!(finished(&events)[0].1, CallStatus::Ok);
+}
+
+#[tokio::test]
+async fn a_stream_cut_mid_reply_keeps_the_partial_reply_marked_interrupted() {
+    for kind in [ProviderKind::OpenAi, ProviderKind::Anthropic] {
+        let bench = Bench::start(
+            vec![Reply::Cut {
+                text: "The first half arrives and then the connection drops".into(),
+            }],
+            true,
+            &[],
+        )
+        .await;
+        let agent = bench.agent(kind);
+        let (result, events) = bench.turn(&agent, "tell me").await;
+        assert_eq!(result.stop_reason, StopReason::Error);
+        assert!(
+            result.error.as_deref().unwrap().contains("cut off"),
+            "{:?}",
+            result.error
+        );
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, TurnEvent::AssistantMessage { interrupted: true, .. }))
+        );
+        let messages = bench.store.messages(&bench.conversation).unwrap();
+        let reply = messages.last().unwrap();
+        assert_eq!(reply.role, "assistant");
+        assert_eq!(reply.status, MessageStatus::Interrupted);
+        let text = reply.parts[0]["text"].as_str().unwrap();
+        assert!(text.starts_with("The first"), "{kind}: {text:?}");
+        assert!(reply.error.as_deref().unwrap().contains("cut off"));
+    }
+}
+
+#[tokio::test]
+async fn rate_limits_and_server_errors_are_retried_within_bounds() {
+    for kind in [ProviderKind::OpenAi, ProviderKind::Anthropic] {
+        let bench = Bench::start(
+            vec![
+                Reply::Status {
+                    status: 429,
+                    retry_after: Some(1),
+                    message: "slow down".into(),
+                },
+                Reply::status(500, "oops"),
+                Reply::text("made it"),
+            ],
+            true,
+            &[],
+        )
+        .await;
+        let agent = bench.agent(kind);
+        let (result, events) = bench.turn(&agent, "hi").await;
+        assert_eq!(result.text, "made it", "{kind}");
+        let waits: Vec<u64> = events
+            .iter()
+            .filter_map(|e| match e {
+                TurnEvent::Retrying { wait_ms, .. } => Some(*wait_ms),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(waits.len(), 2, "{kind}: {waits:?}");
+        assert_eq!(waits[0], 1000, "retry-after: 1 is honoured");
+
+        // Past the bound, the error is reported, not retried forever.
+        let bench = Bench::start(
+            vec![
+                Reply::status(503, "down"),
+                Reply::status(503, "down"),
+                Reply::status(503, "down"),
+            ],
+            true,
+            &[],
+        )
+        .await;
+        let (result, _) = bench.turn(&bench.agent(kind), "hi").await;
+        assert_eq!(result.stop_reason, StopReason::Error);
+        assert!(result.error.unwrap().contains("503"));
+        assert_eq!(bench.model_requests().len(), 3);
+    }
+}
+
+#[tokio::test]
+async fn stopping_mid_stream_keeps_what_arrived() {
+    let bench = Bench::start(vec![Reply::Hang], true, &[]).await;
+    let agent = bench.agent(ProviderKind::OpenAi);
+    let (result, _) = bench
+        .turn_with(&agent, "hang", CancellationToken::new(), |event, cancel| {
+            if matches!(event, TurnEvent::TextDelta { .. }) {
+                cancel.cancel();
+            }
+        })
+        .await;
+    assert_eq!(result.stop_reason, StopReason::Cancelled);
+    let messages = bench.store.messages(&bench.conversation).unwrap();
+    let reply = messages.last().unwrap();
+    assert_eq!(reply.status, MessageStatus::Interrupted);
+    assert_eq!(reply.parts[0]["text"], "Hang on");
+}
+
+#[tokio::test]
+async fn a_slow_tool_call_is_cancelled_with_the_turn() {
+    let bench = Bench::start(
+        vec![tool_calls(vec![FakeToolCall::new("s", "slow", r#"{"seconds": 30}"#)])],
+        true,
+        &[],
+    )
+    .await;
+    let agent = bench.agent(ProviderKind::OpenAi);
+    let (result, events) = bench
+        .turn_with(&agent, "wait", CancellationToken::new(), |event, cancel| {
+            if matches!(event, TurnEvent::ToolCallProgress { .. }) {
+                cancel.cancel();
+            }
+        })
+        .await;
+    assert_eq!(result.stop_reason, StopReason::Cancelled);
+    assert_eq!(finished(&events)[0].1, CallStatus::Cancelled);
+    assert_eq!(
+        bench.model_requests().len(),
+        1,
+        "no further model request after stopping"
+    );
+}
+
+#[tokio::test]
+async fn a_model_that_keeps_calling_tools_is_stopped_at_the_step_limit() {
+    let replies = (0..5)
+        .map(|i| tool_calls(vec![FakeToolCall::new(format!("c{i}"), "echo", r#"{"text":"again"}"#)]))
+        .collect();
+    let bench = Bench::start(replies, true, &[]).await;
+    let mut agent = bench.agent(ProviderKind::OpenAi);
+    agent.step_limit = 3;
+    let (result, _) = bench.turn(&agent, "loop").await;
+    assert_eq!(result.stop_reason, StopReason::StepLimit);
+    assert!(result.error.unwrap().contains("step limit"));
+    assert_eq!(bench.model_requests().len(), 3);
+}
+
+#[tokio::test]
+async fn unknown_tools_bad_arguments_and_tool_errors_reach_the_model_as_errors() {
+    let bench = Bench::start(
+        vec![
+            tool_calls(vec![
+                FakeToolCall::new("u", "no_such_tool", "{}"),
+                FakeToolCall::new("j", "echo", "{not json"),
+                FakeToolCall::new("s", "slow", r#"{"seconds": "many"}"#),
+            ]),
+            Reply::text("noted"),
+        ],
+        true,
+        &[],
+    )
+    .await;
+    let agent = bench.agent(ProviderKind::Anthropic);
+    let (result, events) = bench.turn(&agent, "try").await;
+    assert_eq!(result.text, "noted");
+    let statuses: Vec<CallStatus> = finished(&events).iter().map(|f| f.1).collect();
+    assert_eq!(statuses[0], CallStatus::Failed);
+    assert_eq!(statuses[1], CallStatus::Failed);
+    let texts = tool_result_texts(&bench.model_requests()[1]);
+    assert!(texts[0].contains("no tool named"), "{texts:?}");
+    assert!(texts[1].contains("not valid JSON"), "{texts:?}");
+    let blocks = bench.model_requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()["content"]
+        .clone();
+    assert_eq!(blocks[0]["is_error"], true);
+    assert_eq!(blocks[1]["is_error"], true);
+}
+
+#[tokio::test]
+async fn a_conversation_continues_with_its_history_and_thinking_goes_back_byte_for_byte() {
+    let bench = Bench::start(
+        vec![
+            Reply::Reasoning {
+                thinking: "The user greets me; greet back.".into(),
+                text: "Hello!".into(),
+            },
+            Reply::text("You said hi."),
+        ],
+        true,
+        &[],
+    )
+    .await;
+    let agent = bench.agent(ProviderKind::Anthropic);
+    bench.turn(&agent, "hi").await;
+    let (result, _) = bench.turn(&agent, "what did I say?").await;
+    assert_eq!(result.text, "You said hi.");
+    let stored = bench.store.messages(&bench.conversation).unwrap();
+    let reasoning = stored[1].parts[0].clone();
+    assert_eq!(reasoning["type"], "reasoning");
+    let signature = reasoning["signature"].as_str().unwrap();
+    assert!(!signature.is_empty());
+
+    let second = &bench.model_requests()[1];
+    let messages = second.body["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 3);
+    assert_eq!(messages[0]["content"][0]["text"], "hi");
+    let thinking = &messages[1]["content"][0];
+    assert_eq!(thinking["type"], "thinking");
+    assert_eq!(thinking["thinking"], "The user greets me; greet back.");
+    assert_eq!(thinking["signature"], signature);
+    assert_eq!(messages[1]["content"][1]["text"], "Hello!");
+}
+
+#[tokio::test]
+async fn view_context_reaches_the_next_request_and_leaves_when_the_view_closes() {
+    let bench = Bench::start(vec![Reply::text("one"), Reply::text("two")], true, &[]).await;
+    let agent = bench.agent(ProviderKind::OpenAi);
+    agent.context.update(
+        "view-1",
+        "test",
+        "forecast",
+        &json!({"content": [{"type": "text", "text": "The user selected Wednesday."}]}),
+    );
+    bench.turn(&agent, "first").await;
+    agent.context.remove("view-1");
+    bench.turn(&agent, "second").await;
+    let requests = bench.model_requests();
+    let system = |r: &RecordedRequest| {
+        r.body["messages"][0]
+            .clone()
+            .as_object()
+            .filter(|m| m["role"] == "system")
+            .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+    };
+    let first = system(&requests[0]).expect("a system message carries the view's context");
+    assert!(first.contains("<view-context view=\"view-1\" server=\"test\" tool=\"forecast\">"));
+    assert!(first.contains("The user selected Wednesday."));
+    assert!(system(&requests[1]).is_none_or(|s| !s.contains("Wednesday")));
+}
