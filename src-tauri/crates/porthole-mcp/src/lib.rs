@@ -507,11 +507,14 @@ impl Servers {
         let request_id = handle.id.clone();
         let token = handle.progress_token.clone();
         // Only a caller that wants progress gets a subscription (and pays for draining it).
+        let progress_seen = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let relay = match options.progress.clone() {
             Some(forward) => {
                 let mut progress = dispatcher.subscribe(token.clone()).await;
+                let seen = progress_seen.clone();
                 Some(tokio::spawn(async move {
                     while let Some(p) = progress.next().await {
+                        seen.store(true, std::sync::atomic::Ordering::Relaxed);
                         let _ = forward.send(Progress {
                             progress: p.progress,
                             total: p.total,
@@ -528,9 +531,14 @@ impl Servers {
         };
         if let Some(mut relay) = relay {
             // rmcp runs notification handlers on their own tasks, so a progress notification sent
-            // just before the result may still be on its way: give it a moment, then close the
-            // subscription and let the relay drain what arrived.
-            tokio::time::sleep(Duration::from_millis(2)).await;
+            // just before the result may still be on its way: when the server has been sending
+            // progress, give it a moment, then close the subscription and let the relay drain
+            // what arrived. (A call that reported no progress pays nothing.)
+            if progress_seen.load(std::sync::atomic::Ordering::Relaxed) {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            } else {
+                tokio::task::yield_now().await;
+            }
             dispatcher.unsubscribe(&token).await;
             if tokio::time::timeout(Duration::from_millis(200), &mut relay)
                 .await
