@@ -8,6 +8,15 @@ const COMMANDS: &[&str] = &[
     "ui_ready",
     "answer_elicitation",
     "list_questions",
+    "model_info",
+    "list_conversations",
+    "open_conversation",
+    "rename_conversation",
+    "delete_conversation",
+    "search_conversations",
+    "send_message",
+    "stop_turn",
+    "answer_approval",
 ];
 
 fn main() {

@@ -151,7 +151,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         None => {
             let setup = Setup::new(&cli)?;
             let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole", Stderr::Full)?;
-            crate::desktop::run(setup)?;
+            crate::desktop::run(setup, cli.model.clone())?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::DemoServer) => {

@@ -3,18 +3,27 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use porthole_agent::record::{Recorder, StoredApprovals, load_history, title_from};
+use porthole_agent::{
+    Agent, ApprovalRequest, Approver, Decision, EventSink, Message, ModelContext, StopReason, TurnEvent,
+};
 use porthole_mcp::{
     ConfigProblem, ElicitationAnswer, ElicitationPolicy, ElicitationRequest, LoadedConfig, ServerStatus, Servers,
 };
+use porthole_store::{Conversation, SearchHit, Store, StoredMessage, ToolCallRecord};
 use serde::Serialize;
 use tauri::webview::{NewWindowResponse, PermissionResponse};
 use tauri::{Emitter, Manager, Url, WebviewUrl, WebviewWindowBuilder};
+use tokio_util::sync::CancellationToken;
 
 use crate::cli::Setup;
+use crate::model_choice::{ModelArgs, ModelChoice};
 
 /// The label of the app's own webview; the only one granted a capability.
 pub const MAIN_WEBVIEW: &str = "main";
@@ -40,6 +49,268 @@ struct AppState {
     questions: Questions,
     servers: Servers,
     info: AppInfo,
+    chat: Chat,
+}
+
+/// The chat side of the window: the store, the model flags of this run, the turns running and
+/// the tool calls waiting for the person's decision.
+struct Chat {
+    store: Result<Store, String>,
+    model_args: ModelArgs,
+    context: ModelContext,
+    running: Mutex<HashMap<String, CancellationToken>>,
+    approvals: Arc<Mutex<HashMap<String, tokio::sync::oneshot::Sender<Decision>>>>,
+}
+
+impl Chat {
+    fn store(&self) -> Result<&Store, String> {
+        self.store.as_ref().map_err(Clone::clone)
+    }
+}
+
+/// Tool calls wait for the window's approval prompt.
+struct WindowApprover(Arc<Mutex<HashMap<String, tokio::sync::oneshot::Sender<Decision>>>>);
+
+impl Approver for WindowApprover {
+    fn decide(&self, request: ApprovalRequest) -> BoxFuture<'static, Decision> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.0.lock().unwrap().insert(request.call_id, tx);
+        async move { rx.await.unwrap_or(Decision::Deny) }.boxed()
+    }
+}
+
+/// One event of a conversation's turn, as the window receives it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ChatEvent {
+    conversation_id: String,
+    event: TurnEvent,
+}
+
+/// The model this run talks to, as far as it is known without asking the provider.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ModelInfo {
+    provider: Option<String>,
+    base_url: Option<String>,
+    model: Option<String>,
+    key_source: Option<String>,
+    /// Why no model can be used, in words (e.g. no API key).
+    error: Option<String>,
+}
+
+fn model_choice(chat: &Chat) -> Result<ModelChoice, String> {
+    let store = chat.store.as_ref().ok();
+    ModelChoice::new(&chat.model_args, store, &|| {
+        Arc::new(porthole_secrets::LazyKeyring::new("Porthole")) as Arc<dyn porthole_secrets::SecretStore>
+    })
+    .map_err(|e| format!("{e:#}"))
+}
+
+#[tauri::command]
+async fn model_info(state: tauri::State<'_, AppState>) -> Result<ModelInfo, String> {
+    Ok(match model_choice(&state.chat) {
+        Ok(choice) => ModelInfo {
+            provider: Some(choice.kind.to_string()),
+            base_url: Some(choice.base_url.clone()),
+            model: choice.model.clone(),
+            key_source: choice.key_source.as_ref().map(ToString::to_string),
+            error: None,
+        },
+        Err(error) => ModelInfo {
+            provider: None,
+            base_url: None,
+            model: None,
+            key_source: None,
+            error: Some(error),
+        },
+    })
+}
+
+#[tauri::command]
+fn list_conversations(state: tauri::State<'_, AppState>) -> Result<Vec<Conversation>, String> {
+    state.chat.store()?.list_conversations().map_err(|e| e.to_string())
+}
+
+/// A stored conversation: its messages and tool calls (both facings).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StoredConversation {
+    conversation: Conversation,
+    messages: Vec<StoredMessage>,
+    tool_calls: Vec<ToolCallRecord>,
+    running: bool,
+}
+
+#[tauri::command]
+fn open_conversation(state: tauri::State<'_, AppState>, id: String) -> Result<StoredConversation, String> {
+    let store = state.chat.store()?;
+    let conversation = store
+        .conversation(&id)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("no conversation {id}"))?;
+    Ok(StoredConversation {
+        conversation,
+        messages: store.messages(&id).map_err(|e| e.to_string())?,
+        tool_calls: store.tool_calls(&id).map_err(|e| e.to_string())?,
+        running: state.chat.running.lock().unwrap().contains_key(&id),
+    })
+}
+
+#[tauri::command]
+fn rename_conversation(state: tauri::State<'_, AppState>, id: String, title: String) -> Result<(), String> {
+    let title = title.trim();
+    if title.is_empty() {
+        return Err("a conversation needs a title".into());
+    }
+    state
+        .chat
+        .store()?
+        .rename_conversation(&id, title)
+        .map_err(|e| e.to_string())
+}
+
+#[tauri::command]
+fn delete_conversation(state: tauri::State<'_, AppState>, id: String) -> Result<(), String> {
+    if let Some(cancel) = state.chat.running.lock().unwrap().remove(&id) {
+        cancel.cancel();
+    }
+    state.chat.store()?.delete_conversation(&id).map_err(|e| e.to_string())
+}
+
+#[tauri::command]
+fn search_conversations(state: tauri::State<'_, AppState>, query: String) -> Result<Vec<SearchHit>, String> {
+    state.chat.store()?.search(&query, 50).map_err(|e| e.to_string())
+}
+
+/// Sends the person's message: starts a turn in `conversation_id` (a new conversation when
+/// absent) and returns the conversation's id at once; the turn's events arrive as `chat-event`.
+#[tauri::command]
+async fn send_message(
+    app: tauri::AppHandle,
+    state: tauri::State<'_, AppState>,
+    conversation_id: Option<String>,
+    text: String,
+) -> Result<String, String> {
+    let text = text.trim().to_string();
+    if text.is_empty() {
+        return Err("the message is empty".into());
+    }
+    let chat = &state.chat;
+    let store = chat.store()?.clone();
+    let id = match conversation_id {
+        Some(id) => {
+            store
+                .conversation(&id)
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("no conversation {id}"))?;
+            id
+        }
+        None => {
+            store
+                .create_conversation(&title_from(&text))
+                .map_err(|e| e.to_string())?
+                .id
+        }
+    };
+    let cancel = CancellationToken::new();
+    {
+        let mut running = chat.running.lock().unwrap();
+        if running.contains_key(&id) {
+            return Err("a reply is still being written in this conversation; stop it first".into());
+        }
+        running.insert(id.clone(), cancel.clone());
+    }
+    let choice = model_choice(chat);
+    let servers = state.servers.clone();
+    let context = chat.context.clone();
+    let approvals = chat.approvals.clone();
+    let conversation_id = id.clone();
+    tauri::async_runtime::spawn(async move {
+        let recorder = Recorder::new(store.clone(), conversation_id.clone());
+        let handle = app.clone();
+        let cid = conversation_id.clone();
+        let sink = move |event: &TurnEvent| {
+            recorder.emit(event);
+            let _ = handle.emit_to(
+                MAIN_WEBVIEW,
+                "chat-event",
+                ChatEvent {
+                    conversation_id: cid.clone(),
+                    event: event.clone(),
+                },
+            );
+        };
+        let model = match choice {
+            Ok(choice) => choice
+                .resolve_model()
+                .await
+                .map(|m| (choice, m))
+                .map_err(|e| format!("{e:#}")),
+            Err(e) => Err(e),
+        };
+        match model {
+            Ok((choice, model)) => {
+                let history = load_history(&store, &conversation_id).unwrap_or_default();
+                let mut agent = Agent::new(choice.provider, model, servers);
+                agent.approver = Arc::new(WindowApprover(approvals));
+                agent.remembered = Some(Arc::new(StoredApprovals(store.clone())));
+                agent.context = context;
+                agent
+                    .run_turn(
+                        Some(conversation_id.clone()),
+                        history,
+                        Message::user(text),
+                        &sink,
+                        cancel,
+                    )
+                    .await;
+            }
+            Err(error) => {
+                // No model: the message is kept, and the reason is shown where the reply would be.
+                let message = format!("No model can answer: {error}");
+                sink.emit(&TurnEvent::UserMessage {
+                    message: Message::user(text),
+                });
+                sink.emit(&TurnEvent::StepStarted { step: 1 });
+                sink.emit(&TurnEvent::Error { message });
+                sink.emit(&TurnEvent::Done {
+                    stop_reason: StopReason::Error,
+                    text: String::new(),
+                    usage: Default::default(),
+                });
+            }
+        }
+        app.state::<AppState>()
+            .chat
+            .running
+            .lock()
+            .unwrap()
+            .remove(&conversation_id);
+    });
+    Ok(id)
+}
+
+/// Stops the reply being written in a conversation (the partial reply is kept).
+#[tauri::command]
+fn stop_turn(state: tauri::State<'_, AppState>, conversation_id: String) -> bool {
+    match state.chat.running.lock().unwrap().get(&conversation_id) {
+        Some(cancel) => {
+            cancel.cancel();
+            true
+        }
+        None => false,
+    }
+}
+
+/// The person's decision on a tool call: `allow_once`, `allow_always` or `deny`.
+#[tauri::command]
+fn answer_approval(state: tauri::State<'_, AppState>, call_id: String, decision: Decision) -> Result<(), String> {
+    let waiting = state.chat.approvals.lock().unwrap().remove(&call_id);
+    let respond = waiting.ok_or("that tool call is no longer waiting for a decision")?;
+    respond
+        .send(decision)
+        .map_err(|_| "the turn stopped waiting for this decision".to_string())
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -124,7 +395,7 @@ fn navigation_allowed(url: &Url) -> bool {
     }
 }
 
-pub fn run(setup: Setup) -> Result<()> {
+pub fn run(setup: Setup, model_args: ModelArgs) -> Result<()> {
     STARTED.get_or_init(Instant::now);
     let loaded = LoadedConfig::load(&setup.config_files);
     for problem in &loaded.problems {
@@ -143,19 +414,39 @@ pub fn run(setup: Setup) -> Result<()> {
     let (questions_tx, mut questions_rx) = tokio::sync::mpsc::channel::<ElicitationRequest>(8);
     let options = setup.connect_options(mcp_apps, ElicitationPolicy::Ask(questions_tx));
     let servers = runtime.block_on(async { Servers::start(loaded.servers, options) });
+    let store = Store::open(&setup.profile.database_file()).map_err(|e| {
+        tracing::error!("{e}");
+        format!("the conversation store cannot be opened: {e}")
+    });
 
     let app = tauri::Builder::default()
         .manage(AppState {
             questions: Questions::default(),
             servers: servers.clone(),
             info,
+            chat: Chat {
+                store,
+                model_args,
+                context: ModelContext::default(),
+                running: Mutex::new(HashMap::new()),
+                approvals: Arc::new(Mutex::new(HashMap::new())),
+            },
         })
         .invoke_handler(tauri::generate_handler![
             app_info,
             list_servers,
             ui_ready,
             answer_elicitation,
-            list_questions
+            list_questions,
+            model_info,
+            list_conversations,
+            open_conversation,
+            rename_conversation,
+            delete_conversation,
+            search_conversations,
+            send_message,
+            stop_turn,
+            answer_approval
         ])
         .setup(move |app| {
             WebviewWindowBuilder::new(app, MAIN_WEBVIEW, WebviewUrl::App("index.html".into()))

@@ -1,0 +1,505 @@
+//! `porthole run` as a user runs it: the real binary, a real profile (SQLite file), Porthole's
+//! test server over stdio, and the scripted fake LLM on loopback as the only stand-in.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use porthole_e2e::porthole_binary;
+use porthole_fake_llm::{FakeLlm, FakeToolCall, RecordedRequest, Reply, Script};
+use porthole_store::{MessageStatus, Store};
+use serde_json::{Value, json};
+
+const TEST_SERVER: &str = env!("CARGO_BIN_EXE_porthole-test-server");
+
+/// A profile whose only MCP server is the test server.
+fn profile() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let config = json!({"mcpServers": {"test": {"command": TEST_SERVER}}});
+    std::fs::write(dir.path().join("config.json"), config.to_string()).unwrap();
+    dir
+}
+
+fn command(profile: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
+    let mut cmd = Command::new(porthole_binary());
+    cmd.arg("--profile").arg(profile).args(args);
+    for var in [
+        "PORTHOLE_HOME",
+        "PORTHOLE_MCP_APPS",
+        "PORTHOLE_PROVIDER",
+        "PORTHOLE_BASE_URL",
+        "PORTHOLE_MODEL",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+    ] {
+        cmd.env_remove(var);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+fn run(profile: &Path, args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Output {
+    let mut cmd = command(profile, args, env);
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .expect("cannot run porthole (is it built? `cargo build -p porthole`)");
+    let mut input = child.stdin.take().unwrap();
+    if let Some(text) = stdin {
+        input.write_all(text.as_bytes()).unwrap();
+    }
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn posts(fake: &FakeLlm) -> Vec<RecordedRequest> {
+    fake.requests().into_iter().filter(|r| r.method == "POST").collect()
+}
+
+fn tool_message(request: &RecordedRequest) -> Value {
+    request.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .cloned()
+        .expect("a tool message")
+}
+
+fn forecast_turn() -> Vec<Reply> {
+    vec![
+        Reply::ToolCalls {
+            text: Some("Checking.".into()),
+            calls: vec![FakeToolCall::new("call_1", "forecast", r#"{"city":"Bergen"}"#)],
+        },
+        Reply::EchoToolResults,
+    ]
+}
+
+/// The kagent scenario, headless: a UI tool whose definition carries `_meta.ui` only for hosts
+/// that advertise MCP Apps. With MCP Apps on (Porthole's default) and off, the model request
+/// carries every field of the tool's payload, identically, and the answer is printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headless_run_gives_the_model_every_field_of_a_ui_tools_result() {
+    let mut tool_messages = Vec::new();
+    for apps in ["on", "off"] {
+        let fake = FakeLlm::start(Script::new(forecast_turn())).await.unwrap();
+        let dir = profile();
+        let url = fake.base_url();
+        let out = run(
+            dir.path(),
+            &[
+                "run",
+                "--yes",
+                "--base-url",
+                &url,
+                "--model",
+                "m",
+                "--prompt",
+                "Weather in Bergen?",
+            ],
+            &[("PORTHOLE_MCP_APPS", apps)],
+            None,
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        let answer = stdout(&out);
+        assert!(answer.contains("Ice on the roads before 10:00"), "{answer}");
+        assert!(answer.contains("snow showers"), "{answer}");
+
+        let requests = posts(&fake);
+        assert_eq!(requests.len(), 2);
+        let message = tool_message(&requests[1]);
+        let payload: Value = serde_json::from_str(message["content"].as_str().unwrap()).unwrap();
+        for field in ["city", "units", "days", "advisory"] {
+            assert!(payload.get(field).is_some(), "{field} reached the model");
+        }
+        assert_eq!(payload["days"][2]["sky"], "clear");
+        tool_messages.push(message);
+    }
+    assert_eq!(
+        tool_messages[0], tool_messages[1],
+        "MCP Apps on or off, the model gets the same"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_events_stdin_prompts_and_a_continued_conversation() {
+    let fake = FakeLlm::start(Script::new(vec![
+        Reply::text("First answer."),
+        Reply::text("Second answer."),
+    ]))
+    .await
+    .unwrap();
+    let dir = profile();
+    let url = fake.base_url();
+    let out = run(
+        dir.path(),
+        &[
+            "run",
+            "--json",
+            "--provider",
+            "anthropic",
+            "--base-url",
+            &url,
+            "--model",
+            "claude-test",
+        ],
+        &[],
+        Some("Remember the word tangerine.\n"),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let events: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every stdout line is a JSON event"))
+        .collect();
+    assert_eq!(events[0]["type"], "turn_started");
+    assert_eq!(events[0]["provider"], "anthropic");
+    let id = events[0]["conversation_id"].as_str().unwrap().to_string();
+    assert!(events.iter().any(|e| e["type"] == "text_delta"));
+    let done = events.last().unwrap();
+    assert_eq!(done["type"], "done");
+    assert_eq!(done["stop_reason"], "end_turn");
+    assert_eq!(done["text"], "First answer.");
+    assert_eq!(
+        posts(&fake)[0].header("x-api-key"),
+        None,
+        "no key configured, none sent"
+    );
+
+    let out = run(
+        dir.path(),
+        &[
+            "run",
+            "--provider",
+            "anthropic",
+            "--base-url",
+            &url,
+            "--model",
+            "claude-test",
+            "--conversation",
+            &id,
+            "--prompt",
+            "Which word?",
+        ],
+        &[],
+        None,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "Second answer.");
+    let second = &posts(&fake)[1];
+    let messages = second.body["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 3, "the earlier exchange is sent again: {messages:?}");
+    assert_eq!(messages[0]["content"][0]["text"], "Remember the word tangerine.\n");
+    assert_eq!(messages[1]["content"][0]["text"], "First answer.");
+
+    // Both turns are in the store.
+    let store = Store::open(&dir.path().join("porthole.db")).unwrap();
+    let stored = store.messages(&id).unwrap();
+    assert_eq!(stored.len(), 4);
+    assert!(stored.iter().all(|m| m.status == MessageStatus::Complete));
+    assert_eq!(store.search("tangerine", 10).unwrap()[0].conversation_id, id);
+}
+
+/// Each failure exits non-zero with one line that says what went wrong.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_exit_non_zero_with_a_one_line_reason() {
+    let dir = profile();
+    let check = |out: Output, expected: &str| {
+        assert!(!out.status.success(), "should fail: {expected}");
+        let err = stderr(&out);
+        let last = err.lines().last().unwrap_or_default().to_string();
+        assert!(last.starts_with("porthole: "), "{err}");
+        assert!(
+            last.contains(expected),
+            "expected {expected:?} in the last line of: {err}"
+        );
+    };
+
+    let fake = FakeLlm::start(Script {
+        replies: vec![Reply::text("never")],
+        api_key: Some("sk-right".into()),
+        models: vec!["known".into(), "other".into()],
+        chunk_delay_ms: 0,
+    })
+    .await
+    .unwrap();
+    let url = fake.base_url();
+    let base = ["run", "--base-url", url.as_str(), "--prompt", "hi"];
+    let with =
+        |extra: &[&'static str]| -> Vec<String> { base.iter().chain(extra.iter()).map(|s| s.to_string()).collect() };
+
+    let a = with(&["--model", "known"]);
+    check(
+        run(dir.path(), &strs(&a), &[("OPENAI_API_KEY", "sk-wrong")], None),
+        "401",
+    );
+    let a = with(&["--model", "nope"]);
+    check(
+        run(dir.path(), &strs(&a), &[("OPENAI_API_KEY", "sk-right")], None),
+        "nope",
+    );
+    let a = with(&[]);
+    check(
+        run(dir.path(), &strs(&a), &[("OPENAI_API_KEY", "sk-right")], None),
+        "pass --model NAME",
+    );
+
+    let cut = FakeLlm::start(Script::new(vec![Reply::Cut {
+        text: "Half of this reply arrives before the connection drops".into(),
+    }]))
+    .await
+    .unwrap();
+    let out = run(
+        dir.path(),
+        &[
+            "run",
+            "--json",
+            "--base-url",
+            &cut.base_url(),
+            "--model",
+            "m",
+            "--prompt",
+            "hi",
+        ],
+        &[],
+        None,
+    );
+    let id = stdout(&out)
+        .lines()
+        .next()
+        .and_then(|l| serde_json::from_str::<Value>(l).ok())
+        .and_then(|e| e["conversation_id"].as_str().map(String::from))
+        .unwrap();
+    check(out, "cut off");
+    let store = Store::open(&dir.path().join("porthole.db")).unwrap();
+    let reply = store.messages(&id).unwrap().pop().unwrap();
+    assert_eq!(reply.status, MessageStatus::Interrupted);
+    assert!(reply.parts[0]["text"].as_str().unwrap().starts_with("Half"));
+    drop(store);
+
+    // Nothing listening: a clear "could not reach" (after bounded retries).
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let url = format!("http://127.0.0.1:{closed}/v1");
+    check(
+        run(
+            dir.path(),
+            &["run", "--base-url", &url, "--model", "m", "--prompt", "hi"],
+            &[],
+            None,
+        ),
+        "could not reach",
+    );
+    check(
+        run(
+            dir.path(),
+            &["run", "--base-url", &url, "--model", "m"],
+            &[],
+            Some("  \n"),
+        ),
+        "empty",
+    );
+    check(
+        run(
+            dir.path(),
+            &[
+                "run",
+                "--base-url",
+                &url,
+                "--model",
+                "m",
+                "--conversation",
+                "0000",
+                "--prompt",
+                "x",
+            ],
+            &[],
+            None,
+        ),
+        "no conversation",
+    );
+    check(
+        run(
+            dir.path(),
+            &["run", "--base-url", "ftp://x", "--model", "m", "--prompt", "x"],
+            &[],
+            None,
+        ),
+        "http",
+    );
+    // The hosted API with no key anywhere (and no keyring to look in).
+    let out = run(
+        dir.path(),
+        &["run", "--model", "m", "--prompt", "x"],
+        &[("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus")],
+        None,
+    );
+    assert!(stderr(&out).contains("no OS keyring"), "{}", stderr(&out));
+    check(
+        out,
+        "no API key for openai: set OPENAI_API_KEY or run `porthole key set openai`",
+    );
+}
+
+/// Killed mid-turn (SIGKILL while the reply streams), the conversation keeps everything that
+/// had arrived, marked interrupted, and can be continued.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killing_porthole_mid_reply_loses_at_most_the_tokens_in_flight() {
+    let fake = FakeLlm::start(Script::new(vec![Reply::Hang, Reply::text("Carrying on.")]))
+        .await
+        .unwrap();
+    let dir = profile();
+    let url = fake.base_url();
+    let mut child = command(
+        dir.path(),
+        &[
+            "run",
+            "--json",
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--prompt",
+            "Tell me a story",
+        ],
+        &[],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null())
+    .stdin(Stdio::null())
+    .spawn()
+    .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut id = None;
+    for line in lines.by_ref() {
+        let event: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if event["type"] == "turn_started" {
+            id = event["conversation_id"].as_str().map(String::from);
+        }
+        // Events reach stdout after the store has them.
+        if event["type"] == "text_delta" {
+            break;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let id = id.unwrap();
+
+    let store = Store::open(&dir.path().join("porthole.db")).unwrap();
+    let messages = store.messages(&id).unwrap();
+    assert_eq!(messages.len(), 2);
+    assert_eq!(messages[0].parts[0]["text"], "Tell me a story");
+    assert_eq!(messages[1].status, MessageStatus::Interrupted);
+    assert_eq!(messages[1].parts[0]["text"], "Hang on");
+    drop(store);
+
+    let out = run(
+        dir.path(),
+        &[
+            "run",
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--conversation",
+            &id,
+            "--prompt",
+            "Go on",
+        ],
+        &[],
+        None,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sent = &posts(&fake)[1].body["messages"];
+    assert_eq!(sent[1]["role"], "assistant");
+    assert_eq!(
+        sent[1]["content"], "Hang on",
+        "the partial reply is part of the history"
+    );
+}
+
+#[test]
+fn without_a_keyring_a_key_is_refused_rather_than_written_to_a_file() {
+    let dir = profile();
+    let out = run(
+        dir.path(),
+        &["key", "set", "openai"],
+        &[("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus")],
+        Some("sk-never-on-disk\n"),
+    );
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("no OS keyring"), "{err}");
+    assert!(err.contains("set OPENAI_API_KEY instead"), "{err}");
+    assert_no_file_contains(dir.path(), "sk-never-on-disk");
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+fn assert_no_file_contains(dir: &Path, secret: &str) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            assert_no_file_contains(&path, secret);
+        } else {
+            let bytes = std::fs::read(&path).unwrap();
+            let found = bytes.windows(secret.len()).any(|w| w == secret.as_bytes());
+            assert!(!found, "{} holds the key", path.display());
+        }
+    }
+}
+
+/// Needs a Secret Service (`.ci/test` runs it inside a D-Bus session with an unlocked
+/// gnome-keyring): `cargo test -p porthole-e2e --test headless -- --ignored`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a Secret Service; run by .ci/test inside a D-Bus session with gnome-keyring"]
+async fn a_key_kept_in_the_os_keyring_is_used_and_never_written_to_a_file() {
+    let key = format!("sk-keyring-{}", std::process::id());
+    let fake = FakeLlm::start(Script {
+        replies: vec![Reply::text("Signed in.")],
+        api_key: Some(key.clone()),
+        models: vec![],
+        chunk_delay_ms: 0,
+    })
+    .await
+    .unwrap();
+    let dir = profile();
+    let out = run(dir.path(), &["key", "set", "openai"], &[], Some(&format!("{key}\n")));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run(dir.path(), &["key", "status", "openai"], &[], None);
+    assert!(stdout(&out).contains("OS keyring: stored"), "{}", stdout(&out));
+
+    let url = fake.base_url();
+    let out = run(
+        dir.path(),
+        &["run", "--base-url", &url, "--model", "m", "--prompt", "hi"],
+        &[],
+        None,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "Signed in.");
+    assert!(stderr(&out).contains("key from the OS keyring"), "{}", stderr(&out));
+    let expected = format!("Bearer {key}");
+    assert_eq!(posts(&fake)[0].header("authorization"), Some(expected.as_str()));
+    assert_no_file_contains(dir.path(), &key);
+
+    let out = run(dir.path(), &["key", "delete", "openai"], &[], None);
+    assert!(out.status.success());
+    let out = run(dir.path(), &["key", "status", "openai"], &[], None);
+    assert!(stdout(&out).contains("OS keyring: none"), "{}", stdout(&out));
+}
