@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use porthole_e2e::{App, screenshot_dir};
+use porthole_fake_llm::{FakeLlm, FakeToolCall, Reply, Script};
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -57,15 +58,84 @@ fn composer_takes_text_and_enter_sends_it() -> Result<()> {
         "the composer is emptied after sending"
     );
 
-    // The send button works too, and no assistant reply is invented without a model.
+    // The send button works too, and no assistant reply is invented without a model: the
+    // reason is shown where the reply would be.
     s.send_keys(&composer, "via the button")?;
     s.click(&s.find("[data-testid=send]")?)?;
     s.wait_for("two user messages", WAIT, |s| {
         Ok((s.find_all("[data-testid=message][data-role=user]")?.len() == 2).then_some(()))
     })?;
+    let error = s.wait_for_element("[data-testid=message-error]", WAIT)?;
+    assert!(s.text(&error)?.contains("No model can answer"), "{}", s.text(&error)?);
     assert!(s.find_all("[data-testid=message][data-role=assistant]")?.is_empty());
-    let notice = s.find("[data-testid=notice]")?;
-    assert!(s.text(&notice)?.contains("No model is connected"));
+    Ok(())
+}
+
+/// The provider flags given when opening the app apply to its chat: a message goes to the
+/// (fake) model, the reply streams in, a tool call waits for approval, runs on the real test
+/// server once allowed, and the model gets its result.
+#[test]
+fn chat_with_a_model_streams_the_reply_and_runs_an_approved_tool_call() -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let fake = runtime.block_on(FakeLlm::start(Script {
+        replies: vec![
+            Reply::ToolCalls {
+                text: Some("Let me echo that.".into()),
+                calls: vec![FakeToolCall::new("call_w", "echo", r#"{"text":"from the window"}"#)],
+            },
+            Reply::EchoToolResults,
+        ],
+        api_key: Some("sk-window-test".into()),
+        models: vec![],
+        chunk_delay_ms: 20,
+    }))?;
+    let dir = profile();
+    let config = json!({"mcpServers": {"test": {"command": env!("CARGO_BIN_EXE_porthole-test-server")}}});
+    std::fs::write(dir.path().join("config.json"), config.to_string())?;
+    let url = fake.base_url();
+    let app = App::launch(
+        dir.path(),
+        &["--provider", "openai", "--base-url", &url, "--model", "fake-model"],
+        &[("OPENAI_API_KEY", "sk-window-test")],
+    )?;
+    let s = &app.session;
+    let model = s.wait_for_element("[data-testid=model-info]", WAIT)?;
+    s.wait_for("the model line", WAIT, |s| {
+        Ok(s.text(&model)?.contains("fake-model").then_some(()))
+    })?;
+    s.wait_for_element(
+        "[data-testid=server][data-server-name=test][data-state=connected]",
+        WAIT,
+    )?;
+
+    let composer = s.find("[data-testid=composer]")?;
+    s.send_keys(&composer, "Echo something, please\u{E007}")?;
+    s.wait_for_element(
+        "[data-testid=tool-call][data-tool-name=echo][data-status=awaiting-approval]",
+        WAIT,
+    )?;
+    let first = s.text(&s.find("[data-testid=message][data-role=assistant]")?)?;
+    assert_eq!(first, "Let me echo that.");
+    s.click(&s.find("[data-testid=approve-once]")?)?;
+    s.wait_for_element("[data-testid=tool-call][data-tool-name=echo][data-status=ok]", WAIT)?;
+    s.wait_for("the final answer", WAIT, |s| {
+        let replies = s.find_all("[data-testid=message][data-role=assistant]")?;
+        match replies.last() {
+            Some(last) if replies.len() == 2 => Ok((s.text(last)? == "Tool results: from the window").then_some(())),
+            _ => Ok(None),
+        }
+    })?;
+    // The model got the tool's result, and the key was sent.
+    let posts: Vec<_> = fake.requests().into_iter().filter(|r| r.method == "POST").collect();
+    assert_eq!(posts.len(), 2);
+    assert_eq!(posts[1].header("authorization"), Some("Bearer sk-window-test"));
+    let last = posts[1].body["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["role"], "tool");
+    assert_eq!(last["content"], "from the window");
+    // The conversation is listed, titled by its first message.
+    let listed = s.wait_for_element("[data-testid=conversation]", WAIT)?;
+    let title = s.property(&listed, "textContent")?;
+    assert_eq!(title.as_str().map(str::trim), Some("Echo something, please"), "{title}");
     Ok(())
 }
 

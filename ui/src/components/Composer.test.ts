@@ -31,4 +31,34 @@ describe("Composer", () => {
     await fireEvent.keyDown(box, { key: "Enter" });
     expect(onSend).not.toHaveBeenCalled();
   });
+
+  it("offers Stop while a reply is being written, and keeps the text until it can be sent", async () => {
+    const onSend = vi.fn();
+    const onStop = vi.fn();
+    const { getByTestId, queryByTestId, rerender } = render(Composer, { onSend, onReady: () => {}, busy: true, onStop });
+    const stop = getByTestId("stop");
+    expect(stop.getAttribute("aria-label")).toBe("Stop the reply");
+    await fireEvent.click(stop);
+    expect(onStop).toHaveBeenCalledOnce();
+
+    const box = getByTestId("composer") as HTMLTextAreaElement;
+    await fireEvent.input(box, { target: { value: "next question" } });
+    await fireEvent.keyDown(box, { key: "Enter" });
+    expect(onSend).not.toHaveBeenCalled();
+    expect(box.value).toBe("next question");
+    expect((getByTestId("send") as HTMLButtonElement).disabled).toBe(true);
+
+    await rerender({ busy: false });
+    expect(queryByTestId("stop")).toBeNull();
+    await fireEvent.keyDown(box, { key: "Enter" });
+    expect(onSend).toHaveBeenCalledWith("next question");
+  });
+
+  it("keeps the text when the message is not taken", async () => {
+    const { getByTestId } = render(Composer, { onSend: () => false, onReady: () => {} });
+    const box = getByTestId("composer") as HTMLTextAreaElement;
+    await fireEvent.input(box, { target: { value: "kept" } });
+    await fireEvent.keyDown(box, { key: "Enter" });
+    expect(box.value).toBe("kept");
+  });
 });

@@ -53,6 +53,151 @@ export interface Question {
 
 export type ElicitationAction = "accept" | "decline" | "cancel";
 
+/** desktop::ModelInfo: the model this run talks to, or why there is none. */
+export interface ModelInfo {
+  provider: string | null;
+  baseUrl: string | null;
+  /** Null: the provider's only model is used (known once a message is sent). */
+  model: string | null;
+  keySource: string | null;
+  error: string | null;
+}
+
+/** porthole_store::Conversation */
+export interface Conversation {
+  id: string;
+  title: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** porthole_agent::Part (serde tag "type", snake_case fields). */
+export type Part =
+  | { type: "text"; text: string }
+  | { type: "reasoning"; text: string; signature?: string; field?: string }
+  | { type: "redacted_reasoning"; data: string }
+  | { type: "tool_use"; id: string; name: string; arguments: unknown }
+  | { type: "tool_result"; tool_use_id: string; content: McpContent[]; is_error: boolean };
+
+/** An MCP content block, as the server sent it. */
+export type McpContent = { type: string; text?: string; [key: string]: unknown };
+
+export type MessageRole = "user" | "assistant" | "tool";
+export type MessageStatus = "complete" | "streaming" | "interrupted" | "failed";
+export type CallStatus = "ok" | "error" | "failed" | "denied" | "cancelled";
+export type StoredCallStatus = CallStatus | "pending" | "running" | "interrupted";
+export type Decision = "allow_once" | "allow_always" | "deny";
+
+/** porthole_agent::Message */
+export interface AgentMessage {
+  role: MessageRole;
+  parts: Part[];
+}
+
+/** porthole_mcp::ModelFacing: exactly what the model got. */
+export interface ModelFacing {
+  content: McpContent[];
+  isError: boolean;
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+}
+
+/** porthole_agent::TurnEvent (serde tag "type", snake_case fields). */
+export type TurnEvent =
+  | { type: "turn_started"; conversation_id: string | null; model: string; provider: string }
+  | { type: "user_message"; message: AgentMessage }
+  | { type: "step_started"; step: number }
+  | { type: "text_delta"; text: string }
+  | { type: "reasoning_delta"; text: string }
+  | { type: "tool_call_streaming"; call_id: string; name: string; arguments_text: string }
+  | { type: "retrying"; attempt: number; wait_ms: number; reason: string }
+  | { type: "assistant_message"; message: AgentMessage; interrupted: boolean; usage: Usage }
+  | {
+      type: "tool_call_started";
+      call_id: string;
+      name: string;
+      server: string | null;
+      tool: string | null;
+      arguments: unknown;
+      ui_resource_uri: string | null;
+    }
+  | { type: "approval_requested"; call_id: string; server: string; tool: string; arguments: unknown }
+  | { type: "approval_resolved"; call_id: string; decision: Decision }
+  | { type: "tool_call_running"; call_id: string }
+  | { type: "tool_call_progress"; call_id: string; progress: number; total: number | null; message: string | null }
+  | {
+      type: "tool_call_finished";
+      call_id: string;
+      status: CallStatus;
+      model: ModelFacing;
+      /** The full CallToolResult for the view; null when there was no result. */
+      view: unknown;
+      duration_ms: number;
+      error: string | null;
+    }
+  | { type: "tool_results"; message: AgentMessage }
+  | { type: "error"; message: string }
+  | { type: "done"; stop_reason: "end_turn" | "step_limit" | "cancelled" | "error"; text: string; usage: Usage };
+
+/** desktop::ChatEvent */
+export interface ChatEvent {
+  conversationId: string;
+  event: TurnEvent;
+}
+
+/** porthole_store::StoredMessage */
+export interface StoredMessage {
+  id: number;
+  conversationId: string;
+  role: MessageRole;
+  parts: Part[];
+  status: MessageStatus;
+  error: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** porthole_store::ToolCallRecord */
+export interface ToolCallRecord {
+  id: number;
+  conversationId: string;
+  messageId: number;
+  callId: string;
+  server: string;
+  tool: string;
+  arguments: unknown;
+  status: StoredCallStatus;
+  modelFacing: ModelFacing | null;
+  viewFacing: unknown;
+  error: string | null;
+  durationMs: number | null;
+  createdAt: number;
+  updatedAt: number;
+  finishedAt: number | null;
+}
+
+/** desktop::StoredConversation */
+export interface StoredConversation {
+  conversation: Conversation;
+  messages: StoredMessage[];
+  toolCalls: ToolCallRecord[];
+  running: boolean;
+}
+
+/** porthole_store::SearchHit */
+export interface SearchHit {
+  conversationId: string;
+  conversationTitle: string;
+  messageId: number | null;
+  role: MessageRole | null;
+  snippet: string;
+  rank: number;
+}
+
 export const api = {
   appInfo: () => invoke<AppInfo>("app_info"),
   listServers: () => invoke<ServerStatus[]>("list_servers"),
@@ -66,4 +211,18 @@ export const api = {
     listen<Question>("elicitation-requested", (event) => handler(event.payload)),
   answerQuestion: (id: number, action: ElicitationAction, content?: Record<string, unknown>) =>
     invoke<void>("answer_elicitation", { id, action, content: content ?? null }),
+
+  modelInfo: () => invoke<ModelInfo>("model_info"),
+  listConversations: () => invoke<Conversation[]>("list_conversations"),
+  openConversation: (id: string) => invoke<StoredConversation>("open_conversation", { id }),
+  renameConversation: (id: string, title: string) => invoke<void>("rename_conversation", { id, title }),
+  deleteConversation: (id: string) => invoke<void>("delete_conversation", { id }),
+  searchConversations: (query: string) => invoke<SearchHit[]>("search_conversations", { query }),
+  /** Starts a turn; resolves to the conversation's id at once. Events follow as chat-event. */
+  sendMessage: (conversationId: string | null, text: string) =>
+    invoke<string>("send_message", { conversationId, text }),
+  stopTurn: (conversationId: string) => invoke<boolean>("stop_turn", { conversationId }),
+  answerApproval: (callId: string, decision: Decision) => invoke<void>("answer_approval", { callId, decision }),
+  onChatEvent: (handler: (event: ChatEvent) => void): Promise<UnlistenFn> =>
+    listen<ChatEvent>("chat-event", (event) => handler(event.payload)),
 };

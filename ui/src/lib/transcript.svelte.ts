@@ -1,6 +1,108 @@
-// The open conversation's messages, as the transcript shows them.
+// The open conversation as the transcript shows it: a list of items (messages, tool calls,
+// errors, notices) built by a pure reducer over the turn's events (`apply`), or rebuilt from the
+// store (`load`). Both paths give the same items for the same conversation.
+import type {
+  CallStatus,
+  Decision,
+  McpContent,
+  MessageStatus,
+  ModelFacing,
+  Part,
+  StoredCallStatus,
+  StoredConversation,
+  ToolCallRecord,
+  TurnEvent,
+} from "./api";
+
+/** Where a tool call is, as shown on its card. */
+export type ToolCallStatus =
+  /** The model is still writing the call's arguments. */
+  | "streaming"
+  /** Asked for, not yet approved or running. */
+  | "pending"
+  | "awaiting-approval"
+  | "running"
+  | CallStatus
+  /** Never finished: the reply was cut short or the app stopped. */
+  | "interrupted";
+
+export interface Progress {
+  progress: number;
+  total: number | null;
+  message: string | null;
+}
+
+/** The provider is waiting before trying the model request again. */
+export interface Retry {
+  attempt: number;
+  waitMs: number;
+  reason: string;
+}
+
+export interface UserItem {
+  kind: "user";
+  id: number;
+  text: string;
+  /** Sent from this window, not yet echoed back by the turn. */
+  pending: boolean;
+}
+
+export interface AssistantItem {
+  kind: "assistant";
+  id: number;
+  text: string;
+  /** The model's reasoning ("thinking"), shown collapsed. */
+  reasoning: string;
+  status: MessageStatus;
+  error: string | null;
+  /** Transient: shown while the request waits to be retried. */
+  retry: Retry | null;
+}
+
+export interface ToolCallItem {
+  kind: "tool-call";
+  id: number;
+  callId: string;
+  /** The model-facing tool name. */
+  name: string;
+  /** The MCP server and tool; null when the model named a tool that does not exist. */
+  server: string | null;
+  tool: string | null;
+  arguments: unknown;
+  /** The arguments' JSON as far as the model has written it (while streaming). */
+  argumentsText: string;
+  uiResourceUri: string | null;
+  status: ToolCallStatus;
+  decision: Decision | null;
+  progress: Progress | null;
+  durationMs: number | null;
+  /** Exactly what the model got. */
+  modelResult: ModelFacing | null;
+  /** The full CallToolResult, as the tool's view gets it (null: no result). */
+  viewResult: unknown;
+  error: string | null;
+}
+
+/** An error that belongs to no assistant message. */
+export interface ErrorItem {
+  kind: "error";
+  id: number;
+  text: string;
+}
+
+/** A note from the window itself (not part of the conversation). */
+export interface NoticeItem {
+  kind: "notice";
+  id: number;
+  level: "info" | "error";
+  text: string;
+}
+
+export type Item = UserItem | AssistantItem | ToolCallItem | ErrorItem | NoticeItem;
+
 export type Role = "user" | "assistant";
 
+/** A user or assistant message, as plain text. */
 export interface Message {
   id: number;
   role: Role;
@@ -13,26 +115,420 @@ export interface Notice {
   text: string;
 }
 
+const FINAL: ReadonlySet<ToolCallStatus> = new Set(["ok", "error", "failed", "denied", "cancelled", "interrupted"]);
+
+/** Whether a tool call is over. */
+export function isFinal(status: ToolCallStatus): boolean {
+  return FINAL.has(status);
+}
+
+/** Whether an assistant message has a bubble to show (a tool-only step has none; a failed
+ * request shows only its error). */
+export function hasBubble(item: AssistantItem): boolean {
+  return item.text.length > 0 || item.status === "streaming";
+}
+
+/** The text parts of a message, joined. */
+export function textOf(parts: unknown): string {
+  return partsOf(parts)
+    .map((p) => (p.type === "text" ? p.text : ""))
+    .join("");
+}
+
+function reasoningOf(parts: Part[]): string {
+  return parts.map((p) => (p.type === "reasoning" ? p.text : "")).join("");
+}
+
+function partsOf(parts: unknown): Part[] {
+  return Array.isArray(parts) ? (parts.filter((p) => p && typeof p === "object" && "type" in p) as Part[]) : [];
+}
+
+function toolUses(parts: Part[]): Extract<Part, { type: "tool_use" }>[] {
+  return parts.filter((p): p is Extract<Part, { type: "tool_use" }> => p.type === "tool_use");
+}
+
+/** A stored model facing, checked: `{content: [...], isError}` or null. */
+function modelFacingOf(value: unknown): ModelFacing | null {
+  if (!value || typeof value !== "object") return null;
+  const v = value as { content?: unknown; isError?: unknown };
+  return { content: Array.isArray(v.content) ? (v.content as McpContent[]) : [], isError: v.isError === true };
+}
+
+function storedStatus(status: StoredCallStatus, running: boolean, awaitingApproval: boolean): ToolCallStatus {
+  switch (status) {
+    case "pending":
+      if (!running) return "interrupted";
+      return awaitingApproval ? "awaiting-approval" : "pending";
+    case "running":
+      return running ? "running" : "interrupted";
+    default:
+      return status;
+  }
+}
+
 let nextId = 1;
 
 export class Transcript {
-  messages = $state<Message[]>([]);
-  notices = $state<Notice[]>([]);
+  items = $state<Item[]>([]);
+  /** True from sending a message until its turn is done. */
+  busy = $state(false);
+  /** Bumped on every change, for followers (scrolling) that cannot watch deep state cheaply. */
+  revision = $state(0);
+
+  /** Index of the assistant message being streamed. */
+  #streaming: number | null = null;
+  /** Index of the current turn's last assistant message (turn errors attach to it). */
+  #turnAssistant: number | null = null;
+  /** Index of each tool call of the current turn (all calls, after `load`), by call id. */
+  #calls = new Map<string, number>();
+
+  /** The user and assistant messages, in order. */
+  get messages(): Message[] {
+    const out: Message[] = [];
+    for (const item of this.items) {
+      if (item.kind === "user" || item.kind === "assistant") out.push({ id: item.id, role: item.kind, text: item.text });
+    }
+    return out;
+  }
+
+  get notices(): Notice[] {
+    const out: Notice[] = [];
+    for (const item of this.items) if (item.kind === "notice") out.push({ id: item.id, kind: item.level, text: item.text });
+    return out;
+  }
 
   /** Adds the user's message; returns false (and adds nothing) for blank input. */
   addUserMessage(text: string): boolean {
     const trimmed = text.trim();
     if (!trimmed) return false;
-    this.messages.push({ id: nextId++, role: "user", text: trimmed });
+    this.#push({ kind: "user", id: nextId++, text: trimmed, pending: false });
     return true;
   }
 
+  /** Shows the message being sent at once and marks the transcript busy until the turn's
+   * `done`. The turn's `user_message` confirms it rather than adding it twice. */
+  beginTurn(text: string): boolean {
+    const trimmed = text.trim();
+    if (!trimmed) return false;
+    this.#push({ kind: "user", id: nextId++, text: trimmed, pending: true });
+    this.busy = true;
+    this.#touch();
+    return true;
+  }
+
+  /** The message could not be sent: says why, and the composer is free again. */
+  failTurn(message: string) {
+    for (const item of this.items) if (item.kind === "user") item.pending = false;
+    this.#push({ kind: "error", id: nextId++, text: message });
+    this.busy = false;
+    this.#touch();
+  }
+
   addNotice(kind: Notice["kind"], text: string) {
-    this.notices.push({ id: nextId++, kind, text });
+    this.#push({ kind: "notice", id: nextId++, level: kind, text });
   }
 
   clear() {
-    this.messages = [];
-    this.notices = [];
+    this.items = [];
+    this.busy = false;
+    this.#streaming = null;
+    this.#turnAssistant = null;
+    this.#calls.clear();
+    this.#touch();
+  }
+
+  /** Ends the turn without its `done` event (the back end says nothing is running). */
+  settle() {
+    if (this.busy) this.#finishTurn(false);
+  }
+
+  /** Applies one event of the open conversation's turn. */
+  apply(event: TurnEvent) {
+    switch (event.type) {
+      case "turn_started":
+        this.busy = true;
+        break;
+      case "user_message": {
+        this.busy = true;
+        this.#streaming = null;
+        this.#turnAssistant = null;
+        this.#calls.clear();
+        const text = textOf(event.message.parts);
+        const pending = this.items.find((i): i is UserItem => i.kind === "user" && i.pending);
+        if (pending) {
+          pending.text = text;
+          pending.pending = false;
+        } else {
+          this.#push({ kind: "user", id: nextId++, text, pending: false });
+        }
+        break;
+      }
+      case "step_started":
+        this.busy = true;
+        this.#startAssistant();
+        break;
+      case "text_delta": {
+        const a = this.#streamingAssistant();
+        a.text += event.text;
+        a.retry = null;
+        break;
+      }
+      case "reasoning_delta": {
+        const a = this.#streamingAssistant();
+        a.reasoning += event.text;
+        a.retry = null;
+        break;
+      }
+      case "tool_call_streaming": {
+        if (this.#streaming !== null) this.#assistantAt(this.#streaming).retry = null;
+        const call = this.#call(event.call_id, event.name);
+        if (call.status === "streaming") {
+          call.name = event.name;
+          call.argumentsText = event.arguments_text;
+        }
+        break;
+      }
+      case "retrying":
+        this.#streamingAssistant().retry = { attempt: event.attempt, waitMs: event.wait_ms, reason: event.reason };
+        break;
+      case "assistant_message": {
+        const parts = partsOf(event.message.parts);
+        const a = this.#streaming !== null ? this.#assistantAt(this.#streaming) : this.#startAssistant();
+        a.text = textOf(parts);
+        a.reasoning = reasoningOf(parts) || a.reasoning;
+        a.status = event.interrupted ? "interrupted" : "complete";
+        a.retry = null;
+        this.#streaming = null;
+        for (const use of toolUses(parts)) {
+          const call = this.#call(use.id, use.name);
+          if (call.status === "streaming") {
+            call.arguments = use.arguments;
+            call.argumentsText = "";
+          }
+        }
+        break;
+      }
+      case "tool_call_started": {
+        const call = this.#call(event.call_id, event.name);
+        call.name = event.name;
+        call.server = event.server;
+        call.tool = event.tool;
+        call.arguments = event.arguments;
+        call.argumentsText = "";
+        call.uiResourceUri = event.ui_resource_uri;
+        if (call.status === "streaming") call.status = "pending";
+        break;
+      }
+      case "approval_requested": {
+        const call = this.#call(event.call_id, event.tool);
+        call.server ??= event.server;
+        call.tool ??= event.tool;
+        if (!isFinal(call.status)) call.status = "awaiting-approval";
+        break;
+      }
+      case "approval_resolved": {
+        const call = this.#call(event.call_id, "");
+        call.decision = event.decision;
+        if (call.status === "awaiting-approval") call.status = event.decision === "deny" ? "denied" : "pending";
+        break;
+      }
+      case "tool_call_running": {
+        const call = this.#call(event.call_id, "");
+        if (!isFinal(call.status)) call.status = "running";
+        break;
+      }
+      case "tool_call_progress": {
+        const call = this.#call(event.call_id, "");
+        if (!isFinal(call.status)) call.progress = { progress: event.progress, total: event.total, message: event.message };
+        break;
+      }
+      case "tool_call_finished": {
+        const call = this.#call(event.call_id, "");
+        call.status = event.status;
+        call.modelResult = event.model;
+        call.viewResult = event.view ?? null;
+        call.durationMs = event.duration_ms;
+        call.error = event.error;
+        break;
+      }
+      case "tool_results":
+        // Shown on the tool cards already.
+        break;
+      case "error":
+        this.#error(event.message);
+        break;
+      case "done":
+        this.#finishTurn(event.stop_reason === "end_turn" || event.stop_reason === "step_limit");
+        break;
+    }
+    this.#touch();
+  }
+
+  /** Rebuilds the items of a stored conversation. `awaitingApproval`: call ids known (from this
+   * window's events) to be waiting for the user's decision, when the turn is still running. */
+  load(stored: StoredConversation, awaitingApproval: Iterable<string> = []) {
+    this.clear();
+    const waiting = new Set(awaitingApproval);
+    const running = stored.running;
+    const byMessage = new Map<number, ToolCallRecord[]>();
+    for (const record of stored.toolCalls) {
+      const list = byMessage.get(record.messageId) ?? [];
+      list.push(record);
+      byMessage.set(record.messageId, list);
+    }
+    let lastAssistant = -1;
+    stored.messages.forEach((m, n) => {
+      if (m.role === "assistant") lastAssistant = n;
+    });
+    const placed = new Set<ToolCallRecord>();
+
+    stored.messages.forEach((message, n) => {
+      const parts = partsOf(message.parts);
+      if (message.role === "user") {
+        this.#push({ kind: "user", id: nextId++, text: textOf(parts), pending: false });
+        return;
+      }
+      if (message.role !== "assistant") return; // tool results: shown on the tool cards
+      const live = running && n === lastAssistant && message.status === "streaming";
+      const index = this.#push({
+        kind: "assistant",
+        id: nextId++,
+        text: textOf(parts),
+        reasoning: reasoningOf(parts),
+        status: message.status === "streaming" && !live ? "interrupted" : message.status,
+        error: message.error,
+        retry: null,
+      });
+      this.#turnAssistant = index;
+      if (live) this.#streaming = index;
+
+      const records = byMessage.get(message.id) ?? [];
+      for (const use of toolUses(parts)) {
+        const record = records.find((r) => r.callId === use.id && !placed.has(r));
+        if (record) {
+          placed.add(record);
+          this.#pushRecord(record, use.name, running, waiting);
+        } else {
+          const call = this.#newCall(use.id, use.name);
+          call.arguments = use.arguments;
+          call.status = live ? "streaming" : "interrupted";
+          this.#calls.set(use.id, this.#push(call));
+        }
+      }
+      for (const record of records) if (!placed.has(record)) {
+        placed.add(record);
+        this.#pushRecord(record, record.tool, running, waiting);
+      }
+    });
+    for (const record of stored.toolCalls) if (!placed.has(record)) this.#pushRecord(record, record.tool, running, waiting);
+
+    this.busy = running;
+    this.#touch();
+  }
+
+  #pushRecord(record: ToolCallRecord, name: string, running: boolean, waiting: Set<string>) {
+    const call = this.#newCall(record.callId, name);
+    call.server = record.server || null;
+    call.tool = record.tool || null;
+    call.arguments = record.arguments;
+    call.status = storedStatus(record.status, running, waiting.has(record.callId));
+    call.modelResult = modelFacingOf(record.modelFacing);
+    call.viewResult = record.viewFacing ?? null;
+    call.durationMs = record.durationMs;
+    call.error = record.error;
+    this.#calls.set(record.callId, this.#push(call));
+  }
+
+  #push(item: Item): number {
+    this.items.push(item);
+    this.#touch();
+    return this.items.length - 1;
+  }
+
+  #touch() {
+    this.revision++;
+  }
+
+  #assistantAt(index: number): AssistantItem {
+    return this.items[index] as AssistantItem;
+  }
+
+  #startAssistant(): AssistantItem {
+    if (this.#streaming !== null) this.#settleStreaming(false);
+    const index = this.#push({ kind: "assistant", id: nextId++, text: "", reasoning: "", status: "streaming", error: null, retry: null });
+    this.#streaming = index;
+    this.#turnAssistant = index;
+    return this.#assistantAt(index);
+  }
+
+  /** The message being streamed; a delta without a step (joined mid-turn) starts one. */
+  #streamingAssistant(): AssistantItem {
+    return this.#streaming !== null ? this.#assistantAt(this.#streaming) : this.#startAssistant();
+  }
+
+  #newCall(callId: string, name: string): ToolCallItem {
+    return {
+      kind: "tool-call",
+      id: nextId++,
+      callId,
+      name,
+      server: null,
+      tool: null,
+      arguments: null,
+      argumentsText: "",
+      uiResourceUri: null,
+      status: "streaming",
+      decision: null,
+      progress: null,
+      durationMs: null,
+      modelResult: null,
+      viewResult: null,
+      error: null,
+    };
+  }
+
+  /** The tool call with this id, created (as streaming) when it is not known yet. */
+  #call(callId: string, name: string): ToolCallItem {
+    const index = this.#calls.get(callId);
+    if (index !== undefined) return this.items[index] as ToolCallItem;
+    const created = this.#push(this.#newCall(callId, name));
+    this.#calls.set(callId, created);
+    return this.items[created] as ToolCallItem;
+  }
+
+  #error(message: string) {
+    if (this.#streaming !== null) {
+      // The request failed before the step's message was complete.
+      const a = this.#assistantAt(this.#streaming);
+      a.status = "failed";
+      a.error = message;
+      a.retry = null;
+      this.#streaming = null;
+    } else if (this.#turnAssistant !== null) {
+      const a = this.#assistantAt(this.#turnAssistant);
+      a.error = message;
+      if (a.status !== "complete") a.status = "interrupted";
+    } else {
+      this.#push({ kind: "error", id: nextId++, text: message });
+    }
+  }
+
+  /** A message still streaming when its turn ends is complete if the turn ended normally. */
+  #settleStreaming(normal: boolean) {
+    if (this.#streaming === null) return;
+    const a = this.#assistantAt(this.#streaming);
+    a.status = normal && a.text ? "complete" : "interrupted";
+    a.retry = null;
+    this.#streaming = null;
+  }
+
+  #finishTurn(normal: boolean) {
+    this.#settleStreaming(normal);
+    for (const index of this.#calls.values()) {
+      const call = this.items[index] as ToolCallItem;
+      if (!isFinal(call.status)) call.status = "interrupted";
+    }
+    for (const item of this.items) if (item.kind === "user" && item.pending) item.pending = false;
+    this.busy = false;
   }
 }

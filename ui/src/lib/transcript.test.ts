@@ -1,21 +1,410 @@
 import { describe, expect, it } from "vitest";
-import { Transcript } from "./transcript.svelte";
+import type { StoredConversation, TurnEvent } from "./api";
+import { retryText } from "./chatFormat";
 import { isSendKey } from "./composer";
+import { ev, record, shown, textBlock } from "./testing/turns";
+import { hasBubble, Transcript, type AssistantItem, type ToolCallItem } from "./transcript.svelte";
 
-describe("Transcript", () => {
+function run(events: TurnEvent[], t = new Transcript()): Transcript {
+  for (const e of events) t.apply(e);
+  return t;
+}
+
+const calls = (t: Transcript) => t.items.filter((i): i is ToolCallItem => i.kind === "tool-call");
+const assistants = (t: Transcript) => t.items.filter((i): i is AssistantItem => i.kind === "assistant");
+const call = (t: Transcript, id: string) => calls(t).find((c) => c.callId === id)!;
+
+const parisArgs = { city: "Paris" };
+const osloArgs = { city: "Oslo" };
+const parisModel = { content: [textBlock("Paris: 18°C, sunny")], isError: false };
+const parisView = {
+  content: [textBlock("Paris: 18°C, sunny")],
+  structuredContent: { city: "Paris", hourly: [17, 18, 19] },
+  isError: false,
+};
+const osloModel = { content: [textBlock("Oslo: 9°C, rain")], isError: false };
+const osloView = { content: [textBlock("Oslo: 9°C, rain")], structuredContent: { city: "Oslo", hourly: [8, 9] }, isError: false };
+
+/** One turn: reasoning and text streamed, two parallel tool calls (both approved, one with a
+ * view), progress on both, then a second step with the answer. */
+const fullTurn: TurnEvent[] = [
+  ev.turnStarted(),
+  ev.user("Weather in Paris and Oslo?"),
+  ev.step(1),
+  ev.reasoning("Two cities: "),
+  ev.reasoning("two forecasts."),
+  ev.text("Let me "),
+  ev.text("check."),
+  ev.callStreaming("c1", "demo__forecast", ""),
+  ev.callStreaming("c1", "demo__forecast", '{"city":'),
+  ev.callStreaming("c1", "demo__forecast", '{"city":"Paris"}'),
+  ev.callStreaming("c2", "demo__forecast", '{"city":"Oslo"}'),
+  ev.assistant([
+    { type: "reasoning", text: "Two cities: two forecasts." },
+    { type: "text", text: "Let me check." },
+    { type: "tool_use", id: "c1", name: "demo__forecast", arguments: parisArgs },
+    { type: "tool_use", id: "c2", name: "demo__forecast", arguments: osloArgs },
+  ]),
+  ev.callStarted("c1", "demo__forecast", "demo", "forecast", parisArgs, "ui://demo/forecast.html"),
+  ev.callStarted("c2", "demo__forecast", "demo", "forecast", osloArgs, "ui://demo/forecast.html"),
+  ev.approvalRequested("c1", "demo", "forecast", parisArgs),
+  ev.approvalRequested("c2", "demo", "forecast", osloArgs),
+  ev.approvalResolved("c1", "allow_once"),
+  ev.running("c1"),
+  ev.approvalResolved("c2", "allow_always"),
+  ev.running("c2"),
+  ev.progress("c1", 1, 4, "fetching"),
+  ev.progress("c2", 50, null),
+  ev.finished("c2", "ok", osloModel, osloView, 640),
+  ev.finished("c1", "ok", parisModel, parisView, 1250),
+  ev.toolResults([
+    { type: "tool_result", tool_use_id: "c1", content: parisModel.content, is_error: false },
+    { type: "tool_result", tool_use_id: "c2", content: osloModel.content, is_error: false },
+  ]),
+  ev.step(2),
+  ev.text("Paris: 18°C and sunny.\n"),
+  ev.text("Oslo: 9°C with rain."),
+  ev.assistant([{ type: "text", text: "Paris: 18°C and sunny.\nOslo: 9°C with rain." }]),
+  ev.done("end_turn", "Paris: 18°C and sunny.\nOslo: 9°C with rain."),
+];
+
+describe("Transcript: a full turn", () => {
+  it("streams text and reasoning into the step's message", () => {
+    const t = run(fullTurn.slice(0, 7));
+    expect(t.busy).toBe(true);
+    const [a] = assistants(t);
+    expect(a).toMatchObject({ text: "Let me check.", reasoning: "Two cities: two forecasts.", status: "streaming" });
+    expect(t.messages.map((m) => [m.role, m.text])).toEqual([
+      ["user", "Weather in Paris and Oslo?"],
+      ["assistant", "Let me check."],
+    ]);
+  });
+
+  it("shows tool calls while their arguments stream, then pending once started", () => {
+    const t = run(fullTurn.slice(0, 10));
+    expect(call(t, "c1")).toMatchObject({ status: "streaming", name: "demo__forecast", argumentsText: '{"city":"Paris"}' });
+    run(fullTurn.slice(10, 14), t);
+    expect(assistants(t)[0].status).toBe("complete");
+    expect(calls(t).map((c) => [c.callId, c.status, c.server, c.tool, c.uiResourceUri])).toEqual([
+      ["c1", "pending", "demo", "forecast", "ui://demo/forecast.html"],
+      ["c2", "pending", "demo", "forecast", "ui://demo/forecast.html"],
+    ]);
+    expect(call(t, "c1").arguments).toEqual(parisArgs);
+  });
+
+  it("follows two parallel calls through approval, running and progress", () => {
+    const t = run(fullTurn.slice(0, 16));
+    expect(calls(t).map((c) => c.status)).toEqual(["awaiting-approval", "awaiting-approval"]);
+    run(fullTurn.slice(16, 18), t);
+    expect(call(t, "c1")).toMatchObject({ status: "running", decision: "allow_once" });
+    expect(call(t, "c2").status).toBe("awaiting-approval");
+    run(fullTurn.slice(18, 22), t);
+    expect(call(t, "c2")).toMatchObject({ status: "running", decision: "allow_always" });
+    expect(call(t, "c1").progress).toEqual({ progress: 1, total: 4, message: "fetching" });
+    expect(call(t, "c2").progress).toEqual({ progress: 50, total: null, message: null });
+  });
+
+  it("keeps both facings of each result, and ends the turn on done", () => {
+    const t = run(fullTurn);
+    expect(t.busy).toBe(false);
+    const c1 = call(t, "c1");
+    expect(c1).toMatchObject({ status: "ok", durationMs: 1250, error: null });
+    expect(c1.modelResult).toEqual(parisModel);
+    expect(c1.viewResult).toEqual(parisView);
+    expect(call(t, "c2").viewResult).toEqual(osloView);
+    // Items in order: the tool results message is not a bubble.
+    expect(t.items.map((i) => i.kind)).toEqual(["user", "assistant", "tool-call", "tool-call", "assistant"]);
+    expect(assistants(t)[1]).toMatchObject({ text: "Paris: 18°C and sunny.\nOslo: 9°C with rain.", status: "complete" });
+  });
+
+  it("confirms the message shown at sending instead of adding it twice", () => {
+    const t = new Transcript();
+    expect(t.beginTurn("  Weather in Paris and Oslo?  ")).toBe(true);
+    expect(t.busy).toBe(true);
+    expect(t.items[0]).toMatchObject({ kind: "user", pending: true });
+    run(fullTurn.slice(0, 2), t);
+    expect(t.items).toHaveLength(1);
+    expect(t.items[0]).toMatchObject({ kind: "user", text: "Weather in Paris and Oslo?", pending: false });
+  });
+
+  it("marks a denied call denied", () => {
+    const t = run([
+      ev.user("x"),
+      ev.step(1),
+      ev.assistant([{ type: "tool_use", id: "d1", name: "demo__wipe", arguments: {} }]),
+      ev.callStarted("d1", "demo__wipe", "demo", "wipe", {}),
+      ev.approvalRequested("d1", "demo", "wipe", {}),
+      ev.approvalResolved("d1", "deny"),
+    ]);
+    expect(call(t, "d1").status).toBe("denied");
+    run([ev.finished("d1", "denied", { content: [textBlock("The user denied this tool call.")], isError: true }, null, 3, "The user denied this tool call.")], t);
+    expect(call(t, "d1")).toMatchObject({ status: "denied", viewResult: null, error: "The user denied this tool call." });
+  });
+});
+
+describe("Transcript: interrupted and failed replies", () => {
+  it("keeps an interrupted reply's text with its error", () => {
+    const t = run([
+      ev.user("Tell me a story"),
+      ev.step(1),
+      ev.text("Once upon a "),
+      ev.assistant([{ type: "text", text: "Once upon a " }], true),
+      ev.error("the connection was cut: unexpected EOF"),
+      ev.done("error"),
+    ]);
+    const [a] = assistants(t);
+    expect(a).toMatchObject({ text: "Once upon a ", status: "interrupted", error: "the connection was cut: unexpected EOF" });
+    expect(hasBubble(a)).toBe(true);
+    expect(t.busy).toBe(false);
+  });
+
+  it("fails a step whose request failed before anything arrived", () => {
+    const t = run([
+      ev.user("Hi"),
+      ev.step(1),
+      ev.retrying(2, 1000, "server error (HTTP 503): overloaded"),
+      ev.error("server error (HTTP 503): overloaded"),
+      ev.done("error"),
+    ]);
+    const [a] = assistants(t);
+    expect(a).toMatchObject({ text: "", status: "failed", error: "server error (HTTP 503): overloaded", retry: null });
+    expect(hasBubble(a)).toBe(false);
+  });
+
+  it("attaches the step-limit error to the last complete message", () => {
+    const t = run([
+      ev.user("Loop"),
+      ev.step(1),
+      ev.assistant([{ type: "tool_use", id: "l1", name: "demo__echo", arguments: {} }]),
+      ev.callStarted("l1", "demo__echo", "demo", "echo", {}),
+      ev.running("l1"),
+      ev.finished("l1", "ok", { content: [textBlock("echo")], isError: false }, { content: [textBlock("echo")] }, 5),
+      ev.error("stopped after 1 model requests: the model kept calling tools (the step limit)"),
+      ev.done("step_limit"),
+    ]);
+    const [a] = assistants(t);
+    expect(a.status).toBe("complete");
+    expect(a.error).toContain("step limit");
+    expect(hasBubble(a)).toBe(false);
+  });
+
+  it("marks a reply stopped mid-way interrupted, and calls that never ran interrupted", () => {
+    const t = run([
+      ev.user("Go"),
+      ev.step(1),
+      ev.text("Starting"),
+      ev.callStreaming("s1", "demo__slow", '{"n":'),
+      ev.assistant([{ type: "text", text: "Starting" }, { type: "tool_use", id: "s1", name: "demo__slow", arguments: '{"n":' }], true),
+      ev.done("cancelled"),
+    ]);
+    expect(assistants(t)[0].status).toBe("interrupted");
+    expect(call(t, "s1").status).toBe("interrupted");
+    expect(t.busy).toBe(false);
+  });
+
+  it("marks a step stopped before anything arrived interrupted, without a bubble", () => {
+    const t = run([ev.user("Go"), ev.step(1), ev.done("cancelled")]);
+    const [a] = assistants(t);
+    expect(a.status).toBe("interrupted");
+    expect(hasBubble(a)).toBe(false);
+  });
+
+  it("shows an error with no message of the turn as an error item", () => {
+    const t = run([ev.user("Go"), ev.error("something broke"), ev.done("error")]);
+    expect(t.items.map((i) => i.kind)).toEqual(["user", "error"]);
+  });
+
+  it("says why a message could not be sent", () => {
+    const t = new Transcript();
+    t.beginTurn("hello");
+    t.failTurn("The message could not be sent: the store is gone");
+    expect(t.busy).toBe(false);
+    expect(t.items.map((i) => i.kind)).toEqual(["user", "error"]);
+  });
+});
+
+describe("Transcript: retrying", () => {
+  it("shows a transient notice on the streaming message until text arrives", () => {
+    const t = run([ev.user("Hi"), ev.step(1), ev.retrying(2, 2500, "rate limited (HTTP 429): Rate limit reached")]);
+    const [a] = assistants(t);
+    expect(a.retry).toEqual({ attempt: 2, waitMs: 2500, reason: "rate limited (HTTP 429): Rate limit reached" });
+    expect(retryText(a.retry!)).toBe("Rate limited; retrying in 3 s (attempt 2)");
+    run([ev.text("Hello")], t);
+    expect(assistants(t)[0].retry).toBeNull();
+  });
+});
+
+describe("Transcript: the no-model path", () => {
+  const events = [
+    ev.user("Hello?"),
+    ev.step(1),
+    ev.error("No model can answer: no API key for openai (set OPENAI_API_KEY)"),
+    ev.done("error"),
+  ];
+  it("shows the reason where the reply would be, without inventing a reply", () => {
+    const t = new Transcript();
+    t.beginTurn("Hello?");
+    run(events, t);
+    expect(t.busy).toBe(false);
+    expect(t.messages.map((m) => [m.role, m.text])).toEqual([
+      ["user", "Hello?"],
+      ["assistant", ""],
+    ]);
+    const [a] = assistants(t);
+    expect(a).toMatchObject({ status: "failed", error: "No model can answer: no API key for openai (set OPENAI_API_KEY)" });
+    expect(hasBubble(a)).toBe(false);
+  });
+  it("loads the same from the store", () => {
+    const loaded = new Transcript();
+    loaded.load(record(events));
+    expect(shown(loaded.items)).toEqual(shown(run(events).items));
+  });
+});
+
+describe("Transcript: loading a stored conversation", () => {
+  it("rebuilds the same items as the live turn", () => {
+    const live = run(fullTurn);
+    const loaded = new Transcript();
+    loaded.load(record(fullTurn));
+    expect(shown(loaded.items)).toEqual(shown(live.items));
+    expect(loaded.busy).toBe(false);
+  });
+
+  it("rebuilds interrupted, failed and denied turns the same", () => {
+    const turns: TurnEvent[] = [
+      ...[ev.user("A"), ev.step(1), ev.text("Half"), ev.assistant([{ type: "text", text: "Half" }], true), ev.error("cut"), ev.done("error")],
+      ...[ev.user("B"), ev.step(1), ev.error("HTTP 500"), ev.done("error")],
+      ...[
+        ev.user("C"),
+        ev.step(1),
+        ev.assistant([{ type: "tool_use", id: "d1", name: "nope", arguments: {} }, { type: "tool_use", id: "d2", name: "demo__wipe", arguments: {} }]),
+        ev.callStarted("d1", "nope", null, null, {}),
+        ev.finished("d1", "failed", { content: [textBlock('There is no tool named "nope".')], isError: true }, null, 0, 'There is no tool named "nope".'),
+        ev.callStarted("d2", "demo__wipe", "demo", "wipe", {}),
+        ev.approvalRequested("d2", "demo", "wipe", {}),
+        ev.approvalResolved("d2", "deny"),
+        ev.finished("d2", "denied", { content: [textBlock("The user denied this tool call.")], isError: true }, null, 2, "The user denied this tool call."),
+        ev.toolResults([]),
+        ev.step(2),
+        ev.text("OK."),
+        ev.assistant([{ type: "text", text: "OK." }]),
+        ev.done("end_turn"),
+      ],
+      ...[ev.user("D"), ev.step(1), ev.done("cancelled")],
+    ];
+    const loaded = new Transcript();
+    loaded.load(record(turns));
+    expect(shown(loaded.items)).toEqual(shown(run(turns).items));
+  });
+
+  it("shows an interrupted tool call on its card and no bubble for the tool message", () => {
+    const stored: StoredConversation = {
+      conversation: { id: "c9", title: "Crash", createdAt: 1, updatedAt: 2 },
+      running: false,
+      messages: [
+        { id: 1, conversationId: "c9", role: "user", parts: [{ type: "text", text: "Two forecasts" }], status: "complete", error: null, createdAt: 1, updatedAt: 1 },
+        {
+          id: 2,
+          conversationId: "c9",
+          role: "assistant",
+          parts: [
+            { type: "text", text: "Checking both." },
+            { type: "tool_use", id: "k1", name: "demo__forecast", arguments: parisArgs },
+            { type: "tool_use", id: "k2", name: "demo__forecast", arguments: osloArgs },
+          ],
+          status: "complete",
+          error: null,
+          createdAt: 1,
+          updatedAt: 1,
+        },
+        {
+          id: 3,
+          conversationId: "c9",
+          role: "tool",
+          parts: [{ type: "tool_result", tool_use_id: "k1", content: parisModel.content, is_error: false }],
+          status: "complete",
+          error: null,
+          createdAt: 1,
+          updatedAt: 1,
+        },
+        { id: 4, conversationId: "c9", role: "assistant", parts: [{ type: "text", text: "Paris is sun" }], status: "interrupted", error: null, createdAt: 1, updatedAt: 1 },
+      ],
+      toolCalls: [
+        {
+          id: 11, conversationId: "c9", messageId: 2, callId: "k2", server: "demo", tool: "forecast", arguments: osloArgs,
+          status: "interrupted", modelFacing: null, viewFacing: null, error: null, durationMs: null, createdAt: 1, updatedAt: 1, finishedAt: null,
+        },
+        {
+          id: 10, conversationId: "c9", messageId: 2, callId: "k1", server: "demo", tool: "forecast", arguments: parisArgs,
+          status: "ok", modelFacing: parisModel, viewFacing: parisView, error: null, durationMs: 900, createdAt: 1, updatedAt: 1, finishedAt: 2,
+        },
+      ],
+    };
+    const t = new Transcript();
+    t.load(stored);
+    expect(t.items.map((i) => i.kind)).toEqual(["user", "assistant", "tool-call", "tool-call", "assistant"]);
+    expect(t.messages.map((m) => [m.role, m.text])).toEqual([
+      ["user", "Two forecasts"],
+      ["assistant", "Checking both."],
+      ["assistant", "Paris is sun"],
+    ]);
+    // Cards follow the order the model asked for them.
+    expect(calls(t).map((c) => [c.callId, c.name, c.server, c.tool, c.status])).toEqual([
+      ["k1", "demo__forecast", "demo", "forecast", "ok"],
+      ["k2", "demo__forecast", "demo", "forecast", "interrupted"],
+    ]);
+    expect(call(t, "k1")).toMatchObject({ modelResult: parisModel, viewResult: parisView, durationMs: 900 });
+    expect(assistants(t)[1].status).toBe("interrupted");
+    expect(t.busy).toBe(false);
+  });
+
+  it("treats unfinished work of a conversation that is not running as interrupted", () => {
+    const partial = fullTurn.slice(0, 18); // c1 running, c2 awaiting approval, no done
+    const loaded = new Transcript();
+    loaded.load(record(partial));
+    expect(calls(loaded).map((c) => c.status)).toEqual(["interrupted", "interrupted"]);
+  });
+
+  it("continues a running turn from where the store left it", () => {
+    const partial = fullTurn.slice(0, 18);
+    const t = new Transcript();
+    t.load(record(partial, { running: true }), ["c2"]);
+    expect(t.busy).toBe(true);
+    expect(calls(t).map((c) => c.status)).toEqual(["running", "awaiting-approval"]);
+    run(fullTurn.slice(18), t);
+    expect(shown(t.items)).toEqual(shown(run(fullTurn).items));
+    expect(t.busy).toBe(false);
+  });
+
+  it("keeps streaming into the message a running turn is writing", () => {
+    const t = new Transcript();
+    t.load(record([ev.user("Hi"), ev.step(1), ev.text("Hel")], { running: true }));
+    expect(assistants(t)[0]).toMatchObject({ text: "Hel", status: "streaming" });
+    run([ev.text("lo"), ev.assistant([{ type: "text", text: "Hello" }]), ev.done("end_turn")], t);
+    expect(assistants(t)).toHaveLength(1);
+    expect(assistants(t)[0]).toMatchObject({ text: "Hello", status: "complete" });
+  });
+});
+
+describe("Transcript: user messages and notices", () => {
   it("keeps trimmed user messages and refuses blank ones", () => {
     const t = new Transcript();
     expect(t.addUserMessage("  hello \n")).toBe(true);
     expect(t.addUserMessage("   \n ")).toBe(false);
+    expect(t.beginTurn("  ")).toBe(false);
     expect(t.messages.map((m) => [m.role, m.text])).toEqual([["user", "hello"]]);
   });
-  it("clears messages and notices for a new chat", () => {
+  it("clears everything for a new chat", () => {
     const t = new Transcript();
     t.addUserMessage("a");
     t.addNotice("info", "n");
+    expect(t.notices.map((n) => [n.kind, n.text])).toEqual([["info", "n"]]);
+    run([ev.step(1)], t);
     t.clear();
     expect(t.messages).toEqual([]);
     expect(t.notices).toEqual([]);
+    expect(t.items).toEqual([]);
+    expect(t.busy).toBe(false);
   });
 });
 

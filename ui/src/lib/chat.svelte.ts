@@ -1,0 +1,208 @@
+// The chat window's state: which conversation is open, the conversation list, the model line,
+// and the routing of every turn's events into the open conversation's transcript.
+import { api, type ChatEvent, type Conversation, type ModelInfo, type TurnEvent } from "./api";
+import { errorText } from "./chatFormat";
+import { Transcript } from "./transcript.svelte";
+
+export type ChatApi = Pick<
+  typeof api,
+  "sendMessage" | "stopTurn" | "openConversation" | "listConversations" | "modelInfo" | "onChatEvent"
+>;
+
+/** Events that can be applied again without harm (they set state by call id, or end the
+ * turn). Used for the events that arrive while a conversation is being read from the store. */
+const REPLAYABLE = new Set<TurnEvent["type"]>([
+  "tool_call_started",
+  "approval_requested",
+  "approval_resolved",
+  "tool_call_running",
+  "tool_call_progress",
+  "tool_call_finished",
+  "done",
+]);
+
+export class ChatSession {
+  readonly transcript = new Transcript();
+  /** The open conversation; null for a new chat not sent yet. */
+  conversationId = $state<string | null>(null);
+  conversations = $state<Conversation[]>([]);
+  model = $state<ModelInfo | null>(null);
+  /** A conversation is being read from the store. */
+  loading = $state(false);
+  /** Stop was asked for; the turn has not ended yet. */
+  stopping = $state(false);
+
+  #api: ChatApi;
+  /** Bumped by New chat and by opening a conversation: answers to older requests are dropped. */
+  #generation = 0;
+  /** A first message was sent and its new conversation's id is not known yet. */
+  #awaitingId = false;
+  #stopWhenKnown = false;
+  /** Events held back while the open conversation's id or stored state is not known yet. */
+  #held: ChatEvent[] = [];
+  /** Tool calls waiting for a decision, by conversation (so reopening one can show its prompt). */
+  #approvals = new Map<string, Set<string>>();
+
+  constructor(chatApi: ChatApi = api) {
+    this.#api = chatApi;
+  }
+
+  get busy(): boolean {
+    return this.transcript.busy;
+  }
+
+  /** Listens for turn events and loads the model line and the conversation list. Returns the
+   * function that stops listening. */
+  async start(): Promise<() => void> {
+    const unlisten = await this.#api.onChatEvent((e) => this.handle(e));
+    await Promise.all([this.refreshModel(), this.refreshConversations()]);
+    return unlisten;
+  }
+
+  async refreshModel() {
+    try {
+      this.model = await this.#api.modelInfo();
+    } catch (e) {
+      this.model = { provider: null, baseUrl: null, model: null, keySource: null, error: `Could not ask which model to use: ${errorText(e)}` };
+    }
+  }
+
+  async refreshConversations() {
+    try {
+      this.conversations = await this.#api.listConversations();
+    } catch {
+      // The list keeps what it had; the store's problem shows when sending.
+    }
+  }
+
+  /** Sends a message in the open conversation (a new one when none is open). Returns false
+   * when it cannot be sent now (a reply is being written, or the text is blank). */
+  send(text: string): boolean {
+    if (this.busy || this.loading) return false;
+    const trimmed = text.trim();
+    if (!trimmed) return false;
+    this.transcript.beginTurn(trimmed);
+    void this.#dispatch(trimmed);
+    return true;
+  }
+
+  async #dispatch(text: string) {
+    const generation = this.#generation;
+    const known = this.conversationId;
+    if (!known) this.#awaitingId = true;
+    try {
+      const id = await this.#api.sendMessage(known, text);
+      if (generation !== this.#generation) return;
+      this.conversationId = id;
+      if (!known) {
+        this.#awaitingId = false;
+        const held = this.#held;
+        this.#held = [];
+        for (const e of held) if (e.conversationId === id) this.handle(e);
+        void this.refreshConversations();
+      }
+      if (this.#stopWhenKnown) {
+        this.#stopWhenKnown = false;
+        if (this.busy) await this.stop();
+      }
+    } catch (e) {
+      if (generation !== this.#generation) return;
+      this.#awaitingId = false;
+      this.#stopWhenKnown = false;
+      this.#held = [];
+      this.stopping = false;
+      this.transcript.failTurn(`The message could not be sent: ${errorText(e)}`);
+    }
+  }
+
+  /** Stops the reply being written in the open conversation. */
+  async stop() {
+    if (!this.busy) return;
+    this.stopping = true;
+    const id = this.conversationId;
+    if (!id) {
+      this.#stopWhenKnown = true;
+      return;
+    }
+    try {
+      const stopped = await this.#api.stopTurn(id);
+      // Nothing was running: the turn ended and its `done` was missed.
+      if (!stopped && id === this.conversationId) {
+        this.transcript.settle();
+        this.stopping = false;
+      }
+    } catch (e) {
+      this.stopping = false;
+      this.transcript.addNotice("error", `Could not stop the reply: ${errorText(e)}`);
+    }
+  }
+
+  newChat() {
+    this.#forget();
+    this.conversationId = null;
+    this.transcript.clear();
+  }
+
+  async open(id: string) {
+    this.#forget();
+    const generation = this.#generation;
+    this.conversationId = id;
+    this.transcript.clear();
+    this.loading = true;
+    try {
+      const stored = await this.#api.openConversation(id);
+      if (generation !== this.#generation) return;
+      this.transcript.load(stored, this.#approvals.get(id) ?? []);
+      const held = this.#held;
+      this.#held = [];
+      for (const e of held) if (REPLAYABLE.has(e.event.type)) this.transcript.apply(e.event);
+    } catch (e) {
+      if (generation !== this.#generation) return;
+      this.transcript.addNotice("error", `Could not open the conversation: ${errorText(e)}`);
+    } finally {
+      if (generation === this.#generation) this.loading = false;
+    }
+  }
+
+  /** One event of some conversation's turn. */
+  handle(e: ChatEvent) {
+    const { conversationId: id, event } = e;
+    this.#track(id, event);
+    if (id === this.conversationId && !this.loading) {
+      this.transcript.apply(event);
+      if (event.type === "turn_started" && this.model && !this.model.error && !this.model.model) {
+        this.model = { ...this.model, model: event.model };
+      }
+      if (event.type === "done") this.stopping = false;
+    } else if ((id === this.conversationId && this.loading) || (this.#awaitingId && this.conversationId === null)) {
+      this.#held.push(e);
+    }
+    if (event.type === "done") void this.refreshConversations();
+  }
+
+  #forget() {
+    this.#generation++;
+    this.#awaitingId = false;
+    this.#stopWhenKnown = false;
+    this.#held = [];
+    this.loading = false;
+    this.stopping = false;
+  }
+
+  #track(id: string, event: TurnEvent) {
+    const waiting = this.#approvals.get(id) ?? new Set<string>();
+    switch (event.type) {
+      case "approval_requested":
+        waiting.add(event.call_id);
+        this.#approvals.set(id, waiting);
+        break;
+      case "approval_resolved":
+      case "tool_call_finished":
+        waiting.delete(event.call_id);
+        break;
+      case "done":
+        this.#approvals.delete(id);
+        break;
+    }
+  }
+}

@@ -1,0 +1,225 @@
+import { describe, expect, it, vi } from "vitest";
+import type { ChatEvent, Conversation, ModelInfo, StoredConversation } from "./api";
+import { ChatSession, type ChatApi } from "./chat.svelte";
+import { chatEvents, ev, record } from "./testing/turns";
+
+/** A promise with its resolve/reject, for answering commands at a chosen moment. */
+function deferred<T>() {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)));
+  return { promise, resolve, reject };
+}
+
+const flush = () => new Promise((r) => setTimeout(r, 0));
+
+function fakeApi(over: Partial<ChatApi> = {}) {
+  let emit: (e: ChatEvent) => void = () => {};
+  const conversations: Conversation[] = [{ id: "c1", title: "Hello", createdAt: 1, updatedAt: 1 }];
+  const model: ModelInfo = { provider: "openai", baseUrl: "https://api.openai.com/v1", model: "gpt-test", keySource: "env", error: null };
+  const defaults = {
+    sendMessage: vi.fn(async (_id: string | null, _text: string) => "c1"),
+    stopTurn: vi.fn(async (_id: string) => true),
+    openConversation: vi.fn(async (_id: string): Promise<StoredConversation> => record([])),
+    listConversations: vi.fn(async () => conversations),
+    modelInfo: vi.fn(async () => model),
+    onChatEvent: vi.fn(async (handler: (e: ChatEvent) => void) => {
+      emit = handler;
+      return () => {};
+    }),
+  };
+  // Overrides are vi.fn mocks too.
+  const fake = { ...defaults, ...over } as typeof defaults;
+  return { fake, emit: (events: ChatEvent[]) => events.forEach((e) => emit(e)) };
+}
+
+describe("ChatSession", () => {
+  it("loads the model line and the conversation list on start", async () => {
+    const { fake } = fakeApi();
+    const chat = new ChatSession(fake);
+    await chat.start();
+    expect(fake.onChatEvent).toHaveBeenCalledOnce();
+    expect(chat.model?.provider).toBe("openai");
+    expect(chat.conversations.map((c) => c.id)).toEqual(["c1"]);
+  });
+
+  it("says why the model cannot be asked about", async () => {
+    const { fake } = fakeApi({ modelInfo: vi.fn(async () => Promise.reject("no back end")) });
+    const chat = new ChatSession(fake);
+    await chat.start();
+    expect(chat.model?.error).toContain("no back end");
+  });
+
+  it("sends a first message, holds its events until the new id is known, then remembers the id", async () => {
+    const sent = deferred<string>();
+    const { fake, emit } = fakeApi({ sendMessage: vi.fn(() => sent.promise) });
+    const chat = new ChatSession(fake);
+    await chat.start();
+
+    expect(chat.send("  Hi there ")).toBe(true);
+    expect(fake.sendMessage).toHaveBeenCalledWith(null, "Hi there");
+    expect(chat.busy).toBe(true);
+    // Events can arrive before the command answers.
+    emit(chatEvents("new1", [ev.turnStarted("new1"), ev.user("Hi there"), ev.step(1), ev.text("Hel")]));
+    expect(chat.transcript.messages.map((m) => m.text)).toEqual(["Hi there"]);
+
+    sent.resolve("new1");
+    await flush();
+    expect(chat.conversationId).toBe("new1");
+    expect(chat.transcript.messages.map((m) => [m.role, m.text])).toEqual([
+      ["user", "Hi there"],
+      ["assistant", "Hel"],
+    ]);
+
+    fake.listConversations.mockClear();
+    emit(chatEvents("new1", [ev.text("lo"), ev.assistant([{ type: "text", text: "Hello" }]), ev.done("end_turn", "Hello")]));
+    expect(chat.busy).toBe(false);
+    expect(chat.transcript.messages.at(-1)?.text).toBe("Hello");
+    expect(fake.listConversations).toHaveBeenCalled();
+
+    // The next message goes to the same conversation.
+    fake.sendMessage.mockImplementation(async () => "new1");
+    chat.send("And again");
+    expect(fake.sendMessage).toHaveBeenLastCalledWith("new1", "And again");
+  });
+
+  it("does not send while a reply is being written", async () => {
+    const { fake } = fakeApi();
+    const chat = new ChatSession(fake);
+    await chat.start();
+    chat.send("one");
+    expect(chat.send("two")).toBe(false);
+    expect(fake.sendMessage).toHaveBeenCalledOnce();
+  });
+
+  it("ignores other conversations' events but refreshes the list when their turn is done", async () => {
+    const { fake, emit } = fakeApi();
+    const chat = new ChatSession(fake);
+    await chat.start();
+    chat.send("mine");
+    await flush();
+    fake.listConversations.mockClear();
+    emit(chatEvents("other", [ev.user("theirs"), ev.step(1), ev.text("not here"), ev.done("end_turn")]));
+    expect(chat.transcript.messages.map((m) => m.text)).toEqual(["mine"]);
+    expect(chat.busy).toBe(true);
+    expect(fake.listConversations).toHaveBeenCalledOnce();
+  });
+
+  it("shows why a message could not be sent and frees the composer", async () => {
+    const { fake } = fakeApi({ sendMessage: vi.fn(async () => Promise.reject("a reply is still being written")) });
+    const chat = new ChatSession(fake);
+    await chat.start();
+    chat.send("hello");
+    await flush();
+    expect(chat.busy).toBe(false);
+    expect(chat.transcript.items.at(-1)).toMatchObject({ kind: "error", text: "The message could not be sent: a reply is still being written" });
+  });
+
+  it("stops the open conversation's reply", async () => {
+    const { fake, emit } = fakeApi();
+    const chat = new ChatSession(fake);
+    await chat.start();
+    chat.send("long task");
+    await flush();
+    await chat.stop();
+    expect(fake.stopTurn).toHaveBeenCalledWith("c1");
+    expect(chat.stopping).toBe(true);
+    emit(chatEvents("c1", [ev.user("long task"), ev.step(1), ev.done("cancelled")]));
+    expect(chat.stopping).toBe(false);
+    expect(chat.busy).toBe(false);
+  });
+
+  it("stops a first message's reply as soon as its conversation is known", async () => {
+    const sent = deferred<string>();
+    const { fake } = fakeApi({ sendMessage: vi.fn(() => sent.promise) });
+    const chat = new ChatSession(fake);
+    await chat.start();
+    chat.send("long task");
+    await chat.stop();
+    expect(fake.stopTurn).not.toHaveBeenCalled();
+    sent.resolve("c7");
+    await flush();
+    expect(fake.stopTurn).toHaveBeenCalledWith("c7");
+  });
+
+  it("frees the composer when the back end says nothing is running", async () => {
+    const { fake } = fakeApi({ stopTurn: vi.fn(async () => false) });
+    const chat = new ChatSession(fake);
+    await chat.start();
+    chat.send("x");
+    await flush();
+    await chat.stop();
+    expect(chat.busy).toBe(false);
+  });
+
+  it("starts a new chat: clears the transcript and forgets the conversation", async () => {
+    const { fake, emit } = fakeApi();
+    const chat = new ChatSession(fake);
+    await chat.start();
+    chat.send("x");
+    await flush();
+    chat.newChat();
+    expect(chat.conversationId).toBeNull();
+    expect(chat.transcript.items).toEqual([]);
+    expect(chat.busy).toBe(false);
+    emit(chatEvents("c1", [ev.text("late")]));
+    expect(chat.transcript.items).toEqual([]);
+    chat.send("fresh");
+    expect(fake.sendMessage).toHaveBeenLastCalledWith(null, "fresh");
+  });
+
+  it("opens a stored conversation, and shows the approval prompt of a call still waiting", async () => {
+    const events = [
+      ev.user("wipe it"),
+      ev.step(1),
+      ev.assistant([{ type: "tool_use", id: "w1", name: "demo__wipe", arguments: {} }]),
+      ev.callStarted("w1", "demo__wipe", "demo", "wipe", {}),
+      ev.approvalRequested("w1", "demo", "wipe", {}),
+    ];
+    const stored = record(events, { id: "c2", running: true });
+    const opened = deferred<StoredConversation>();
+    const { fake, emit } = fakeApi({ openConversation: vi.fn(() => opened.promise) });
+    const chat = new ChatSession(fake);
+    await chat.start();
+    // The window saw the approval being asked while another conversation was open.
+    emit(chatEvents("c2", events));
+
+    const opening = chat.open("c2");
+    expect(chat.loading).toBe(true);
+    expect(chat.conversationId).toBe("c2");
+    // A tool event that arrives while the store is read is applied after loading.
+    emit(chatEvents("c2", [ev.approvalResolved("w1", "allow_once"), ev.running("w1")]));
+    opened.resolve(stored);
+    await opening;
+    expect(chat.loading).toBe(false);
+    expect(fake.openConversation).toHaveBeenCalledWith("c2");
+    expect(chat.busy).toBe(true);
+    const call = chat.transcript.items.find((i) => i.kind === "tool-call");
+    expect(call).toMatchObject({ callId: "w1", status: "running" });
+  });
+
+  it("shows a still-waiting approval when reopening", async () => {
+    const events = [
+      ev.user("wipe it"),
+      ev.step(1),
+      ev.assistant([{ type: "tool_use", id: "w1", name: "demo__wipe", arguments: {} }]),
+      ev.callStarted("w1", "demo__wipe", "demo", "wipe", {}),
+      ev.approvalRequested("w1", "demo", "wipe", {}),
+    ];
+    const { fake, emit } = fakeApi({ openConversation: vi.fn(async () => record(events, { id: "c2", running: true })) });
+    const chat = new ChatSession(fake);
+    await chat.start();
+    emit(chatEvents("c2", events));
+    await chat.open("c2");
+    expect(chat.transcript.items.find((i) => i.kind === "tool-call")).toMatchObject({ status: "awaiting-approval" });
+  });
+
+  it("says when a conversation cannot be opened", async () => {
+    const { fake } = fakeApi({ openConversation: vi.fn(async () => Promise.reject("no conversation c404")) });
+    const chat = new ChatSession(fake);
+    await chat.start();
+    await chat.open("c404");
+    expect(chat.loading).toBe(false);
+    expect(chat.transcript.notices.map((n) => n.text)).toEqual(["Could not open the conversation: no conversation c404"]);
+  });
+});

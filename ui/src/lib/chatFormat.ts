@@ -1,0 +1,74 @@
+// How the chat says things: tool-call statuses, durations, JSON, retry notices, the model line.
+import type { ModelInfo } from "./api";
+import type { Retry, ToolCallItem, ToolCallStatus } from "./transcript.svelte";
+
+const STATUS_LABELS: Record<ToolCallStatus, string> = {
+  streaming: "Preparing…",
+  pending: "Waiting",
+  "awaiting-approval": "Needs your approval",
+  running: "Running…",
+  ok: "Done",
+  error: "Tool reported an error",
+  failed: "Failed",
+  denied: "Denied",
+  cancelled: "Cancelled",
+  interrupted: "Interrupted",
+};
+
+export function callStatusLabel(status: ToolCallStatus): string {
+  return STATUS_LABELS[status];
+}
+
+/** "850 ms", "1.2 s", "2 min 5 s". */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  const seconds = Math.round((ms % 60_000) / 1000);
+  return seconds ? `${minutes} min ${seconds} s` : `${minutes} min`;
+}
+
+/** JSON with two-space indents; a string that is not JSON stays as it is. */
+export function prettyJson(value: unknown): string {
+  if (value === undefined) return "";
+  return JSON.stringify(value, null, 2) ?? String(value);
+}
+
+/** A tool call's arguments for its card: the parsed arguments, or while the model is still
+ * writing them, the JSON so far (pretty once it parses). */
+export function callArguments(call: Pick<ToolCallItem, "status" | "arguments" | "argumentsText">): string {
+  if (call.status === "streaming" && call.argumentsText) {
+    try {
+      return prettyJson(JSON.parse(call.argumentsText));
+    } catch {
+      return call.argumentsText;
+    }
+  }
+  // The model's invalid JSON is kept as the raw string: show it as written.
+  if (typeof call.arguments === "string") return call.arguments;
+  return prettyJson(call.arguments ?? {});
+}
+
+/** "Rate limited; retrying in 3 s (attempt 2)". */
+export function retryText(retry: Retry): string {
+  const seconds = Math.max(1, Math.ceil(retry.waitMs / 1000));
+  const reason = retry.reason.toLowerCase();
+  let what: string;
+  if (reason.startsWith("rate limited")) what = "Rate limited";
+  else if (reason.startsWith("server error")) what = "The model's server had an error";
+  else if (reason.startsWith("could not connect")) what = "Could not reach the model";
+  else what = "The model request failed";
+  return `${what}; retrying in ${seconds} s (attempt ${retry.attempt})`;
+}
+
+/** The sidebar's model line: "provider · model", or why there is no model. */
+export function modelLine(info: ModelInfo): { text: string; problem: boolean } {
+  if (info.error || !info.provider) return { text: info.error ?? "No model is configured.", problem: true };
+  return { text: `${info.provider} · ${info.model ?? "default model"}`, problem: false };
+}
+
+/** An error from a command, in words. */
+export function errorText(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  return typeof e === "string" ? e : JSON.stringify(e);
+}
