@@ -38,6 +38,7 @@ bench: ui
 	$(XVFB) dbus-run-session -- $(CARGO) bench -p porthole-e2e --bench startup
 	$(CARGO) build --release -p porthole-e2e --bin porthole-test-server
 	$(CARGO) bench -p porthole-e2e --bench mcp
+	$(CARGO) bench -p porthole-e2e --bench agent
 
 # Every client scenario of the official MCP conformance suite (Node 22 from npm, in tests/conformance).
 conformance: deps
