@@ -14,11 +14,24 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
+    if args.command.is_some() {
+        quiet_broken_pipe();
+    }
     match cli::run(args) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("porthole: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// A command-line tool piped into `head` should stop quietly when the pipe closes, as other
+/// Unix tools do, rather than panic on the next write to stdout.
+fn quiet_broken_pipe() {
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE, before any thread is started.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
