@@ -240,6 +240,19 @@ impl Session {
         self.call("POST", "/execute/async", Some(json!({"script": script, "args": []})))
     }
 
+    /// Makes `frame` (an `<iframe>` element found in the current browsing context) the context
+    /// later commands run in, until [`Session::switch_to_parent`].
+    pub fn switch_to_frame(&self, frame: &Element) -> Result<()> {
+        self.call("POST", "/frame", Some(json!({"id": {ELEMENT_KEY: frame.0}})))
+            .map(drop)
+    }
+
+    /// Makes the parent of the current browsing context (the window, from a top-level frame) the
+    /// context later commands run in.
+    pub fn switch_to_parent(&self) -> Result<()> {
+        self.call("POST", "/frame/parent", None).map(drop)
+    }
+
     pub fn title(&self) -> Result<String> {
         Ok(self.call("GET", "/title", None)?.as_str().unwrap_or("").to_string())
     }
