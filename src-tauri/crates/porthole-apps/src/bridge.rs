@@ -1,0 +1,1171 @@
+//! The view ↔ host protocol of MCP Apps (`io.modelcontextprotocol/ui`): one [`ViewBridge`] per
+//! live view, fed with what the view posts ([`ViewBridge::receive`]) and with the tool call's
+//! progress ([`ViewBridge::tool_input`], [`ViewBridge::tool_result`], …). It answers the view on
+//! one channel (JSON-RPC messages to post into the frame) and asks the app for user-facing things
+//! on another ([`ViewAction`]). It does no I/O itself: servers are reached through
+//! [`HostServices`], and the front end relays messages (attributing them by `event.source`).
+//!
+//! What the view may do:
+//! - `ui/initialize` is answered with the protocol version (the view's when we support it, else
+//!   our latest), truthful host capabilities (no sampling, no `listChanged` since list changes
+//!   are not forwarded), `hostInfo` and the host context with `toolInfo`. A second one is
+//!   answered again (React StrictMode mounts twice).
+//! - `tools/call` reaches only the view's own server, and only tools whose visibility includes
+//!   `"app"`; names are the server's own (a model-facing `server__tool` name is just an unknown
+//!   tool) and a `server` param naming another server is refused. Refusals are JSON-RPC errors
+//!   (-32000), so the SDK's `callServerTool` rejects; every call is audited.
+//! - `resources/read`, `resources/list`, `resources/templates/list`, `prompts/list` are forwarded
+//!   to the same server; `tools/list` lists its tools visible to apps (when the app implements
+//!   [`HostServices::tools`]; otherwise -32601).
+//! - `ui/open-link` (absolute `https:` URLs with a host, no credentials), `ui/message` (user role,
+//!   text; the app puts it in the composer, it never reaches the model unseen),
+//!   `ui/download-file` (the app confirms), `ui/update-model-context` (the app feeds its model
+//!   context: this crate does not depend on the agent), `ui/request-display-mode` (only modes
+//!   both the view declared and the host offers), `size-changed` (clamped, rate-limited),
+//!   `notifications/message` and its proposed alias `ui/log` become [`ViewAction`]s.
+//!
+//! Against hostile views: messages over [`MAX_MESSAGE_BYTES`] (compact JSON, measured without
+//! serialising) or nested deeper than [`MAX_NESTING`] are refused (-32600 when they have an id);
+//! beyond [`MAX_MESSAGES_PER_SECOND`] messages are dropped; at most [`MAX_IN_FLIGHT`] forwarded
+//! requests run at once (-32000 "too many calls in flight"). `receive` never panics.
+//!
+//! Forwarded requests (and late size changes) run as tasks on the tokio runtime current when
+//! `receive` is called or, failing that, the one current when the bridge was made; with neither,
+//! forwarded requests are answered -32603.
+//!
+//! Decisions where the spec is silent:
+//! - Before `ui/initialize`, only `ui/initialize` and `ping` are answered normally; any other known
+//!   request gets -32000 "send ui/initialize first" and notifications other than logging and
+//!   `request-teardown` are ignored (including `initialized`). No SDK view does otherwise, and it
+//!   keeps a view that has not shown itself from opening links or proposing messages. Between
+//!   `ui/initialize` and `initialized` requests are answered normally (responses are not the
+//!   "requests or notifications" the spec forbids before `initialized`).
+//! - Host → view notifications wait for `initialized` and are then sent in this order: one
+//!   `host-context-changed` with what changed since the `ui/initialize` answer, the latest
+//!   `tool-input-partial` (only if no `tool-input` came), `tool-input`, then `tool-result` or
+//!   `tool-cancelled`. At most one of `tool-result`/`tool-cancelled` is ever sent.
+//! - `tool_result` before `tool_input` (a host bug) first sends a `tool-input` with the latest
+//!   partial arguments, or `{}`: the spec requires `tool-input` before `tool-result`.
+//!   `tool_cancelled` sends no made-up `tool-input` (a call can be cancelled while its arguments
+//!   are still streaming). A result that is not an object is sent as `tool-cancelled`.
+//! - `host_context_changed` sends only the keys whose value changed; `toolInfo` is never changed.
+//! - `ui/request-display-mode` answers with the mode in effect; on a change the
+//!   `host-context-changed {displayMode}` notification is posted before the answer, so the view
+//!   sees the new context when its request resolves. The host's modes are the host context's
+//!   `availableDisplayModes` (just the current mode when absent).
+//! - `size-changed` beyond the rate limit is not lost: the latest dropped size is delivered when
+//!   the window ends, so the frame never stays at a stale size after a burst.
+//! - Requests that prompt the user (`ui/open-link`, `ui/message`, `ui/download-file`) are limited
+//!   to [`MAX_PROMPTS`] per [`PROMPT_PERIOD`]; the answer `{}` means "handed to the app", not
+//!   "the user agreed" (the view does not learn what the user chose).
+//! - `notifications/cancelled` from the view aborts the forwarded call (no answer is sent, as MCP
+//!   asks); a request whose id is already in flight is refused with -32600.
+//! - Messages that are not JSON-RPC objects, notifications that are malformed and responses we
+//!   did not ask for are dropped silently; a request whose `id` has the wrong type is answered
+//!   with -32600 and `id: null`, as JSON-RPC prescribes.
+//! - `teardown` before `initialized` sends nothing (the spec forbids any request before it) and
+//!   returns [`TeardownOutcome::NotInitialized`]. From `teardown` on, host → view notifications
+//!   stop; the view's requests are still served until it answers (it may save its state), and
+//!   everything is dropped afterwards.
+//! - Audit notes are limited to [`MAX_AUDITS_PER_SECOND`] per view; the first one over gets a
+//!   `"suppressed"` note. Kinds: `"call"` (outcome `ok`, `error`, `refused` or `cancelled`) and
+//!   `"refused"` (links, flood, oversized messages, too many calls or prompts).
+
+mod limits;
+mod rpc;
+mod validate;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use porthole_mcp::CatalogTool;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use limits::{Hit, Window};
+use rpc::Incoming;
+pub use rpc::{INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, REFUSED};
+pub use validate::{DISPLAY_MODES, MAX_HEIGHT, MAX_LINK_LEN, MAX_WIDTH};
+
+/// `ui/initialize` protocol versions we speak; a view asking for another one gets the first.
+pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 2] = ["2026-01-26", "2025-11-21"];
+/// Our latest protocol version.
+pub const LATEST_PROTOCOL_VERSION: &str = SUPPORTED_PROTOCOL_VERSIONS[0];
+/// A message whose compact JSON is longer than this is refused.
+pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+/// A message nested deeper than this (arrays and objects) is refused.
+pub const MAX_NESTING: usize = 128;
+/// Messages beyond this many in one second from one view are dropped.
+pub const MAX_MESSAGES_PER_SECOND: u32 = 500;
+/// Forwarded server requests one view may have running at once.
+pub const MAX_IN_FLIGHT: usize = 16;
+/// `size-changed` notifications acted upon per second (the latest of the rest comes later).
+pub const MAX_SIZE_CHANGES_PER_SECOND: u32 = 20;
+/// Requests that prompt the user (`ui/open-link`, `ui/message`, `ui/download-file`) per period.
+pub const MAX_PROMPTS: u32 = 5;
+/// See [`MAX_PROMPTS`].
+pub const PROMPT_PERIOD: Duration = Duration::from_secs(10);
+/// Audit notes one view may cause per second.
+pub const MAX_AUDITS_PER_SECOND: u32 = 50;
+
+const SECOND: Duration = Duration::from_secs(1);
+
+/// What the bridge needs from the app; the desktop implements it over `porthole_mcp::Servers`.
+pub trait HostServices: Send + Sync + 'static {
+    /// `tools/call` on `server`; the `CallToolResult` JSON, or why the call failed.
+    fn call_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<Map<String, Value>>,
+    ) -> BoxFuture<'static, Result<Value, String>>;
+    /// The tool's catalog entry on that server (`None`: no such tool).
+    fn tool(&self, server: &str, tool: &str) -> Option<CatalogTool>;
+    /// All the catalog's tools of `server` (the bridge filters them by visibility), for a view's
+    /// `tools/list`. `None` (the default): not offered, and `tools/list` gets -32601.
+    fn tools(&self, server: &str) -> Option<Vec<CatalogTool>> {
+        let _ = server;
+        None
+    }
+    /// `resources/read`: the `ReadResourceResult` JSON.
+    fn read_resource(&self, server: &str, uri: &str) -> BoxFuture<'static, Result<Value, String>>;
+    /// `resources/list`: `{resources: […]}`.
+    fn list_resources(&self, server: &str) -> BoxFuture<'static, Result<Value, String>>;
+    /// `resources/templates/list`: `{resourceTemplates: […]}`.
+    fn list_resource_templates(&self, server: &str) -> BoxFuture<'static, Result<Value, String>>;
+    /// `prompts/list`: `{prompts: […]}`.
+    fn list_prompts(&self, server: &str) -> BoxFuture<'static, Result<Value, String>>;
+    /// Records a security event (see the module docs for the kinds). Called without any lock
+    /// of the bridge held, and before the view is answered.
+    fn audit(&self, entry: AuditNote);
+}
+
+/// A security event for the audit log.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AuditNote {
+    /// `"call"`, `"refused"` or `"suppressed"`.
+    pub kind: String,
+    pub server: String,
+    pub tool: Option<String>,
+    /// Always has `view` (the view id; `viewTool` is the view's own tool); `"call"` notes have `outcome` and `reason` or `error`;
+    /// `"refused"` notes have `reason`.
+    pub detail: Value,
+}
+
+/// Something the view asks of the app. The app decides (asks the user, ignores, …); the bridge
+/// has already answered the view.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ViewAction {
+    /// Open this `https:` URL in the browser (after asking, if the app wants).
+    OpenLink { url: String },
+    /// Put these text blocks in the composer as a proposed user message.
+    ProposeMessage { content: Vec<Value> },
+    /// Replace this view's model context: `{content?: text blocks, structuredContent?: object}`;
+    /// neither means "clear".
+    UpdateModelContext { params: Value },
+    /// The view switched to this display mode (already in the host context).
+    DisplayMode { mode: String },
+    /// The view's content size in CSS pixels (clamped).
+    SizeChanged { width: Option<f64>, height: Option<f64> },
+    /// Offer these embedded resources / resource links for download (after confirming).
+    DownloadFile { contents: Vec<Value> },
+    /// A log message (never model context).
+    Log {
+        level: String,
+        logger: Option<String>,
+        data: Value,
+    },
+    /// The view finished its handshake; queued notifications have been posted.
+    Initialized,
+    /// The view asks to be closed (go through [`ViewBridge::teardown`] if agreeing).
+    RequestTeardown,
+}
+
+/// What a view is and what the host offers it.
+#[derive(Debug, Clone)]
+pub struct ViewConfig {
+    pub view_id: String,
+    /// The server that supplied the view; the only one it can reach.
+    pub server: String,
+    /// The tool the view belongs to.
+    pub tool: CatalogTool,
+    /// The full `Tool` JSON, for `hostContext.toolInfo.tool` (built from `tool` when not an object).
+    pub tool_definition: Value,
+    /// The JSON-RPC id of the host → server `tools/call`, for `hostContext.toolInfo.id`.
+    pub tool_call_request_id: Option<Value>,
+    /// The initial host context: theme, styles, displayMode, availableDisplayModes,
+    /// containerDimensions, locale, timeZone, platform, userAgent…
+    pub host_context: Value,
+    /// The sandbox actually granted (`{permissions, csp}`), for `hostCapabilities.sandbox`.
+    pub granted: Value,
+}
+
+/// How [`ViewBridge::teardown`] ended. Every outcome means "proceed with removing the view".
+#[derive(Debug, Clone, PartialEq)]
+pub enum TeardownOutcome {
+    /// The view answered with a result.
+    Answered,
+    /// The view answered with an error (-32601 when it has no teardown handler).
+    Errored {
+        code: i64,
+        message: String,
+    },
+    TimedOut,
+    /// The view never sent `initialized`, so nothing was sent to it.
+    NotInitialized,
+    /// Teardown had already started or ended.
+    AlreadyTornDown,
+    /// Nobody reads the messages to the view any more.
+    Disconnected,
+}
+
+/// The bridge of one live view. Cheap to clone.
+#[derive(Clone)]
+pub struct ViewBridge {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for ViewBridge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ViewBridge")
+            .field("view_id", &self.inner.view_id)
+            .field("server", &self.inner.server)
+            .finish_non_exhaustive()
+    }
+}
+
+struct Inner {
+    view_id: String,
+    server: String,
+    tool_name: String,
+    tool_info: Value,
+    capabilities: Value,
+    host: Arc<dyn HostServices>,
+    out: mpsc::UnboundedSender<Value>,
+    actions: mpsc::UnboundedSender<ViewAction>,
+    runtime: Option<tokio::runtime::Handle>,
+    state: Mutex<State>,
+}
+
+struct InFlight {
+    serial: u64,
+    abort: tokio::task::AbortHandle,
+    /// The tool, for a `tools/call` (audited).
+    tool: Option<String>,
+}
+
+struct State {
+    /// `ui/initialize` has been answered.
+    handshake: bool,
+    initialized: bool,
+    tearing_down: bool,
+    closed: bool,
+    /// The view's `appCapabilities.availableDisplayModes`.
+    view_modes: Vec<&'static str>,
+    host_context: Map<String, Value>,
+    /// Host-context changes since the last `ui/initialize` answer, before `initialized`.
+    pending_context: Map<String, Value>,
+    /// The latest partial arguments (`None` until one came).
+    latest_partial: Option<Value>,
+    /// `latest_partial` still has to be sent at `initialized`.
+    partial_unsent: bool,
+    pending_input: Option<Value>,
+    pending_outcome: Option<Value>,
+    input_given: bool,
+    outcome_given: bool,
+    messages: Window,
+    sizes: Window,
+    size_pending: Option<(Option<f64>, Option<f64>)>,
+    size_timer: bool,
+    prompts: Window,
+    audits: Window,
+    oversize_audited: bool,
+    in_flight: HashMap<String, InFlight>,
+    next_serial: u64,
+    next_request: u64,
+    waiting: HashMap<u64, oneshot::Sender<TeardownOutcome>>,
+}
+
+/// A request forwarded to the view's server.
+enum Forward {
+    CallTool {
+        name: String,
+        arguments: Option<Map<String, Value>>,
+    },
+    ReadResource {
+        uri: String,
+    },
+    ListResources,
+    ListResourceTemplates,
+    ListPrompts,
+}
+
+const REQUESTS: [&str; 13] = [
+    "ping",
+    "ui/initialize",
+    "tools/call",
+    "tools/list",
+    "resources/read",
+    "resources/list",
+    "resources/templates/list",
+    "prompts/list",
+    "ui/open-link",
+    "ui/message",
+    "ui/update-model-context",
+    "ui/request-display-mode",
+    "ui/download-file",
+];
+
+/// The `Tool` JSON a view sees for a catalog entry.
+fn tool_json(tool: &CatalogTool) -> Value {
+    let mut t = Map::new();
+    t.insert("name".into(), json!(tool.name));
+    if let Some(title) = &tool.title {
+        t.insert("title".into(), json!(title));
+    }
+    if let Some(description) = &tool.description {
+        t.insert("description".into(), json!(description));
+    }
+    t.insert("inputSchema".into(), tool.input_schema.clone());
+    let mut ui = Map::new();
+    if let Some(uri) = &tool.ui_resource_uri {
+        ui.insert("resourceUri".into(), json!(uri));
+    }
+    ui.insert("visibility".into(), json!(tool.visibility));
+    t.insert("_meta".into(), json!({ "ui": ui }));
+    Value::Object(t)
+}
+
+/// `{arguments}` params for `tool-input(-partial)`; arguments that are not an object are left out.
+fn arguments_params(arguments: Value) -> Value {
+    match arguments {
+        Value::Object(_) => json!({ "arguments": arguments }),
+        Value::Null => json!({}),
+        other => {
+            tracing::warn!(kind = %json_kind(&other), "tool arguments are not an object; not sent to the view");
+            json!({})
+        }
+    }
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+impl ViewBridge {
+    /// A bridge for one view, the messages to post into it and the actions for the app. Call it
+    /// inside a tokio runtime: forwarded requests run as tasks on it.
+    pub fn new(
+        config: ViewConfig,
+        host: Arc<dyn HostServices>,
+    ) -> (
+        ViewBridge,
+        mpsc::UnboundedReceiver<Value>,
+        mpsc::UnboundedReceiver<ViewAction>,
+    ) {
+        let (out, out_rx) = mpsc::unbounded_channel();
+        let (actions, actions_rx) = mpsc::unbounded_channel();
+        let mut host_context = match config.host_context {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        host_context.remove("toolInfo");
+        let tool = match config.tool_definition {
+            definition @ Value::Object(_) => definition,
+            _ => tool_json(&config.tool),
+        };
+        let mut tool_info = Map::new();
+        if let Some(id) = config.tool_call_request_id.filter(rpc::is_valid_id) {
+            tool_info.insert("id".into(), id);
+        }
+        tool_info.insert("tool".into(), tool);
+        let sandbox = match config.granted {
+            granted @ Value::Object(_) => granted,
+            _ => json!({}),
+        };
+        let capabilities = json!({
+            "openLinks": {},
+            "serverTools": {},
+            "serverResources": {},
+            "logging": {},
+            "updateModelContext": {"text": {}, "structuredContent": {}},
+            "message": {"text": {}},
+            "downloadFile": {},
+            "sandbox": sandbox,
+        });
+        let state = State {
+            handshake: false,
+            initialized: false,
+            tearing_down: false,
+            closed: false,
+            view_modes: Vec::new(),
+            host_context,
+            pending_context: Map::new(),
+            latest_partial: None,
+            partial_unsent: false,
+            pending_input: None,
+            pending_outcome: None,
+            input_given: false,
+            outcome_given: false,
+            messages: Window::new(MAX_MESSAGES_PER_SECOND, SECOND),
+            sizes: Window::new(MAX_SIZE_CHANGES_PER_SECOND, SECOND),
+            size_pending: None,
+            size_timer: false,
+            prompts: Window::new(MAX_PROMPTS, PROMPT_PERIOD),
+            audits: Window::new(MAX_AUDITS_PER_SECOND, SECOND),
+            oversize_audited: false,
+            in_flight: HashMap::new(),
+            next_serial: 0,
+            next_request: 1,
+            waiting: HashMap::new(),
+        };
+        let inner = Inner {
+            view_id: config.view_id,
+            server: config.server,
+            tool_name: config.tool.name,
+            tool_info: Value::Object(tool_info),
+            capabilities,
+            host,
+            out,
+            actions,
+            runtime: tokio::runtime::Handle::try_current().ok(),
+            state: Mutex::new(state),
+        };
+        (ViewBridge { inner: Arc::new(inner) }, out_rx, actions_rx)
+    }
+
+    pub fn view_id(&self) -> &str {
+        &self.inner.view_id
+    }
+
+    /// The server that supplied the view.
+    pub fn server(&self) -> &str {
+        &self.inner.server
+    }
+
+    /// The host context as it stands (without `toolInfo`).
+    pub fn host_context(&self) -> Value {
+        Value::Object(self.inner.lock().host_context.clone())
+    }
+
+    /// The view has sent `ui/notifications/initialized`.
+    pub fn is_initialized(&self) -> bool {
+        self.inner.lock().initialized
+    }
+
+    /// A message the view posted (the front end already checked `event.source`). Never panics,
+    /// whatever the input.
+    pub fn receive(&self, message: Value) {
+        self.inner.receive(message);
+    }
+
+    /// Partial (streamed, "healed") tool arguments. Ignored once `tool_input` or an outcome came;
+    /// before `initialized` only the latest is kept.
+    pub fn tool_input_partial(&self, arguments: Value) {
+        let inner = &self.inner;
+        let mut st = inner.lock();
+        if st.tearing_down || st.closed || st.input_given || st.outcome_given {
+            return;
+        }
+        st.latest_partial = Some(arguments.clone());
+        if st.initialized {
+            inner.post(notification_partial(arguments));
+        } else {
+            st.partial_unsent = true;
+        }
+    }
+
+    /// The complete tool arguments; only the first call counts.
+    pub fn tool_input(&self, arguments: Value) {
+        let inner = &self.inner;
+        let mut st = inner.lock();
+        if st.tearing_down || st.closed || st.outcome_given {
+            return;
+        }
+        if st.input_given {
+            tracing::warn!(view = %inner.view_id, "tool input given twice; the second is ignored");
+            return;
+        }
+        inner.give_input(&mut st, arguments);
+    }
+
+    /// The unmodified `CallToolResult` (also when `isError`). Only the first outcome counts. Called
+    /// before [`ViewBridge::tool_input`], a `tool-input` with the latest partial arguments (or `{}`)
+    /// is sent first.
+    pub fn tool_result(&self, result: Value) {
+        let inner = &self.inner;
+        let mut st = inner.lock();
+        if st.tearing_down || st.closed || st.outcome_given {
+            return;
+        }
+        if !st.input_given {
+            tracing::warn!(view = %inner.view_id, "tool result before tool input; sending the input known so far");
+            let arguments = st.latest_partial.clone().unwrap_or_else(|| json!({}));
+            inner.give_input(&mut st, arguments);
+        }
+        let message = if result.is_object() {
+            rpc::notification("ui/notifications/tool-result", result)
+        } else {
+            tracing::warn!(view = %inner.view_id, "tool result is not an object; the view is told the call was cancelled");
+            rpc::notification(
+                "ui/notifications/tool-cancelled",
+                json!({"reason": "the tool returned an invalid result"}),
+            )
+        };
+        inner.give_outcome(&mut st, message);
+    }
+
+    /// The call was cancelled (by the user, a timeout, an error…). Only the first outcome counts.
+    pub fn tool_cancelled(&self, reason: &str) {
+        let inner = &self.inner;
+        let mut st = inner.lock();
+        if st.tearing_down || st.closed || st.outcome_given {
+            return;
+        }
+        let reason = if reason.is_empty() { "cancelled" } else { reason };
+        inner.give_outcome(
+            &mut st,
+            rpc::notification("ui/notifications/tool-cancelled", json!({ "reason": reason })),
+        );
+    }
+
+    /// Merges `partial` (an object) into the host context; the view is told what changed once it
+    /// is initialized.
+    pub fn host_context_changed(&self, partial: Value) {
+        let Value::Object(mut partial) = partial else {
+            tracing::warn!(view = %self.inner.view_id, "host context change is not an object; ignored");
+            return;
+        };
+        partial.remove("toolInfo");
+        let inner = &self.inner;
+        let mut st = inner.lock();
+        if st.closed {
+            return;
+        }
+        partial.retain(|k, v| st.host_context.get(k) != Some(v));
+        if partial.is_empty() {
+            return;
+        }
+        for (k, v) in &partial {
+            st.host_context.insert(k.clone(), v.clone());
+        }
+        inner.push_context(&mut st, partial);
+    }
+
+    /// Sends `ui/resource-teardown {reason}` and waits for the answer or `timeout`. Whatever it
+    /// returns, the view may be removed; from then on the bridge drops everything.
+    pub async fn teardown(&self, reason: &str, timeout: Duration) -> TeardownOutcome {
+        let inner = &self.inner;
+        let (id, answer) = {
+            let mut st = inner.lock();
+            if st.tearing_down || st.closed {
+                return TeardownOutcome::AlreadyTornDown;
+            }
+            st.tearing_down = true;
+            if !st.initialized {
+                st.closed = true;
+                return TeardownOutcome::NotInitialized;
+            }
+            let id = st.next_request;
+            st.next_request += 1;
+            let (tx, rx) = oneshot::channel();
+            st.waiting.insert(id, tx);
+            let request = rpc::request(id, "ui/resource-teardown", json!({ "reason": reason }));
+            if inner.out.send(request).is_err() {
+                st.waiting.remove(&id);
+                st.closed = true;
+                return TeardownOutcome::Disconnected;
+            }
+            (id, rx)
+        };
+        let _close = CloseOnDrop { inner, id };
+        match tokio::time::timeout(timeout, answer).await {
+            Ok(Ok(outcome)) => outcome,
+            Ok(Err(_)) => TeardownOutcome::Disconnected,
+            Err(_) => TeardownOutcome::TimedOut,
+        }
+    }
+}
+
+/// Ends a teardown however its future ends (also when the caller drops it).
+struct CloseOnDrop<'a> {
+    inner: &'a Inner,
+    id: u64,
+}
+
+impl Drop for CloseOnDrop<'_> {
+    fn drop(&mut self) {
+        let mut st = self.inner.lock();
+        st.waiting.remove(&self.id);
+        st.closed = true;
+        st.size_pending = None;
+    }
+}
+
+fn notification_partial(arguments: Value) -> Value {
+    rpc::notification("ui/notifications/tool-input-partial", arguments_params(arguments))
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Posts a message into the view (a closed channel means the view is gone: nothing to do).
+    fn post(&self, message: Value) {
+        let _ = self.out.send(message);
+    }
+
+    fn act(&self, action: ViewAction) {
+        let _ = self.actions.send(action);
+    }
+
+    fn give_input(&self, st: &mut State, arguments: Value) {
+        st.input_given = true;
+        st.partial_unsent = false;
+        let message = rpc::notification("ui/notifications/tool-input", arguments_params(arguments));
+        if st.initialized {
+            self.post(message);
+        } else {
+            st.pending_input = Some(message);
+        }
+    }
+
+    fn give_outcome(&self, st: &mut State, message: Value) {
+        st.outcome_given = true;
+        if st.initialized {
+            self.post(message);
+        } else {
+            st.pending_outcome = Some(message);
+        }
+    }
+
+    /// Tells the view about a host-context change (already merged into the state), now or at
+    /// `initialized`; before the `ui/initialize` answer there is nothing to do: it will carry it.
+    fn push_context(&self, st: &mut State, partial: Map<String, Value>) {
+        if st.tearing_down || st.closed {
+            return;
+        }
+        if st.initialized {
+            self.post(rpc::notification(
+                "ui/notifications/host-context-changed",
+                Value::Object(partial),
+            ));
+        } else if st.handshake {
+            st.pending_context.extend(partial);
+        }
+    }
+
+    fn audit(&self, kind: &str, tool: Option<String>, mut detail: Map<String, Value>) {
+        let hit = self.lock().audits.hit(Instant::now());
+        let note = match hit {
+            Hit::Allowed => {
+                detail.insert("view".into(), json!(self.view_id));
+                detail.insert("viewTool".into(), json!(self.tool_name));
+                AuditNote {
+                    kind: kind.into(),
+                    server: self.server.clone(),
+                    tool,
+                    detail: Value::Object(detail),
+                }
+            }
+            Hit::FirstRefused => AuditNote {
+                kind: "suppressed".into(),
+                server: self.server.clone(),
+                tool: None,
+                detail: json!({
+                    "view": self.view_id,
+                    "reason": format!("more than {MAX_AUDITS_PER_SECOND} audit notes in one second; the rest of this second's are dropped"),
+                }),
+            },
+            Hit::Refused => return,
+        };
+        self.host.audit(note);
+    }
+
+    fn audit_call(&self, tool: Option<String>, outcome: &str, key: &str, why: String) {
+        let mut detail = Map::new();
+        detail.insert("outcome".into(), json!(outcome));
+        if !why.is_empty() {
+            detail.insert(key.into(), json!(why));
+        }
+        self.audit("call", tool, detail);
+    }
+
+    fn audit_refused(&self, reason: &str, extra: Option<(&str, Value)>) {
+        let mut detail = Map::new();
+        detail.insert("reason".into(), json!(reason));
+        if let Some((k, v)) = extra {
+            detail.insert(k.into(), v);
+        }
+        self.audit("refused", None, detail);
+    }
+
+    fn receive(self: &Arc<Self>, message: Value) {
+        let hit = {
+            let mut st = self.lock();
+            if st.closed {
+                drop(st);
+                rpc::dismantle(message);
+                return;
+            }
+            st.messages.hit(Instant::now())
+        };
+        match hit {
+            Hit::Allowed => {}
+            Hit::FirstRefused => {
+                rpc::dismantle(message);
+                tracing::warn!(view = %self.view_id, "view floods the bridge; dropping messages");
+                self.audit_refused(
+                    "flood: more than the allowed messages in one second; the rest of this second's are dropped",
+                    Some(("limit", json!(MAX_MESSAGES_PER_SECOND))),
+                );
+                return;
+            }
+            Hit::Refused => {
+                rpc::dismantle(message);
+                return;
+            }
+        }
+        if let Err(too_big) = rpc::measure(&message, MAX_MESSAGE_BYTES, MAX_NESTING) {
+            let id = rpc::answerable_id(&message);
+            rpc::dismantle(message);
+            let reason = match too_big {
+                rpc::TooBig::Large => "message too large",
+                rpc::TooBig::Deep => "message nested too deeply",
+            };
+            let first = !std::mem::replace(&mut self.lock().oversize_audited, true);
+            if first {
+                self.audit_refused(
+                    reason,
+                    Some(("limits", json!({"bytes": MAX_MESSAGE_BYTES, "nesting": MAX_NESTING}))),
+                );
+            }
+            if let Some(id) = id {
+                self.post(rpc::error(id, INVALID_REQUEST, reason));
+            }
+            return;
+        }
+        match rpc::classify(message) {
+            Incoming::Request { id, method, params } => self.request(id, method, params),
+            Incoming::Notification { method, params } => self.notification(&method, params),
+            Incoming::Response { id, outcome } => self.response(id, outcome),
+            Incoming::Invalid { id, code, message } => self.post(rpc::error(id, code, message)),
+            Incoming::Ignored => {}
+        }
+    }
+
+    fn response(&self, id: Value, outcome: Result<Value, (i64, String)>) {
+        let Some(waiter) = id.as_u64().and_then(|id| self.lock().waiting.remove(&id)) else {
+            return;
+        };
+        let _ = waiter.send(match outcome {
+            Ok(_) => TeardownOutcome::Answered,
+            Err((code, message)) => TeardownOutcome::Errored { code, message },
+        });
+    }
+
+    fn request(self: &Arc<Self>, id: Value, method: String, mut params: Map<String, Value>) {
+        if !REQUESTS.contains(&method.as_str()) {
+            let message = format!("method not found: {}", rpc::truncate(&method, 100));
+            self.post(rpc::error(id, METHOD_NOT_FOUND, message));
+            return;
+        }
+        if !matches!(method.as_str(), "ping" | "ui/initialize") && !self.lock().handshake {
+            if method == "tools/call" {
+                let tool = params
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .map(|n| rpc::truncate(n, 200));
+                self.audit_call(tool, "refused", "reason", "before ui/initialize".into());
+            }
+            self.post(rpc::error(id, REFUSED, "send ui/initialize first"));
+            return;
+        }
+        match method.as_str() {
+            "ping" => self.post(rpc::result(id, json!({}))),
+            "ui/initialize" => self.initialize(id, &params),
+            "tools/call" => self.tools_call(id, params),
+            "tools/list" => match self.host.tools(&self.server) {
+                Some(tools) => {
+                    let tools: Vec<Value> = tools.iter().filter(|t| t.visible_to_app()).map(tool_json).collect();
+                    self.post(rpc::result(id, json!({ "tools": tools })));
+                }
+                None => self.post(rpc::error(id, METHOD_NOT_FOUND, "method not found: tools/list")),
+            },
+            "resources/read" => match params.remove("uri") {
+                Some(Value::String(uri)) => self.forward(id, Forward::ReadResource { uri }),
+                _ => self.post(rpc::error(id, INVALID_PARAMS, "uri must be a string")),
+            },
+            "resources/list" => self.forward(id, Forward::ListResources),
+            "resources/templates/list" => self.forward(id, Forward::ListResourceTemplates),
+            "prompts/list" => self.forward(id, Forward::ListPrompts),
+            "ui/open-link" => self.open_link(id, &params),
+            "ui/message" => match validate::message(&mut params) {
+                Ok(content) => self.prompt(id, ViewAction::ProposeMessage { content }),
+                Err(e) => self.post(rpc::error(id, INVALID_PARAMS, e)),
+            },
+            "ui/download-file" => match validate::download(&mut params) {
+                Ok(contents) => self.prompt(id, ViewAction::DownloadFile { contents }),
+                Err(e) => self.post(rpc::error(id, INVALID_PARAMS, e)),
+            },
+            "ui/update-model-context" => match validate::model_context(&mut params) {
+                Ok(params) => {
+                    self.act(ViewAction::UpdateModelContext { params });
+                    self.post(rpc::result(id, json!({})));
+                }
+                Err(e) => self.post(rpc::error(id, INVALID_PARAMS, e)),
+            },
+            "ui/request-display-mode" => self.display_mode(id, &params),
+            _ => self.post(rpc::error(id, METHOD_NOT_FOUND, "method not found")),
+        }
+    }
+
+    fn initialize(&self, id: Value, params: &Map<String, Value>) {
+        let version = params
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .and_then(|v| SUPPORTED_PROTOCOL_VERSIONS.into_iter().find(|s| *s == v))
+            .unwrap_or(LATEST_PROTOCOL_VERSION);
+        let view_modes = validate::display_modes(
+            params
+                .get("appCapabilities")
+                .and_then(|c| c.get("availableDisplayModes")),
+        );
+        let mut st = self.lock();
+        if st.handshake {
+            tracing::info!(view = %self.view_id, "ui/initialize again; answering again");
+        }
+        st.handshake = true;
+        st.view_modes = view_modes;
+        st.pending_context.clear();
+        let mut context = st.host_context.clone();
+        context.insert("toolInfo".into(), self.tool_info.clone());
+        self.post(rpc::result(
+            id,
+            json!({
+                "protocolVersion": version,
+                "hostCapabilities": self.capabilities,
+                "hostInfo": {"name": "Porthole", "version": env!("CARGO_PKG_VERSION")},
+                "hostContext": context,
+            }),
+        ));
+    }
+
+    fn tools_call(self: &Arc<Self>, id: Value, mut params: Map<String, Value>) {
+        let name = match params.remove("name") {
+            Some(Value::String(name)) => name,
+            _ => {
+                self.audit_call(None, "refused", "reason", "name is not a string".into());
+                self.post(rpc::error(id, INVALID_PARAMS, "name must be a string"));
+                return;
+            }
+        };
+        let shown = rpc::truncate(&name, 200);
+        let refuse = |reason: String| {
+            self.audit_call(Some(shown.clone()), "refused", "reason", reason.clone());
+            self.post(rpc::error(id.clone(), REFUSED, reason));
+        };
+        if let Some(server) = params.get("server")
+            && server.as_str() != Some(self.server.as_str())
+        {
+            return refuse("a view can only call tools of its own server".into());
+        }
+        let arguments = match params.remove("arguments") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(arguments)) => Some(arguments),
+            Some(_) => {
+                self.audit_call(Some(shown), "refused", "reason", "arguments are not an object".into());
+                self.post(rpc::error(id, INVALID_PARAMS, "arguments must be an object"));
+                return;
+            }
+        };
+        match self.host.tool(&self.server, &name) {
+            None => refuse(format!("no tool {shown:?} on server {:?}", self.server)),
+            Some(tool) if !tool.visible_to_app() => refuse(format!(
+                "tool {shown:?} cannot be called from a view (its visibility does not include \"app\")"
+            )),
+            Some(_) => self.forward(id, Forward::CallTool { name, arguments }),
+        }
+    }
+
+    /// Runs a server request on a task and answers when it ends, within the in-flight limit.
+    fn forward(self: &Arc<Self>, id: Value, forward: Forward) {
+        let tool = match &forward {
+            Forward::CallTool { name, .. } => Some(rpc::truncate(name, 200)),
+            _ => None,
+        };
+        let key = id.to_string();
+        let (code, message) = {
+            let mut st = self.lock();
+            let runtime = tokio::runtime::Handle::try_current()
+                .ok()
+                .or_else(|| self.runtime.clone());
+            if st.in_flight.contains_key(&key) {
+                (INVALID_REQUEST, "a request with this id is still in flight")
+            } else if st.in_flight.len() >= MAX_IN_FLIGHT {
+                (REFUSED, "too many calls in flight")
+            } else if let Some(runtime) = runtime {
+                let serial = st.next_serial;
+                st.next_serial += 1;
+                let this = Arc::clone(self);
+                let (task_key, task_tool) = (key.clone(), tool.clone());
+                // Spawned with the lock held, so the task cannot finish before it is registered.
+                let task = runtime.spawn(async move {
+                    let outcome = this.run(forward).await;
+                    this.finish(task_key, serial, id, task_tool, outcome);
+                });
+                let abort = task.abort_handle();
+                st.in_flight.insert(key, InFlight { serial, abort, tool });
+                return;
+            } else {
+                (INTERNAL_ERROR, "no async runtime to run the request on")
+            }
+        };
+        match &tool {
+            Some(_) => self.audit_call(tool, "refused", "reason", message.into()),
+            None if code == REFUSED => self.audit_refused(message, None),
+            None => {}
+        }
+        self.post(rpc::error(id, code, message));
+    }
+
+    async fn run(&self, forward: Forward) -> Result<Value, String> {
+        let host = &self.host;
+        let server = self.server.as_str();
+        match forward {
+            Forward::CallTool { name, arguments } => host.call_tool(server, &name, arguments).await,
+            Forward::ReadResource { uri } => host.read_resource(server, &uri).await,
+            Forward::ListResources => host.list_resources(server).await,
+            Forward::ListResourceTemplates => host.list_resource_templates(server).await,
+            Forward::ListPrompts => host.list_prompts(server).await,
+        }
+    }
+
+    fn finish(&self, key: String, serial: u64, id: Value, tool: Option<String>, outcome: Result<Value, String>) {
+        {
+            let mut st = self.lock();
+            match st.in_flight.get(&key) {
+                Some(f) if f.serial == serial => {
+                    st.in_flight.remove(&key);
+                }
+                // Cancelled by the view meanwhile: no answer.
+                _ => return,
+            }
+        }
+        let audit = match &outcome {
+            Ok(result) if result.get("isError").and_then(Value::as_bool) == Some(true) => ("error", String::new()),
+            Ok(_) => ("ok", String::new()),
+            Err(e) => ("error", e.clone()),
+        };
+        // Audited before answered: the log is complete by the time the view sees the outcome.
+        if tool.is_some() {
+            self.audit_call(tool, audit.0, "error", audit.1);
+        }
+        self.post(match outcome {
+            Ok(result) => rpc::result(id, result),
+            Err(e) => rpc::error(id, REFUSED, e),
+        });
+    }
+
+    fn cancel(&self, params: &Map<String, Value>) {
+        let Some(id) = params.get("requestId").filter(|id| rpc::is_valid_id(id)) else {
+            return;
+        };
+        let Some(entry) = self.lock().in_flight.remove(&id.to_string()) else {
+            return;
+        };
+        entry.abort.abort();
+        if entry.tool.is_some() {
+            let reason = params
+                .get("reason")
+                .and_then(Value::as_str)
+                .map(|r| rpc::truncate(r, 200))
+                .unwrap_or_default();
+            self.audit_call(entry.tool, "cancelled", "reason", reason);
+        }
+    }
+
+    fn open_link(&self, id: Value, params: &Map<String, Value>) {
+        match validate::open_link(params) {
+            Ok(url) => self.prompt(id, ViewAction::OpenLink { url }),
+            Err(refusal) => {
+                let url = match params.get("url") {
+                    Some(Value::String(u)) => json!(rpc::truncate(u, 200)),
+                    _ => Value::Null,
+                };
+                self.audit_refused(refusal.message(), Some(("url", url)));
+                self.post(rpc::error(id, REFUSED, refusal.message()));
+            }
+        }
+    }
+
+    /// Hands a user-facing request to the app, within the prompt limit.
+    fn prompt(&self, id: Value, action: ViewAction) {
+        let hit = self.lock().prompts.hit(Instant::now());
+        if hit == Hit::Allowed {
+            self.act(action);
+            self.post(rpc::result(id, json!({})));
+            return;
+        }
+        if hit == Hit::FirstRefused {
+            self.audit_refused(
+                "too many requests to the user",
+                Some((
+                    "limit",
+                    json!({"requests": MAX_PROMPTS, "seconds": PROMPT_PERIOD.as_secs()}),
+                )),
+            );
+        }
+        self.post(rpc::error(
+            id,
+            REFUSED,
+            "too many requests to the user; try again later",
+        ));
+    }
+
+    fn display_mode(&self, id: Value, params: &Map<String, Value>) {
+        let Some(requested) = params.get("mode").and_then(Value::as_str) else {
+            self.post(rpc::error(id, INVALID_PARAMS, "mode must be a string"));
+            return;
+        };
+        let mut st = self.lock();
+        let current = current_mode(&st.host_context);
+        let mut host_modes = validate::display_modes(st.host_context.get("availableDisplayModes"));
+        if host_modes.is_empty() {
+            host_modes.push(current);
+        }
+        let allowed = st.view_modes.contains(&requested) && host_modes.contains(&requested);
+        let mode = if allowed && requested != current {
+            let mode = host_modes.into_iter().find(|m| *m == requested).unwrap_or(current);
+            st.host_context.insert("displayMode".into(), json!(mode));
+            self.act(ViewAction::DisplayMode { mode: mode.into() });
+            let mut change = Map::new();
+            change.insert("displayMode".into(), json!(mode));
+            self.push_context(&mut st, change);
+            mode
+        } else {
+            current
+        };
+        self.post(rpc::result(id, json!({ "mode": mode })));
+    }
+
+    fn notification(self: &Arc<Self>, method: &str, params: Map<String, Value>) {
+        match method {
+            "notifications/message" | "ui/log" => {
+                let level = params
+                    .get("level")
+                    .and_then(Value::as_str)
+                    .map(|l| rpc::truncate(l, 20))
+                    .unwrap_or_else(|| "info".into());
+                let logger = params
+                    .get("logger")
+                    .and_then(Value::as_str)
+                    .map(|l| rpc::truncate(l, 100));
+                let data = params.get("data").cloned().unwrap_or(Value::Null);
+                self.act(ViewAction::Log { level, logger, data });
+            }
+            "ui/notifications/request-teardown" => {
+                let st = self.lock();
+                if !st.tearing_down && !st.closed {
+                    self.act(ViewAction::RequestTeardown);
+                }
+            }
+            _ if !self.lock().handshake => {
+                tracing::debug!(view = %self.view_id, method = %rpc::truncate(method, 100), "notification before ui/initialize ignored");
+            }
+            "ui/notifications/initialized" => self.initialized(),
+            "ui/notifications/size-changed" => self.size_changed(&params),
+            "notifications/cancelled" => self.cancel(&params),
+            _ => {}
+        }
+    }
+
+    fn initialized(&self) {
+        let mut st = self.lock();
+        if st.initialized {
+            return;
+        }
+        st.initialized = true;
+        if !st.tearing_down && !st.closed {
+            let context = std::mem::take(&mut st.pending_context);
+            if !context.is_empty() {
+                self.post(rpc::notification(
+                    "ui/notifications/host-context-changed",
+                    Value::Object(context),
+                ));
+            }
+            if st.partial_unsent {
+                st.partial_unsent = false;
+                if let Some(arguments) = st.latest_partial.clone() {
+                    self.post(notification_partial(arguments));
+                }
+            }
+            for message in [st.pending_input.take(), st.pending_outcome.take()]
+                .into_iter()
+                .flatten()
+            {
+                self.post(message);
+            }
+        }
+        self.act(ViewAction::Initialized);
+    }
+
+    fn size_changed(self: &Arc<Self>, params: &Map<String, Value>) {
+        let Some((width, height)) = validate::size(params) else {
+            return;
+        };
+        let mut st = self.lock();
+        if st.sizes.hit(Instant::now()) == Hit::Allowed {
+            st.size_pending = None;
+            self.act(ViewAction::SizeChanged { width, height });
+            return;
+        }
+        st.size_pending = Some((width, height));
+        if st.size_timer {
+            return;
+        }
+        let (Some(runtime), Some(at)) = (
+            tokio::runtime::Handle::try_current()
+                .ok()
+                .or_else(|| self.runtime.clone()),
+            st.sizes.ends_at(),
+        ) else {
+            return;
+        };
+        st.size_timer = true;
+        let this = Arc::clone(self);
+        runtime.spawn(async move {
+            tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
+            this.late_size();
+        });
+    }
+
+    /// Delivers the latest size dropped by the rate limit, once its window has ended.
+    fn late_size(&self) {
+        let mut st = self.lock();
+        st.size_timer = false;
+        if st.closed {
+            return;
+        }
+        if let Some((width, height)) = st.size_pending.take() {
+            st.sizes.hit(Instant::now());
+            self.act(ViewAction::SizeChanged { width, height });
+        }
+    }
+}
+
+fn current_mode(context: &Map<String, Value>) -> &'static str {
+    let mode = context.get("displayMode").and_then(Value::as_str);
+    DISPLAY_MODES.into_iter().find(|m| Some(*m) == mode).unwrap_or("inline")
+}

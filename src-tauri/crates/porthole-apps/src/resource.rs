@@ -1,0 +1,370 @@
+//! Loading a tool call's view: which `ui://` resource it is, reading it from its server, and the
+//! checks the HTML must pass before it is served (reference §1.1, §1.2, §2.1, §2.2, §12.4).
+//!
+//! A view is refused, with the reason in words, when:
+//! - its URI is not `ui://` (the server is not even asked);
+//! - the server cannot read it, or returns no contents;
+//! - the chosen content item (the one whose `uri` is the requested URI, else the first) is not
+//!   `text/html;profile=mcp-app` (parameters, spacing and case tolerated) nor the legacy
+//!   `text/html+mcp`;
+//! - it has neither `text` nor `blob`, its `blob` is not base64, or the bytes are not UTF-8;
+//! - it is larger than [`MAX_VIEW_BYTES`] or empty.
+//!
+//! Its `_meta.ui` is read from the content item first and from the resource's `resources/list`
+//! entry as the fallback, key by key (content wins); each may also be under `meta` (a Python SDK
+//! quirk the reference host tolerates; `_meta` wins).
+
+use base64::Engine as _;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::csp::{CspOutcome, build_csp};
+
+/// The largest view accepted, in bytes of HTML (after base64 decoding).
+pub const MAX_VIEW_BYTES: usize = 5 * 1024 * 1024;
+
+/// The MIME type of an MCP App view (`text/html;profile=mcp-app`).
+pub const MIME: &str = porthole_mcp::MCP_APP_MIME;
+
+/// The MIME type drafts before December 2025 used; still accepted.
+pub const LEGACY_MIME: &str = "text/html+mcp";
+
+/// The Permission-Policy features a view asks for (`_meta.ui.permissions`). The host may honour
+/// them; a view must not assume they are granted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Permissions {
+    pub camera: bool,
+    pub microphone: bool,
+    pub geolocation: bool,
+    pub clipboard_write: bool,
+}
+
+impl Permissions {
+    /// The iframe `allow` value in the SDK's form (`"microphone; clipboard-write"`), empty when
+    /// nothing is asked for.
+    pub fn allow_attribute(&self) -> String {
+        [
+            (self.camera, "camera"),
+            (self.microphone, "microphone"),
+            (self.geolocation, "geolocation"),
+            (self.clipboard_write, "clipboard-write"),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, name)| *name)
+        .collect::<Vec<_>>()
+        .join("; ")
+    }
+}
+
+/// A view that passed every check, ready to be served.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadedView {
+    /// The `ui://` URI that was requested.
+    pub uri: String,
+    pub html: String,
+    /// SHA-256 of the HTML's UTF-8 bytes, lowercase hex.
+    pub sha256: String,
+    pub csp: CspOutcome,
+    pub permissions: Permissions,
+    pub prefers_border: Option<bool>,
+    /// The dedicated origin the view asks for; kept for information only (views are always
+    /// served on Porthole's own per-view origin).
+    pub domain: Option<String>,
+    /// The effective `_meta.ui` (content item over listing); `{}` when there is none.
+    pub meta: Value,
+    /// What was wrong in the metadata but did not stop the view (ignored values).
+    pub problems: Vec<String>,
+}
+
+/// Why a view is not shown, in words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct Refusal {
+    pub reason: String,
+}
+
+impl Refusal {
+    fn new(reason: impl Into<String>) -> Refusal {
+        Refusal { reason: reason.into() }
+    }
+}
+
+fn is_ui_uri(uri: &str) -> bool {
+    uri.len() > "ui://".len() && uri.starts_with("ui://") && !uri.chars().any(|c| c.is_control() || c.is_whitespace())
+}
+
+/// The view of one tool call: the tool's `ui://` resource, unless the call's result names
+/// another `ui://` resource in `structuredContent.resourceUri` (anything else there is ignored).
+/// A tool without a view of its own gets none, whatever its result says: only tools that
+/// declare a view (and so only servers told about MCP Apps) ever get one.
+pub fn view_uri(tool_ui_resource_uri: Option<&str>, result: Option<&Value>) -> Option<String> {
+    let tool = tool_ui_resource_uri.filter(|u| is_ui_uri(u))?;
+    let from_result = result
+        .and_then(|r| r.get("structuredContent"))
+        .and_then(|s| s.get("resourceUri"))
+        .and_then(Value::as_str)
+        .filter(|u| is_ui_uri(u));
+    Some(from_result.unwrap_or(tool).to_string())
+}
+
+/// Whether a MIME type is the MCP App profile (`text/html` with `profile=mcp-app`, other
+/// parameters, spacing, quoting and case tolerated) or the legacy `text/html+mcp`.
+pub fn is_view_mime(mime: &str) -> bool {
+    let mut parts = mime.split(';').map(str::trim);
+    let essence = parts.next().unwrap_or_default().to_ascii_lowercase();
+    if essence == LEGACY_MIME {
+        return true;
+    }
+    essence == "text/html"
+        && parts.any(|p| {
+            p.split_once('=').is_some_and(|(name, value)| {
+                let value = value.trim();
+                let value = value
+                    .strip_prefix('"')
+                    .and_then(|v| v.strip_suffix('"'))
+                    .unwrap_or(value);
+                name.trim().eq_ignore_ascii_case("profile") && value.eq_ignore_ascii_case("mcp-app")
+            })
+        })
+}
+
+/// The `ui` object of a `_meta` (or `meta`) holder, `_meta` first.
+fn ui_of<'a>(holder: Option<&'a Value>, what: &str, problems: &mut Vec<String>) -> Option<&'a Map<String, Value>> {
+    let holder = holder?;
+    for key in ["_meta", "meta"] {
+        match holder.get(key).and_then(|m| m.get("ui")) {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(ui)) => return Some(ui),
+            Some(other) => problems.push(format!("the {what}'s {key}.ui is not an object ({other}); ignored")),
+        }
+    }
+    None
+}
+
+/// Checks a `resources/read` result (as JSON) for the view `uri`; `listing_meta` is the
+/// resource's `_meta` from `resources/list`, when known.
+pub fn check_contents(uri: &str, read: &Value, listing_meta: Option<&Value>) -> Result<LoadedView, Refusal> {
+    let contents = match read.get("contents") {
+        Some(Value::Array(items)) if !items.is_empty() => items,
+        Some(Value::Array(_)) | None | Some(Value::Null) => {
+            return Err(Refusal::new("the server returned no contents for it"));
+        }
+        Some(_) => return Err(Refusal::new("the server's contents are not a list")),
+    };
+    let item = contents
+        .iter()
+        .find(|c| c.get("uri").and_then(Value::as_str) == Some(uri))
+        .unwrap_or(&contents[0]);
+    if !item.is_object() {
+        return Err(Refusal::new("the server's content item is not an object"));
+    }
+    match item.get("mimeType").and_then(Value::as_str) {
+        Some(mime) if is_view_mime(mime) => {}
+        Some(mime) => {
+            return Err(Refusal::new(format!(
+                "wrong MIME type {mime:?}: a view must be {MIME:?}"
+            )));
+        }
+        None => {
+            return Err(Refusal::new(format!(
+                "wrong MIME type (none given): a view must be {MIME:?}"
+            )));
+        }
+    }
+    let bytes: Vec<u8> = if let Some(text) = item.get("text").and_then(Value::as_str) {
+        text.as_bytes().to_vec()
+    } else if let Some(blob) = item.get("blob").and_then(Value::as_str) {
+        let compact: String = blob.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+        let engine = base64::engine::GeneralPurpose::new(
+            &base64::alphabet::STANDARD,
+            base64::engine::GeneralPurposeConfig::new()
+                .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
+        );
+        engine
+            .decode(compact.as_bytes())
+            .map_err(|e| Refusal::new(format!("its blob is not valid base64: {e}")))?
+    } else {
+        return Err(Refusal::new("the content has neither text nor a blob"));
+    };
+    if bytes.len() > MAX_VIEW_BYTES {
+        return Err(Refusal::new(format!(
+            "the view is {} bytes, over the {MAX_VIEW_BYTES}-byte limit (5 MiB)",
+            bytes.len()
+        )));
+    }
+    let html = String::from_utf8(bytes).map_err(|e| {
+        Refusal::new(format!(
+            "the view is not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })?;
+    if html.trim().is_empty() {
+        return Err(Refusal::new("the view is empty"));
+    }
+    let sha256: String = Sha256::digest(html.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+
+    let mut problems = Vec::new();
+    let listing_holder = listing_meta.map(|m| serde_json::json!({ "_meta": m }));
+    let listing_ui = ui_of(listing_holder.as_ref(), "listing", &mut problems);
+    let content_ui = ui_of(Some(item), "content", &mut problems);
+    let mut ui = listing_ui.cloned().unwrap_or_default();
+    if let Some(content) = content_ui {
+        for (k, v) in content {
+            ui.insert(k.clone(), v.clone());
+        }
+    }
+
+    let csp = build_csp(ui.get("csp"));
+    let permissions = match ui.get("permissions") {
+        None | Some(Value::Null) => Permissions::default(),
+        Some(Value::Object(p)) => {
+            // Each is `{}` in the spec; `true` is tolerated, `false`/`null` mean not asked.
+            let asked = |name: &str| matches!(p.get(name), Some(Value::Object(_)) | Some(Value::Bool(true)));
+            for name in p.keys() {
+                if !["camera", "microphone", "geolocation", "clipboardWrite"].contains(&name.as_str()) {
+                    problems.push(format!("unknown permission {name:?} ignored"));
+                }
+            }
+            Permissions {
+                camera: asked("camera"),
+                microphone: asked("microphone"),
+                geolocation: asked("geolocation"),
+                clipboard_write: asked("clipboardWrite"),
+            }
+        }
+        Some(other) => {
+            problems.push(format!("permissions is not an object ({other}); none granted"));
+            Permissions::default()
+        }
+    };
+    let prefers_border = match ui.get("prefersBorder") {
+        None | Some(Value::Null) => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(other) => {
+            problems.push(format!("prefersBorder is not a boolean ({other}); ignored"));
+            None
+        }
+    };
+    let domain = match ui.get("domain") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(d)) => Some(d.clone()),
+        Some(other) => {
+            problems.push(format!("domain is not a string ({other}); ignored"));
+            None
+        }
+    };
+    Ok(LoadedView {
+        uri: uri.to_string(),
+        html,
+        sha256,
+        csp,
+        permissions,
+        prefers_border,
+        domain,
+        meta: Value::Object(ui),
+        problems,
+    })
+}
+
+/// Reads view `uri` from `server` and checks it. The resource's `resources/list` entry, when the
+/// server lists it, supplies fallback metadata; a server that cannot list is no reason to refuse.
+pub async fn load_view(servers: &porthole_mcp::Servers, server: &str, uri: &str) -> Result<LoadedView, Refusal> {
+    if !is_ui_uri(uri) {
+        return Err(Refusal::new(format!(
+            "{uri:?} is not a ui:// URI; it was not requested"
+        )));
+    }
+    let (read, listing) = tokio::join!(servers.read_resource(server, uri), servers.list_resources(server));
+    let read = read.map_err(|e| Refusal::new(format!("the server could not read it: {e}")))?;
+    let read =
+        serde_json::to_value(&read).map_err(|e| Refusal::new(format!("the server's answer could not be read: {e}")))?;
+    let listing_meta = match listing {
+        Ok(resources) => resources
+            .iter()
+            .filter_map(|r| serde_json::to_value(r).ok())
+            .find(|r| r.get("uri").and_then(Value::as_str) == Some(uri))
+            .and_then(|r| r.get("_meta").cloned()),
+        Err(e) => {
+            tracing::debug!(server, "resources/list failed, so no listing metadata for {uri}: {e}");
+            None
+        }
+    };
+    let view = check_contents(uri, &read, listing_meta.as_ref())?;
+    for d in &view.csp.dropped {
+        tracing::warn!(server, uri, field = %d.field, entry = %d.entry, "CSP entry dropped: {}", d.reason);
+    }
+    for p in &view.problems {
+        tracing::warn!(server, uri, "view metadata: {p}");
+    }
+    tracing::info!(server, uri, bytes = view.html.len(), sha256 = %view.sha256, csp = %view.csp.policy, "view loaded");
+    Ok(view)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const URI: &str = "ui://srv/view.html";
+    const HTML: &str = "<!doctype html><html><body>hi</body></html>";
+
+    fn read_text(mime: &str, text: &str) -> Value {
+        json!({"contents": [{"uri": URI, "mimeType": mime, "text": text}]})
+    }
+
+    #[test]
+    fn mime_variants() {
+        for ok in [
+            "text/html;profile=mcp-app",
+            "text/html; profile=mcp-app",
+            "TEXT/HTML ; Profile=MCP-APP",
+            "text/html; charset=utf-8; profile=mcp-app",
+            "text/html;profile=\"mcp-app\"",
+            "text/html+mcp",
+            "Text/HTML+MCP; charset=utf-8",
+        ] {
+            assert!(is_view_mime(ok), "{ok}");
+            assert!(check_contents(URI, &read_text(ok, HTML), None).is_ok(), "{ok}");
+        }
+        for bad in [
+            "text/html",
+            "text/plain",
+            "text/html;profile=other",
+            "text/html+skybridge",
+            "text/vnd.mcp.ui+html",
+            "application/json; profile=mcp-app",
+            "",
+        ] {
+            assert!(!is_view_mime(bad), "{bad}");
+            let err = check_contents(URI, &read_text(bad, HTML), None).unwrap_err();
+            assert!(err.reason.starts_with("wrong MIME type"), "{err}");
+        }
+        let none = json!({"contents": [{"uri": URI, "text": HTML}]});
+        assert!(
+            check_contents(URI, &none, None)
+                .unwrap_err()
+                .reason
+                .starts_with("wrong MIME type")
+        );
+    }
+
+    #[test]
+    fn text_and_its_hash() {
+        let view = check_contents(URI, &read_text(MIME, HTML), None).unwrap();
+        assert_eq!(view.html, HTML);
+        assert_eq!(view.uri, URI);
+        assert_eq!(view.sha256.len(), 64);
+        assert_eq!(view.sha256, format!("{:x}", Sha256::digest(HTML.as_bytes())));
+        assert_eq!(view.meta, json!({}));
+        assert_eq!(view.permissions, Permissions::default());
+        assert_eq!(view.prefers_border, None);
+        assert_eq!(view.csp.policy, build_csp(None).policy);
+    }
+}
