@@ -216,6 +216,11 @@ async fn kagent_case_every_field_of_a_ui_tools_result_reaches_the_model() {
                 Some(mcp_apps.then(|| "ui://test/forecast.html".to_string())),
                 "the tool is linked to its view only when MCP Apps is on"
             );
+            let available = events.iter().any(|e| {
+                matches!(e, TurnEvent::ViewAvailable { resource_uri, server, .. }
+                    if resource_uri == "ui://test/forecast.html" && server == "test")
+            });
+            assert_eq!(available, mcp_apps, "view_available only when a view can be shown");
 
             let requests = bench.model_requests();
             assert_eq!(requests.len(), 2);

@@ -367,16 +367,25 @@ impl Agent {
     ) -> Part {
         let started = Instant::now();
         let tool = self.find_tool(&name);
+        let ui_resource_uri = tool
+            .as_ref()
+            .and_then(|(t, apps)| if *apps { t.ui_resource_uri.clone() } else { None });
         sink.emit(&TurnEvent::ToolCallStarted {
             call_id: call_id.clone(),
             name: name.clone(),
             server: tool.as_ref().map(|(t, _)| t.server.clone()),
             tool: tool.as_ref().map(|(t, _)| t.name.clone()),
             arguments: arguments.clone(),
-            ui_resource_uri: tool
-                .as_ref()
-                .and_then(|(t, apps)| if *apps { t.ui_resource_uri.clone() } else { None }),
+            ui_resource_uri: ui_resource_uri.clone(),
         });
+        if let (Some((t, _)), Some(resource_uri)) = (&tool, ui_resource_uri) {
+            sink.emit(&TurnEvent::ViewAvailable {
+                call_id: call_id.clone(),
+                server: t.server.clone(),
+                tool: t.name.clone(),
+                resource_uri,
+            });
+        }
         let finish = |status: CallStatus, model: ModelFacing, view: Value, error: Option<String>| {
             sink.emit(&TurnEvent::ToolCallFinished {
                 call_id: call_id.clone(),

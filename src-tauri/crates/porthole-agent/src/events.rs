@@ -95,6 +95,14 @@ pub enum TurnEvent {
         /// The tool's `ui://` view, when MCP Apps is on for its server.
         ui_resource_uri: Option<String>,
     },
+    /// The tool has an MCP App view for this call (MCP Apps is on for its server); the host
+    /// may show it while the call runs. Whether it rendered is the host's to report.
+    ViewAvailable {
+        call_id: String,
+        server: String,
+        tool: String,
+        resource_uri: String,
+    },
     /// The call waits for the user's decision.
     ApprovalRequested {
         call_id: String,
