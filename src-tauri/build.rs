@@ -17,6 +17,10 @@ const COMMANDS: &[&str] = &[
     "send_message",
     "stop_turn",
     "answer_approval",
+    "view_message",
+    "close_view",
+    "reopen_views",
+    "set_view_display_mode",
 ];
 
 fn main() {

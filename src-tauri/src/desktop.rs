@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::Setup;
 use crate::model_choice::{ModelArgs, ModelChoice};
+use crate::views::Views;
 
 /// The label of the app's own webview; the only one granted a capability.
 pub const MAIN_WEBVIEW: &str = "main";
@@ -230,8 +231,11 @@ async fn send_message(
         let recorder = Recorder::new(store.clone(), conversation_id.clone());
         let handle = app.clone();
         let cid = conversation_id.clone();
+        let views = app.state::<Views>().inner().clone();
+        let view_reports = views.reports(&conversation_id);
         let sink = move |event: &TurnEvent| {
             recorder.emit(event);
+            views.on_turn_event(&cid, event);
             let _ = handle.emit_to(
                 MAIN_WEBVIEW,
                 "chat-event",
@@ -256,6 +260,7 @@ async fn send_message(
                 agent.approver = Arc::new(WindowApprover(approvals));
                 agent.remembered = Some(Arc::new(StoredApprovals(store.clone())));
                 agent.context = context;
+                agent.views = view_reports;
                 agent
                     .run_turn(
                         Some(conversation_id.clone()),
@@ -301,6 +306,31 @@ fn stop_turn(state: tauri::State<'_, AppState>, conversation_id: String) -> bool
         }
         None => false,
     }
+}
+
+/// A message a view's frame posted; the front end matched `event.source` to the frame.
+#[tauri::command]
+fn view_message(views: tauri::State<'_, Views>, view_id: String, message: serde_json::Value) {
+    views.receive(&view_id, message);
+}
+
+/// The frame is gone (conversation switched, scrolled away, closed): tear the view down.
+#[tauri::command]
+async fn close_view(views: tauri::State<'_, Views>, view_id: String) -> Result<(), String> {
+    views.close(&view_id, false).await;
+    Ok(())
+}
+
+/// The window changed a view's display mode (Esc, its buttons); the view is told.
+#[tauri::command]
+fn set_view_display_mode(views: tauri::State<'_, Views>, view_id: String, mode: String) -> Result<(), String> {
+    views.set_display_mode(&view_id, &mode)
+}
+
+/// Re-creates the views of a reopened conversation (or reports them expired).
+#[tauri::command]
+fn reopen_views(views: tauri::State<'_, Views>, conversation_id: String) -> Result<(), String> {
+    views.reopen(&conversation_id)
 }
 
 /// The person's decision on a tool call: `allow_once`, `allow_always` or `deny`.
@@ -389,6 +419,10 @@ fn ui_ready() {
 fn navigation_allowed(url: &Url) -> bool {
     match url.scheme() {
         "tauri" => url.host_str() == Some("localhost"),
+        // Views' frames (WebKitGTK asks about frame navigations too); the scheme handler serves
+        // only minted tokens, and only to this window.
+        "mcpview" => url.host_str() == Some("localhost") && url.path().starts_with("/view/"),
+        "http" if url.host_str() == Some("mcpview.localhost") => url.path().starts_with("/view/"),
         "http" | "https" => url.host_str() == Some("tauri.localhost"),
         "about" => url.as_str() == "about:blank" || url.as_str() == "about:srcdoc",
         _ => false,
@@ -419,6 +453,7 @@ pub fn run(setup: Setup, model_args: ModelArgs) -> Result<()> {
         format!("the conversation store cannot be opened: {e}")
     });
 
+    let servers_for_views = servers.clone();
     let app = tauri::Builder::default()
         .manage(AppState {
             questions: Questions::default(),
@@ -446,10 +481,47 @@ pub fn run(setup: Setup, model_args: ModelArgs) -> Result<()> {
             search_conversations,
             send_message,
             stop_turn,
-            answer_approval
+            answer_approval,
+            view_message,
+            close_view,
+            reopen_views,
+            set_view_display_mode
         ])
+        .register_asynchronous_uri_scheme_protocol("mcpview", |ctx, request, responder| {
+            // Each view's document, once per unguessable token, only to the window that owns it.
+            let label = ctx.webview_label().to_string();
+            let views = ctx.app_handle().state::<Views>();
+            let token = request
+                .uri()
+                .path()
+                .strip_prefix("/view/")
+                .map(|t| t.trim_end_matches('/').to_string())
+                .unwrap_or_default();
+            let served = if matches!(*request.method(), http::Method::GET | http::Method::HEAD) {
+                views.tokens().serve(&token, &label, Instant::now())
+            } else {
+                Err(porthole_apps::tokens::NotServed::Unknown)
+            };
+            if let Err(refused) = &served {
+                tracing::warn!(webview = %label, ?refused, "a view URL was refused");
+            }
+            let (status, headers, body) = porthole_apps::tokens::response(&served);
+            let mut response = http::Response::builder().status(status);
+            for (name, value) in headers {
+                response = response.header(name, value);
+            }
+            responder.respond(response.body(body).unwrap_or_default());
+        })
         .setup(move |app| {
-            WebviewWindowBuilder::new(app, MAIN_WEBVIEW, WebviewUrl::App("index.html".into()))
+            let store = app.state::<AppState>().chat.store.as_ref().ok().cloned();
+            let context = app.state::<AppState>().chat.context.clone();
+            app.manage(Views::new(
+                app.handle().clone(),
+                servers_for_views.clone(),
+                store,
+                context,
+            ));
+            let window = WebviewWindowBuilder::new(app, MAIN_WEBVIEW, WebviewUrl::App("index.html".into()))
                 .title("Porthole")
                 .inner_size(1180.0, 800.0)
                 .min_inner_size(640.0, 480.0)
@@ -473,6 +545,10 @@ pub fn run(setup: Setup, model_args: ModelArgs) -> Result<()> {
                     PermissionResponse::Deny
                 })
                 .build()?;
+            #[cfg(target_os = "linux")]
+            crate::clipboard_guard::install(&window.gtk_window()?);
+            #[cfg(not(target_os = "linux"))]
+            let _ = window;
 
             // Every change of a server's state reaches the front end as one event.
             // Each server question is held until the window answers it.

@@ -4,9 +4,12 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod cli;
+#[cfg(target_os = "linux")]
+mod clipboard_guard;
 mod desktop;
 mod headless;
 mod model_choice;
+mod views;
 
 use std::process::ExitCode;
 

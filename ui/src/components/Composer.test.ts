@@ -3,6 +3,7 @@ import { cleanup, fireEvent, render } from "@testing-library/svelte";
 
 afterEach(cleanup);
 import Composer from "./Composer.svelte";
+import { ViewRegistry } from "../lib/views.svelte";
 
 describe("Composer", () => {
   it("sends on Enter, keeps Shift+Enter as a new line, and empties itself", async () => {
@@ -60,5 +61,46 @@ describe("Composer", () => {
     await fireEvent.input(box, { target: { value: "kept" } });
     await fireEvent.keyDown(box, { key: "Enter" });
     expect(box.value).toBe("kept");
+  });
+
+  it("puts a view's proposed message in the box without sending it, and sends it on Enter", async () => {
+    const registry = new ViewRegistry();
+    registry.handle({ type: "opened", conversationId: "c1", callId: "call-1", viewId: "v1", url: "mcpview://localhost/t", allow: "", prefersBorder: null, displayModes: ["inline"] });
+    registry.handle({ type: "proposed_message", viewId: "v1", text: "Show me Paris tomorrow" });
+
+    const onSend = vi.fn();
+    const { getByTestId, queryByTestId, rerender } = render(Composer, { onSend, onReady: () => {} });
+    expect(queryByTestId("composer-suggestion")).toBeNull();
+    await rerender({ suggestion: registry.proposal });
+    const box = getByTestId("composer") as HTMLTextAreaElement;
+    expect(box.value).toBe("Show me Paris tomorrow");
+    expect(getByTestId("composer-suggestion").textContent).toBe("A view suggested this message; press Enter to send it");
+    expect(onSend).not.toHaveBeenCalled();
+    expect(document.activeElement).toBe(box);
+
+    await fireEvent.keyDown(box, { key: "Enter" });
+    expect(onSend).toHaveBeenCalledExactlyOnceWith("Show me Paris tomorrow");
+    expect(box.value).toBe("");
+    expect(queryByTestId("composer-suggestion")).toBeNull();
+    // The same proposal is not put back.
+    await rerender({ suggestion: registry.proposal });
+    expect(box.value).toBe("");
+  });
+
+  it("keeps what the person typed when a view proposes a message, and replaces an untouched proposal", async () => {
+    const onSend = vi.fn();
+    const { getByTestId, queryByTestId, rerender } = render(Composer, { onSend, onReady: () => {} });
+    const box = getByTestId("composer") as HTMLTextAreaElement;
+    await rerender({ suggestion: { id: 1, text: "first idea" } });
+    await rerender({ suggestion: { id: 2, text: "second idea" } });
+    expect(box.value).toBe("second idea");
+
+    await fireEvent.input(box, { target: { value: "my own words" } });
+    await rerender({ suggestion: { id: 3, text: "third idea" } });
+    expect(box.value).toBe("my own words\n\nthird idea");
+    expect(onSend).not.toHaveBeenCalled();
+
+    await fireEvent.input(box, { target: { value: "" } });
+    expect(queryByTestId("composer-suggestion")).toBeNull();
   });
 });

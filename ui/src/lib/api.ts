@@ -125,6 +125,7 @@ export type TurnEvent =
       arguments: unknown;
       ui_resource_uri: string | null;
     }
+  | { type: "view_available"; call_id: string; server: string; tool: string; resource_uri: string }
   | { type: "approval_requested"; call_id: string; server: string; tool: string; arguments: unknown }
   | { type: "approval_resolved"; call_id: string; decision: Decision }
   | { type: "tool_call_running"; call_id: string }
@@ -198,6 +199,33 @@ export interface SearchHit {
   rank: number;
 }
 
+/** What becomes of a tool call's view (desktop::ViewState). */
+export type ViewStateName = "loading" | "ready" | "failed" | "refused" | "expired" | "closed";
+
+/** desktop::ViewEvent: a tool call's view, as the window shows it. */
+export type ViewEvent =
+  | {
+      type: "opened";
+      conversationId: string;
+      callId: string;
+      viewId: string;
+      /** The view's unguessable URL on the mcpview scheme (valid for first use for 10 minutes). */
+      url: string;
+      /** The iframe `allow` attribute: only permissions the resource asked for and the user allows. */
+      allow: string;
+      prefersBorder: boolean | null;
+      /** Display modes the host offers this view. */
+      displayModes: ("inline" | "fullscreen" | "pip")[];
+    }
+  | { type: "state"; conversationId: string; callId: string; viewId: string | null; state: ViewStateName; reason: string | null }
+  /** A JSON-RPC message to post into the view's frame. */
+  | { type: "message"; viewId: string; message: unknown }
+  | { type: "display_mode"; viewId: string; mode: "inline" | "fullscreen" | "pip" }
+  | { type: "size"; viewId: string; width: number | null; height: number | null }
+  /** The view proposes a message: it goes to the composer for the user to send, never straight to the model. */
+  | { type: "proposed_message"; viewId: string; text: string }
+  | { type: "closed"; viewId: string };
+
 export const api = {
   appInfo: () => invoke<AppInfo>("app_info"),
   listServers: () => invoke<ServerStatus[]>("list_servers"),
@@ -225,4 +253,16 @@ export const api = {
   answerApproval: (callId: string, decision: Decision) => invoke<void>("answer_approval", { callId, decision }),
   onChatEvent: (handler: (event: ChatEvent) => void): Promise<UnlistenFn> =>
     listen<ChatEvent>("chat-event", (event) => handler(event.payload)),
+
+  /** Relays one message a view's frame posted (the caller matched event.source to the frame). */
+  viewMessage: (viewId: string, message: unknown) => invoke<void>("view_message", { viewId, message }),
+  /** The frame is gone (conversation switched, scrolled far away, closed): tear the view down. */
+  closeView: (viewId: string) => invoke<void>("close_view", { viewId }),
+  /** The window changed a view's display mode (Esc, its buttons): the view is told. */
+  setViewDisplayMode: (viewId: string, mode: "inline" | "fullscreen" | "pip") =>
+    invoke<void>("set_view_display_mode", { viewId, mode }),
+  /** Views of a stored conversation, re-created with their stored input and result (or expired). */
+  reopenViews: (conversationId: string) => invoke<void>("reopen_views", { conversationId }),
+  onViewEvent: (handler: (event: ViewEvent) => void): Promise<UnlistenFn> =>
+    listen<ViewEvent>("view-event", (event) => handler(event.payload)),
 };

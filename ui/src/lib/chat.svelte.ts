@@ -6,7 +6,7 @@ import { Transcript } from "./transcript.svelte";
 
 export type ChatApi = Pick<
   typeof api,
-  "sendMessage" | "stopTurn" | "openConversation" | "listConversations" | "modelInfo" | "onChatEvent"
+  "sendMessage" | "stopTurn" | "openConversation" | "listConversations" | "modelInfo" | "onChatEvent" | "reopenViews"
 >;
 
 /** Events that can be applied again without harm (they set state by call id, or end the
@@ -156,6 +156,10 @@ export class ChatSession {
       const held = this.#held;
       this.#held = [];
       for (const e of held) if (REPLAYABLE.has(e.event.type)) this.transcript.apply(e.event);
+      // Its views come back (as view events, by call id) now that their cards exist.
+      this.#api.reopenViews(id).catch((e) => {
+        if (generation === this.#generation) this.transcript.addNotice("error", `Could not reopen the views: ${errorText(e)}`);
+      });
     } catch (e) {
       if (generation !== this.#generation) return;
       this.transcript.addNotice("error", `Could not open the conversation: ${errorText(e)}`);

@@ -22,6 +22,7 @@ function fakeApi(over: Partial<ChatApi> = {}) {
     stopTurn: vi.fn(async (_id: string) => true),
     openConversation: vi.fn(async (_id: string): Promise<StoredConversation> => record([])),
     listConversations: vi.fn(async () => conversations),
+    reopenViews: vi.fn(async (_id: string) => {}),
     modelInfo: vi.fn(async () => model),
     onChatEvent: vi.fn(async (handler: (e: ChatEvent) => void) => {
       emit = handler;
@@ -212,6 +213,43 @@ describe("ChatSession", () => {
     emit(chatEvents("c2", events));
     await chat.open("c2");
     expect(chat.transcript.items.find((i) => i.kind === "tool-call")).toMatchObject({ status: "awaiting-approval" });
+  });
+
+  it("asks Rust to reopen a stored conversation's views once its cards are loaded", async () => {
+    const events = [
+      ev.user("weather?"),
+      ev.step(1),
+      ev.assistant([{ type: "tool_use", id: "v1", name: "demo__forecast", arguments: {} }]),
+      ev.callStarted("v1", "demo__forecast", "demo", "forecast", {}, "ui://demo/forecast.html"),
+    ];
+    const opened = deferred<StoredConversation>();
+    const { fake } = fakeApi({ openConversation: vi.fn(() => opened.promise) });
+    let cardsWhenReopened: string[] = [];
+    const chat = new ChatSession(fake);
+    fake.reopenViews.mockImplementation(async () => {
+      cardsWhenReopened = chat.transcript.items.flatMap((i) => (i.kind === "tool-call" ? [i.callId] : []));
+    });
+    await chat.start();
+    const opening = chat.open("c2");
+    expect(fake.reopenViews).not.toHaveBeenCalled();
+    opened.resolve(record(events, { id: "c2" }));
+    await opening;
+    expect(fake.reopenViews).toHaveBeenCalledExactlyOnceWith("c2");
+    expect(cardsWhenReopened).toEqual(["v1"]);
+  });
+
+  it("does not reopen views of a conversation that could not be read, and says when reopening fails", async () => {
+    const { fake } = fakeApi({ openConversation: vi.fn(async () => Promise.reject("no conversation c404")) });
+    const chat = new ChatSession(fake);
+    await chat.start();
+    await chat.open("c404");
+    expect(fake.reopenViews).not.toHaveBeenCalled();
+
+    fake.openConversation.mockImplementation(async () => record([], { id: "c2" }));
+    fake.reopenViews.mockImplementation(async () => Promise.reject("the store is locked"));
+    await chat.open("c2");
+    await flush();
+    expect(chat.transcript.notices.map((n) => n.text)).toEqual(["Could not reopen the views: the store is locked"]);
   });
 
   it("says when a conversation cannot be opened", async () => {

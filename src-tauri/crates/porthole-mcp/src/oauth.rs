@@ -59,7 +59,7 @@ impl Authorizer for SystemBrowser {
 
 /// Opens `url` in the user's browser: `$BROWSER` if set (the usual convention, and how tests
 /// stand in for a person), else the platform's opener.
-fn open_in_browser(url: &str) -> Result<(), String> {
+pub fn open_in_browser(url: &str) -> Result<(), String> {
     if !url.starts_with("https://") && !url.starts_with("http://") {
         return Err(format!("refusing to open {url:?}: not an http(s) URL"));
     }

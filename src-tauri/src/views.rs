@@ -1,0 +1,1001 @@
+//! The MCP Apps host in the window: each tool call with a view gets a [`ViewBridge`] (the
+//! protocol, in `porthole-apps`), its HTML served once per unguessable token on the `mcpview`
+//! scheme, and a sandboxed frame in the tool card. The front end only relays messages between
+//! the frame and the bridge; this module turns the turn's events into what the view is told,
+//! and the view's requests into what the app does.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use porthole_agent::{CallStatus, ModelContext, TurnEvent, ViewReports, ViewState};
+use porthole_apps::bridge::{AuditNote, HostServices, ViewAction, ViewBridge, ViewConfig};
+use porthole_apps::resource::{LoadedView, load_view};
+use porthole_apps::tokens::{ServedView, ViewTokens};
+use porthole_mcp::{CatalogTool, ServerState, Servers};
+use porthole_store::{NewAuditEntry, NewView, Store};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use tauri::{AppHandle, Emitter};
+use tokio::sync::watch;
+
+use crate::desktop::MAIN_WEBVIEW;
+
+/// How long a view has to answer `ui/initialize` once its frame is created.
+pub const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long `ui/resource-teardown` is waited for.
+pub const TEARDOWN_TIMEOUT: Duration = Duration::from_secs(2);
+/// Days a view is kept, unless the `viewRetentionDays` setting says otherwise.
+pub const DEFAULT_RETENTION_DAYS: i64 = 7;
+
+/// What the window is told about views (`view-event`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ViewEvent {
+    #[serde(rename_all = "camelCase")]
+    Opened {
+        conversation_id: String,
+        call_id: String,
+        view_id: String,
+        url: String,
+        allow: String,
+        prefers_border: Option<bool>,
+        display_modes: Vec<&'static str>,
+    },
+    #[serde(rename_all = "camelCase")]
+    State {
+        conversation_id: String,
+        call_id: String,
+        view_id: Option<String>,
+        state: &'static str,
+        reason: Option<String>,
+    },
+    #[serde(rename_all = "camelCase")]
+    Message { view_id: String, message: Value },
+    #[serde(rename_all = "camelCase")]
+    DisplayMode { view_id: String, mode: String },
+    #[serde(rename_all = "camelCase")]
+    Size {
+        view_id: String,
+        width: Option<f64>,
+        height: Option<f64>,
+    },
+    #[serde(rename_all = "camelCase")]
+    ProposedMessage { view_id: String, text: String },
+    #[serde(rename_all = "camelCase")]
+    Closed { view_id: String },
+}
+
+/// Where a view stands, for the agent loop's question "did it render?".
+#[derive(Debug, Clone, PartialEq)]
+enum Phase {
+    Loading,
+    Ready,
+    Failed(String),
+}
+
+struct LiveView {
+    view_id: String,
+    conversation_id: String,
+    call_id: String,
+    server: String,
+    tool: String,
+    bridge: ViewBridge,
+    phase: watch::Sender<Phase>,
+    /// The store's row for this view, once both the tool call row and the HTML are known.
+    store_id: Option<i64>,
+    loaded: Option<(String, String, String)>, // (uri, sha256, csp)
+}
+
+/// All live views of the window.
+#[derive(Clone)]
+pub struct Views {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    app: AppHandle,
+    servers: Servers,
+    store: Option<Store>,
+    context: ModelContext,
+    tokens: ViewTokens,
+    /// Live views by view id.
+    live: Mutex<HashMap<String, LiveView>>,
+    /// View ids by `conversation/call id`.
+    by_call: Mutex<HashMap<String, String>>,
+}
+
+fn key(conversation_id: &str, call_id: &str) -> String {
+    format!("{conversation_id}/{call_id}")
+}
+
+fn new_view_id() -> String {
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).expect("the OS has randomness");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// The view's URL for a token. Windows has no real custom scheme in WebView2.
+pub fn view_url(token: &str) -> String {
+    if cfg!(windows) {
+        format!("http://mcpview.localhost/view/{token}")
+    } else {
+        format!("mcpview://localhost/view/{token}")
+    }
+}
+
+impl Views {
+    pub fn new(app: AppHandle, servers: Servers, store: Option<Store>, context: ModelContext) -> Views {
+        Views {
+            inner: Arc::new(Inner {
+                app,
+                servers,
+                store,
+                context,
+                tokens: ViewTokens::default(),
+                live: Mutex::new(HashMap::new()),
+                by_call: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// The tokens the `mcpview` scheme handler serves from.
+    pub fn tokens(&self) -> &ViewTokens {
+        &self.inner.tokens
+    }
+
+    fn emit(&self, event: ViewEvent) {
+        let _ = self.inner.app.emit_to(MAIN_WEBVIEW, "view-event", event);
+    }
+
+    fn audit(
+        &self,
+        kind: &str,
+        conversation_id: &str,
+        server: &str,
+        tool: Option<&str>,
+        uri: Option<&str>,
+        detail: Value,
+    ) {
+        if let Some(store) = &self.inner.store {
+            let entry = NewAuditEntry {
+                kind: kind.to_string(),
+                conversation_id: Some(conversation_id.to_string()),
+                server: Some(server.to_string()),
+                tool: tool.map(String::from),
+                uri: uri.map(String::from),
+                detail,
+            };
+            if let Err(e) = store.audit(&entry) {
+                tracing::error!("cannot write the audit log: {e}");
+            }
+        }
+    }
+
+    /// The connected tool a model-facing name stands for, when it has a view to show.
+    fn ui_tool(&self, model_name: &str) -> Option<CatalogTool> {
+        self.inner
+            .servers
+            .statuses()
+            .into_iter()
+            .filter(|s| s.state == ServerState::Connected && s.mcp_apps)
+            .flat_map(|s| s.tools)
+            .find(|t| t.model_name == model_name && t.ui_resource_uri.is_some())
+    }
+
+    fn view_for(&self, conversation_id: &str, call_id: &str) -> Option<String> {
+        self.inner
+            .by_call
+            .lock()
+            .unwrap()
+            .get(&key(conversation_id, call_id))
+            .cloned()
+    }
+
+    fn bridge(&self, view_id: &str) -> Option<ViewBridge> {
+        self.inner.live.lock().unwrap().get(view_id).map(|v| v.bridge.clone())
+    }
+
+    /// Follows a turn: views are created while the call's arguments stream, told the input,
+    /// then the unmodified result (or that the call was cancelled).
+    pub fn on_turn_event(&self, conversation_id: &str, event: &TurnEvent) {
+        match event {
+            TurnEvent::ToolCallStreaming {
+                call_id,
+                name,
+                arguments_text,
+            } => {
+                let view = match self.view_for(conversation_id, call_id) {
+                    Some(v) => Some(v),
+                    None => self
+                        .ui_tool(name)
+                        .map(|tool| self.open(conversation_id, call_id, tool, None)),
+                };
+                if let (Some(view), Some(partial)) = (view, heal_json(arguments_text))
+                    && let Some(bridge) = self.bridge(&view)
+                {
+                    bridge.tool_input_partial(partial);
+                }
+            }
+            TurnEvent::ToolCallStarted {
+                call_id,
+                name,
+                ui_resource_uri,
+                arguments,
+                ..
+            } => {
+                let view = match self.view_for(conversation_id, call_id) {
+                    Some(v) => Some(v),
+                    None if ui_resource_uri.is_some() => self
+                        .ui_tool(name)
+                        .map(|tool| self.open(conversation_id, call_id, tool, None)),
+                    None => None,
+                };
+                if let Some(view) = view {
+                    if let Some(bridge) = self.bridge(&view) {
+                        bridge.tool_input(arguments.clone());
+                    }
+                    self.try_record(&view);
+                }
+            }
+            TurnEvent::ToolCallFinished {
+                call_id, status, view, ..
+            } => {
+                let Some(view_id) = self.view_for(conversation_id, call_id) else {
+                    return;
+                };
+                let Some(bridge) = self.bridge(&view_id) else { return };
+                match status {
+                    CallStatus::Ok | CallStatus::Error => bridge.tool_result(view.clone()),
+                    CallStatus::Denied => bridge.tool_cancelled("the user denied the call"),
+                    CallStatus::Cancelled => bridge.tool_cancelled("the call was cancelled"),
+                    CallStatus::Failed => bridge.tool_cancelled("the call failed without a result"),
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Creates the view of a tool call: its bridge at once (so nothing said to it is lost),
+    /// then its HTML, checked, and a token for its frame. Returns the view id.
+    fn open(&self, conversation_id: &str, call_id: &str, tool: CatalogTool, replay: Option<(Value, Value)>) -> String {
+        let view_id = new_view_id();
+        let host = Arc::new(AppServices {
+            servers: self.inner.servers.clone(),
+            views: self.clone(),
+            conversation_id: conversation_id.to_string(),
+        });
+        let config = ViewConfig {
+            view_id: view_id.clone(),
+            server: tool.server.clone(),
+            tool: tool.clone(),
+            tool_definition: tool_definition(&tool),
+            tool_call_request_id: None,
+            host_context: host_context(&self.inner.app),
+            granted: json!({"permissions": {}, "csp": {}}),
+        };
+        let (bridge, mut to_view, mut actions) = ViewBridge::new(config, host);
+        if let Some((input, result)) = replay {
+            bridge.tool_input(input);
+            if !result.is_null() {
+                bridge.tool_result(result);
+            }
+        }
+        let (phase, _) = watch::channel(Phase::Loading);
+        self.inner.live.lock().unwrap().insert(
+            view_id.clone(),
+            LiveView {
+                view_id: view_id.clone(),
+                conversation_id: conversation_id.to_string(),
+                call_id: call_id.to_string(),
+                server: tool.server.clone(),
+                tool: tool.name.clone(),
+                bridge,
+                phase,
+                store_id: None,
+                loaded: None,
+            },
+        );
+        self.inner
+            .by_call
+            .lock()
+            .unwrap()
+            .insert(key(conversation_id, call_id), view_id.clone());
+        self.emit(ViewEvent::State {
+            conversation_id: conversation_id.to_string(),
+            call_id: call_id.to_string(),
+            view_id: Some(view_id.clone()),
+            state: "loading",
+            reason: None,
+        });
+
+        // Messages for the frame, and what the view asks of the app.
+        let this = self.clone();
+        let id = view_id.clone();
+        tauri::async_runtime::spawn(async move {
+            while let Some(message) = to_view.recv().await {
+                this.emit(ViewEvent::Message {
+                    view_id: id.clone(),
+                    message,
+                });
+            }
+        });
+        let this = self.clone();
+        let id = view_id.clone();
+        tauri::async_runtime::spawn(async move {
+            while let Some(action) = actions.recv().await {
+                this.act(&id, action).await;
+            }
+        });
+
+        // The HTML.
+        let this = self.clone();
+        let id = view_id.clone();
+        let uri = tool.ui_resource_uri.clone().unwrap_or_default();
+        tauri::async_runtime::spawn(async move {
+            match load_view(&this.inner.servers, &tool.server, &uri).await {
+                Ok(loaded) => this.serve(&id, &tool, loaded),
+                Err(refusal) => {
+                    this.audit(
+                        "refused",
+                        &this.conversation_of(&id),
+                        &tool.server,
+                        Some(&tool.name),
+                        Some(&uri),
+                        json!({"reason": refusal.to_string()}),
+                    );
+                    this.settle_phase(&id, "refused", Some(refusal.to_string()));
+                }
+            }
+        });
+        view_id
+    }
+
+    fn conversation_of(&self, view_id: &str) -> String {
+        self.inner
+            .live
+            .lock()
+            .unwrap()
+            .get(view_id)
+            .map(|v| v.conversation_id.clone())
+            .unwrap_or_default()
+    }
+
+    /// The HTML passed its checks: audit it, mint its token, and give the frame its URL.
+    fn serve(&self, view_id: &str, tool: &CatalogTool, loaded: LoadedView) {
+        let conversation_id = self.conversation_of(view_id);
+        for dropped in &loaded.csp.dropped {
+            self.audit(
+                "csp-dropped",
+                &conversation_id,
+                &tool.server,
+                Some(&tool.name),
+                Some(&loaded.uri),
+                json!({"field": dropped.field, "entry": dropped.entry, "reason": dropped.reason}),
+            );
+        }
+        self.audit(
+            "view",
+            &conversation_id,
+            &tool.server,
+            Some(&tool.name),
+            Some(&loaded.uri),
+            json!({"sha256": loaded.sha256, "csp": loaded.csp.policy}),
+        );
+        let token = self.inner.tokens.mint(ServedView {
+            view_id: view_id.to_string(),
+            owner_webview: MAIN_WEBVIEW.to_string(),
+            html: loaded.html.clone(),
+            csp: loaded.csp.policy.clone(),
+            minted_at: Instant::now(),
+        });
+        let call_id = {
+            let mut live = self.inner.live.lock().unwrap();
+            let Some(view) = live.get_mut(view_id) else { return };
+            view.loaded = Some((loaded.uri.clone(), loaded.sha256.clone(), loaded.csp.policy.clone()));
+            view.call_id.clone()
+        };
+        self.try_record(view_id);
+        self.emit(ViewEvent::Opened {
+            conversation_id,
+            call_id,
+            view_id: view_id.to_string(),
+            url: view_url(&token),
+            // Device permissions are not granted to views (yet): nothing is delegated.
+            allow: String::new(),
+            prefers_border: loaded.prefers_border,
+            display_modes: vec!["inline", "fullscreen", "pip"],
+        });
+        // A view that never initializes is a failure the user sees.
+        let this = self.clone();
+        let id = view_id.to_string();
+        tauri::async_runtime::spawn(async move {
+            tokio::time::sleep(INITIALIZE_TIMEOUT).await;
+            let still_loading = this
+                .inner
+                .live
+                .lock()
+                .unwrap()
+                .get(&id)
+                .is_some_and(|v| *v.phase.borrow() == Phase::Loading);
+            if still_loading {
+                this.settle_phase(
+                    &id,
+                    "failed",
+                    Some(format!(
+                        "the view did not start within {} s (no ui/initialize)",
+                        INITIALIZE_TIMEOUT.as_secs()
+                    )),
+                );
+            }
+        });
+    }
+
+    /// Writes the view into the store once the tool call's row and the HTML are both known.
+    fn try_record(&self, view_id: &str) {
+        let Some(store) = &self.inner.store else { return };
+        let mut live = self.inner.live.lock().unwrap();
+        let Some(view) = live.get_mut(view_id) else { return };
+        if view.store_id.is_some() {
+            return;
+        }
+        let Some((uri, sha256, csp)) = view.loaded.clone() else {
+            return;
+        };
+        let row = store.tool_calls(&view.conversation_id).ok().and_then(|calls| {
+            calls
+                .into_iter()
+                .rev()
+                .find(|c| c.call_id == view.call_id)
+                .map(|c| c.id)
+        });
+        let Some(tool_call_id) = row else { return };
+        let days = store
+            .setting("viewRetentionDays")
+            .ok()
+            .flatten()
+            .and_then(|v| v.as_i64())
+            .filter(|d| *d > 0)
+            .unwrap_or(DEFAULT_RETENTION_DAYS);
+        match store.insert_view(&NewView {
+            tool_call_id,
+            server: view.server.clone(),
+            tool: view.tool.clone(),
+            uri,
+            html_sha256: sha256,
+            csp,
+            expires_at: now_ms() + days * 24 * 3600 * 1000,
+        }) {
+            Ok(id) => view.store_id = Some(id),
+            Err(e) => tracing::error!("cannot record the view: {e}"),
+        }
+    }
+
+    /// Moves a view to ready, failed or refused, and tells the window and the store.
+    fn settle_phase(&self, view_id: &str, state: &'static str, reason: Option<String>) {
+        let (conversation_id, call_id, store_id) = {
+            let live = self.inner.live.lock().unwrap();
+            let Some(view) = live.get(view_id) else { return };
+            let phase = match state {
+                "ready" => Phase::Ready,
+                _ => Phase::Failed(reason.clone().unwrap_or_else(|| state.to_string())),
+            };
+            view.phase.send_replace(phase);
+            (view.conversation_id.clone(), view.call_id.clone(), view.store_id)
+        };
+        if let (Some(store), Some(id)) = (&self.inner.store, store_id)
+            && let Err(e) = store.set_view_state(id, state, reason.as_deref())
+        {
+            tracing::error!("cannot record the view's state: {e}");
+        }
+        self.emit(ViewEvent::State {
+            conversation_id,
+            call_id,
+            view_id: Some(view_id.to_string()),
+            state,
+            reason,
+        });
+        if state != "ready" {
+            self.inner.tokens.revoke(view_id);
+        }
+    }
+
+    async fn act(&self, view_id: &str, action: ViewAction) {
+        match action {
+            ViewAction::Initialized => self.settle_phase(view_id, "ready", None),
+            ViewAction::OpenLink { url } => {
+                if let Err(e) = porthole_mcp::oauth::open_in_browser(&url) {
+                    tracing::warn!(view_id, "cannot open a view's link: {e}");
+                }
+            }
+            ViewAction::ProposeMessage { content } => {
+                let text = content
+                    .iter()
+                    .filter_map(|b| b.get("text").and_then(Value::as_str))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                if !text.trim().is_empty() {
+                    self.emit(ViewEvent::ProposedMessage {
+                        view_id: view_id.to_string(),
+                        text,
+                    });
+                }
+            }
+            ViewAction::UpdateModelContext { params } => {
+                let (server, tool) = {
+                    let live = self.inner.live.lock().unwrap();
+                    match live.get(view_id) {
+                        Some(v) => (v.server.clone(), v.tool.clone()),
+                        None => return,
+                    }
+                };
+                self.inner.context.update(view_id, &server, &tool, &params);
+            }
+            ViewAction::DisplayMode { mode } => self.emit(ViewEvent::DisplayMode {
+                view_id: view_id.to_string(),
+                mode,
+            }),
+            ViewAction::SizeChanged { width, height } => self.emit(ViewEvent::Size {
+                view_id: view_id.to_string(),
+                width,
+                height,
+            }),
+            ViewAction::DownloadFile { contents } => {
+                tracing::warn!(
+                    view_id,
+                    items = contents.len(),
+                    "a view asked to download files; refused for now"
+                );
+            }
+            ViewAction::Log { level, logger, data } => {
+                tracing::info!(target: "mcp_view", view_id, level, logger, %data, "view log");
+            }
+            ViewAction::RequestTeardown => self.close(view_id, true).await,
+        }
+    }
+
+    /// Tears a view down and forgets its token and context. While its frame is still there
+    /// (`frame_alive`), the view is sent `ui/resource-teardown` and the answer is waited for;
+    /// when the window already removed the frame there is no one to tell.
+    pub async fn close(&self, view_id: &str, frame_alive: bool) {
+        // Forget the call's view first, so a conversation reopened meanwhile gets a new one.
+        let call_key = self
+            .inner
+            .live
+            .lock()
+            .unwrap()
+            .get(view_id)
+            .map(|v| key(&v.conversation_id, &v.call_id));
+        if let Some(call_key) = call_key {
+            let mut by_call = self.inner.by_call.lock().unwrap();
+            if by_call.get(&call_key).map(String::as_str) == Some(view_id) {
+                by_call.remove(&call_key);
+            }
+        }
+        self.inner.tokens.revoke(view_id);
+        self.inner.context.remove(view_id);
+        if frame_alive && let Some(bridge) = self.bridge(view_id) {
+            let outcome = bridge.teardown("the view was closed", TEARDOWN_TIMEOUT).await;
+            tracing::debug!(view_id, ?outcome, "view torn down");
+        }
+        let removed = self.inner.live.lock().unwrap().remove(view_id);
+        if let Some(view) = removed {
+            if let (Some(store), Some(id)) = (&self.inner.store, view.store_id)
+                && *view.phase.borrow() == Phase::Ready
+            {
+                let _ = store.set_view_state(id, "closed", None);
+            }
+            self.emit(ViewEvent::Closed { view_id: view.view_id });
+        }
+    }
+
+    /// The window changed a view's display mode (Esc, its buttons): the view is told.
+    pub fn set_display_mode(&self, view_id: &str, mode: &str) -> Result<(), String> {
+        if !matches!(mode, "inline" | "fullscreen" | "pip") {
+            return Err(format!("unknown display mode {mode:?}"));
+        }
+        let bridge = self.bridge(view_id).ok_or("no such view")?;
+        bridge.host_context_changed(json!({ "displayMode": mode }));
+        Ok(())
+    }
+
+    /// A message the view's frame posted (the front end matched `event.source` to the frame).
+    pub fn receive(&self, view_id: &str, message: Value) {
+        if let Some(bridge) = self.bridge(view_id) {
+            bridge.receive(message);
+        }
+    }
+
+    /// Re-creates the views of a stored conversation with their stored input and result, or
+    /// says they expired.
+    pub fn reopen(&self, conversation_id: &str) -> Result<(), String> {
+        let Some(store) = &self.inner.store else { return Ok(()) };
+        store.expire_views(now_ms()).map_err(|e| e.to_string())?;
+        let calls = store.tool_calls(conversation_id).map_err(|e| e.to_string())?;
+        for view in store.views(conversation_id).map_err(|e| e.to_string())? {
+            let Some(call) = calls.iter().find(|c| c.id == view.tool_call_id) else {
+                continue;
+            };
+            if self.view_for(conversation_id, &call.call_id).is_some() {
+                continue;
+            }
+            if view.expired {
+                self.emit(ViewEvent::State {
+                    conversation_id: conversation_id.to_string(),
+                    call_id: call.call_id.clone(),
+                    view_id: None,
+                    state: "expired",
+                    reason: None,
+                });
+                continue;
+            }
+            let tool = self
+                .inner
+                .servers
+                .statuses()
+                .into_iter()
+                .filter(|s| s.name == call.server && s.mcp_apps)
+                .flat_map(|s| s.tools)
+                .find(|t| t.name == call.tool && t.ui_resource_uri.is_some());
+            match tool {
+                Some(tool) => {
+                    let replay = (call.arguments.clone(), call.view_facing.clone().unwrap_or(Value::Null));
+                    self.open(conversation_id, &call.call_id, tool, Some(replay));
+                }
+                None => self.emit(ViewEvent::State {
+                    conversation_id: conversation_id.to_string(),
+                    call_id: call.call_id.clone(),
+                    view_id: None,
+                    state: "failed",
+                    reason: Some(format!(
+                        "server {:?} is not connected (or no longer offers {:?} with a view)",
+                        call.server, call.tool
+                    )),
+                }),
+            }
+        }
+        Ok(())
+    }
+
+    /// The agent loop's view of one conversation's views.
+    pub fn reports(&self, conversation_id: &str) -> Arc<dyn ViewReports> {
+        Arc::new(ConversationViews {
+            views: self.clone(),
+            conversation_id: conversation_id.to_string(),
+        })
+    }
+}
+
+/// Answers "did this call's view render?" for the agent loop: waits (bounded) for a view that
+/// is still loading; no view, or one that failed, is never reported as rendered.
+struct ConversationViews {
+    views: Views,
+    conversation_id: String,
+}
+
+impl ViewReports for ConversationViews {
+    fn settle(&self, call_id: &str) -> BoxFuture<'static, ViewState> {
+        let phase = self.views.view_for(&self.conversation_id, call_id).and_then(|id| {
+            self.views
+                .inner
+                .live
+                .lock()
+                .unwrap()
+                .get(&id)
+                .map(|v| v.phase.subscribe())
+        });
+        async move {
+            let Some(mut phase) = phase else { return ViewState::None };
+            let settled = tokio::time::timeout(
+                INITIALIZE_TIMEOUT + Duration::from_secs(2),
+                phase.wait_for(|p| *p != Phase::Loading),
+            )
+            .await;
+            match settled {
+                Ok(Ok(p)) => match &*p {
+                    Phase::Ready => ViewState::Rendered,
+                    Phase::Failed(reason) => ViewState::Failed(reason.clone()),
+                    Phase::Loading => ViewState::Failed("still loading".into()),
+                },
+                Ok(Err(_)) => ViewState::Failed("the view was closed".into()),
+                Err(_) => ViewState::Failed("the view did not start in time".into()),
+            }
+        }
+        .boxed()
+    }
+}
+
+/// What a view may reach through the bridge: its own server, and the audit log.
+struct AppServices {
+    servers: Servers,
+    views: Views,
+    conversation_id: String,
+}
+
+fn to_json<T: Serialize>(result: Result<T, porthole_mcp::CallError>) -> Result<Value, String> {
+    result
+        .map_err(|e| e.to_string())
+        .and_then(|v| serde_json::to_value(v).map_err(|e| e.to_string()))
+}
+
+impl HostServices for AppServices {
+    fn call_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<Map<String, Value>>,
+    ) -> BoxFuture<'static, Result<Value, String>> {
+        let servers = self.servers.clone();
+        let (server, tool) = (server.to_string(), tool.to_string());
+        async move {
+            servers
+                .call_tool(&server, &tool, arguments, Default::default())
+                .await
+                .map(|outcome| outcome.view)
+                .map_err(|e| e.to_string())
+        }
+        .boxed()
+    }
+
+    fn tool(&self, server: &str, tool: &str) -> Option<CatalogTool> {
+        self.servers
+            .statuses()
+            .into_iter()
+            .filter(|s| s.name == server)
+            .flat_map(|s| s.tools)
+            .find(|t| t.name == tool)
+    }
+
+    fn tools(&self, server: &str) -> Option<Vec<CatalogTool>> {
+        self.servers
+            .statuses()
+            .into_iter()
+            .find(|s| s.name == server)
+            .map(|s| s.tools)
+    }
+
+    fn read_resource(&self, server: &str, uri: &str) -> BoxFuture<'static, Result<Value, String>> {
+        let servers = self.servers.clone();
+        let (server, uri) = (server.to_string(), uri.to_string());
+        async move { to_json(servers.read_resource(&server, &uri).await) }.boxed()
+    }
+
+    fn list_resources(&self, server: &str) -> BoxFuture<'static, Result<Value, String>> {
+        let servers = self.servers.clone();
+        let server = server.to_string();
+        async move { to_json(servers.list_resources(&server).await).map(|r| json!({"resources": r})) }.boxed()
+    }
+
+    fn list_resource_templates(&self, server: &str) -> BoxFuture<'static, Result<Value, String>> {
+        let servers = self.servers.clone();
+        let server = server.to_string();
+        async move { to_json(servers.list_resource_templates(&server).await).map(|r| json!({"resourceTemplates": r})) }
+            .boxed()
+    }
+
+    fn list_prompts(&self, server: &str) -> BoxFuture<'static, Result<Value, String>> {
+        let servers = self.servers.clone();
+        let server = server.to_string();
+        async move { to_json(servers.list_prompts(&server).await).map(|r| json!({"prompts": r})) }.boxed()
+    }
+
+    fn audit(&self, entry: AuditNote) {
+        self.views.audit(
+            &entry.kind,
+            &self.conversation_id,
+            &entry.server,
+            entry.tool.as_deref(),
+            None,
+            entry.detail,
+        );
+    }
+}
+
+/// The tool's definition as the view is told it (`hostContext.toolInfo.tool`).
+fn tool_definition(tool: &CatalogTool) -> Value {
+    let mut ui = json!({ "visibility": tool.visibility });
+    if let Some(uri) = &tool.ui_resource_uri {
+        ui["resourceUri"] = json!(uri);
+    }
+    let mut definition = json!({
+        "name": tool.name,
+        "inputSchema": tool.input_schema,
+        "_meta": { "ui": ui },
+    });
+    if let Some(title) = &tool.title {
+        definition["title"] = json!(title);
+    }
+    if let Some(description) = &tool.description {
+        definition["description"] = json!(description);
+    }
+    definition
+}
+
+/// The host context a view starts with: theme, style variables, display modes, locale, time
+/// zone, platform.
+fn host_context(app: &AppHandle) -> Value {
+    use tauri::Manager;
+    let dark = app
+        .get_webview_window(MAIN_WEBVIEW)
+        .and_then(|w| w.theme().ok())
+        .is_some_and(|t| t == tauri::Theme::Dark);
+    json!({
+        "theme": if dark { "dark" } else { "light" },
+        "styles": { "variables": style_variables() },
+        "displayMode": "inline",
+        "availableDisplayModes": ["inline", "fullscreen", "pip"],
+        "containerDimensions": { "maxHeight": 4000 },
+        "locale": locale(),
+        "timeZone": time_zone(),
+        "platform": "desktop",
+        "userAgent": format!("Porthole/{}", env!("CARGO_PKG_VERSION")),
+    })
+}
+
+/// The spec's standard style variables, as `light-dark()` pairs matching Porthole's own look.
+pub fn style_variables() -> Value {
+    let pairs: &[(&str, &str)] = &[
+        ("--color-background-primary", "light-dark(#ffffff, #1c1d21)"),
+        ("--color-background-secondary", "light-dark(#f5f6f8, #25262b)"),
+        ("--color-background-tertiary", "light-dark(#eceef2, #2d2f35)"),
+        ("--color-background-inverse", "light-dark(#1c1d21, #f5f6f8)"),
+        ("--color-background-info", "light-dark(#e8f0fe, #1d2b45)"),
+        ("--color-background-danger", "light-dark(#fdecec, #46201f)"),
+        ("--color-background-success", "light-dark(#e7f6ec, #1b3a26)"),
+        ("--color-background-warning", "light-dark(#fff6e0, #43361a)"),
+        ("--color-text-primary", "light-dark(#1c1d21, #ececf1)"),
+        ("--color-text-secondary", "light-dark(#555a64, #b4b7c0)"),
+        ("--color-text-tertiary", "light-dark(#777c86, #8d919b)"),
+        ("--color-text-inverse", "light-dark(#ffffff, #1c1d21)"),
+        ("--color-text-info", "light-dark(#1a56c4, #8ab4f8)"),
+        ("--color-text-danger", "light-dark(#b42318, #f28b82)"),
+        ("--color-text-success", "light-dark(#1e7a3c, #81c995)"),
+        ("--color-text-warning", "light-dark(#8a5a00, #fdd663)"),
+        ("--color-border-primary", "light-dark(#d5d8de, #3a3d44)"),
+        ("--color-border-secondary", "light-dark(#e4e6ea, #30333a)"),
+        ("--color-ring-primary", "light-dark(#1a56c4, #8ab4f8)"),
+        ("--font-sans", "system-ui, -apple-system, 'Segoe UI', sans-serif"),
+        ("--font-mono", "ui-monospace, 'DejaVu Sans Mono', monospace"),
+        ("--font-weight-normal", "400"),
+        ("--font-weight-medium", "500"),
+        ("--font-weight-semibold", "600"),
+        ("--font-weight-bold", "700"),
+        ("--font-text-sm-size", "13px"),
+        ("--font-text-md-size", "14px"),
+        ("--font-text-lg-size", "16px"),
+        ("--border-radius-sm", "4px"),
+        ("--border-radius-md", "8px"),
+        ("--border-radius-lg", "12px"),
+        ("--border-width-regular", "1px"),
+    ];
+    Value::Object(pairs.iter().map(|(k, v)| (k.to_string(), json!(v))).collect())
+}
+
+fn locale() -> String {
+    let raw = std::env::var("LC_ALL")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .or_else(|| std::env::var("LANG").ok())
+        .unwrap_or_default();
+    let tag = raw.split(['.', '@']).next().unwrap_or("").replace('_', "-");
+    if tag.is_empty() || tag == "C" || tag == "POSIX" {
+        "en-US".into()
+    } else {
+        tag
+    }
+}
+
+fn time_zone() -> String {
+    if let Ok(tz) = std::env::var("TZ")
+        && !tz.is_empty()
+        && !tz.starts_with(':')
+    {
+        return tz;
+    }
+    std::fs::read_link("/etc/localtime")
+        .ok()
+        .and_then(|p| {
+            let s = p.to_string_lossy().into_owned();
+            s.split("zoneinfo/").nth(1).map(String::from)
+        })
+        .or_else(|| {
+            std::fs::read_to_string("/etc/timezone")
+                .ok()
+                .map(|s| s.trim().to_string())
+        })
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "UTC".into())
+}
+
+/// Best-effort JSON for arguments still streaming: closes open strings, arrays and objects.
+/// `None` when even that does not give a JSON object.
+pub fn heal_json(partial: &str) -> Option<Value> {
+    if partial.trim().is_empty() {
+        return None;
+    }
+    if let Ok(v @ Value::Object(_)) = serde_json::from_str(partial) {
+        return Some(v);
+    }
+    let mut closers = Vec::new();
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in partial.chars() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '{' => closers.push('}'),
+            '[' => closers.push(']'),
+            '}' | ']' => {
+                closers.pop();
+            }
+            _ => {}
+        }
+    }
+    let mut healed = partial.to_string();
+    if escaped {
+        healed.pop();
+    }
+    if in_string {
+        healed.push('"');
+    }
+    let trimmed = healed.trim_end();
+    let mut healed = trimmed.trim_end_matches([',', ':']).to_string();
+    while let Some(c) = closers.pop() {
+        healed.push(c);
+    }
+    match serde_json::from_str(&healed) {
+        Ok(v @ Value::Object(_)) => Some(v),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streaming_arguments_are_healed_into_objects() {
+        assert_eq!(heal_json(r#"{"city":"Ber"#), Some(json!({"city": "Ber"})));
+        assert_eq!(heal_json(r#"{"a":[1,2"#), Some(json!({"a": [1, 2]})));
+        assert_eq!(heal_json(r#"{"a":{"b":"x\""#), Some(json!({"a": {"b": "x\""}})));
+        assert_eq!(heal_json(r#"{"a":1,"#), Some(json!({"a": 1})));
+        assert_eq!(heal_json(r#"{"city":"Bergen"}"#), Some(json!({"city": "Bergen"})));
+        assert_eq!(heal_json(""), None);
+        assert_eq!(heal_json("[1,2"), None, "only objects are arguments");
+    }
+
+    #[test]
+    fn view_urls_carry_the_token() {
+        let url = view_url("0123456789abcdef0123456789abcdef");
+        assert!(url.ends_with("/view/0123456789abcdef0123456789abcdef"));
+    }
+
+    #[test]
+    fn style_variables_are_standard_keys() {
+        let vars = style_variables();
+        assert!(vars.as_object().unwrap().keys().all(|k| k.starts_with("--")));
+        assert!(
+            vars["--color-background-primary"]
+                .as_str()
+                .unwrap()
+                .starts_with("light-dark(")
+        );
+    }
+}

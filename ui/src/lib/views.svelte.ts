@@ -1,0 +1,347 @@
+// The views (MCP Apps) of the window's tool calls: what Rust says about each (`view-event`),
+// by tool call id, and the one relay between the views' sandboxed frames and Rust.
+//
+// The relay trusts nothing but identity: a message is a view's only when its `event.source` is
+// the `contentWindow` of a frame registered for that view (`event.origin` is "null" for these
+// frames and says nothing). Everything else posted to the window is ignored.
+import { api, type ViewEvent, type ViewStateName } from "./api";
+
+/** Messages relayed to Rust per view per second at most (Rust allows 500). */
+export const MAX_RELAYED_PER_SECOND = 200;
+
+export type ViewMode = "inline" | "fullscreen" | "pip";
+
+const MODES: ReadonlySet<string> = new Set<ViewMode>(["inline", "fullscreen", "pip"]);
+
+/** Height of a frame before its view reports one (px). */
+export const DEFAULT_HEIGHT = 320;
+export const MIN_HEIGHT = 40;
+export const MAX_HEIGHT = 4000;
+/** Largest message a view may post (bytes of its JSON). */
+export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+/** Messages kept for a view whose frame does not exist yet. */
+const MAX_QUEUED = 256;
+
+/** One tool call's view, as its card shows it. */
+export interface ViewEntry {
+  callId: string;
+  conversationId: string;
+  /** Null when the view was never created (expired, or its server is gone). */
+  viewId: string | null;
+  /** The frame's address; null until the view's HTML is ready. */
+  url: string | null;
+  allow: string;
+  prefersBorder: boolean | null;
+  displayModes: ViewMode[];
+  state: ViewStateName;
+  reason: string | null;
+  mode: ViewMode;
+  /** Frame height (px), as the view last asked for. */
+  height: number;
+}
+
+/** A message a view proposed for the composer; `id` tells repeated proposals apart. */
+export interface Proposal {
+  id: number;
+  viewId: string;
+  text: string;
+}
+
+/** What a frame is to the registry: its window, once it is in the document. */
+export interface FrameLike {
+  readonly contentWindow: Window | null;
+}
+
+/** The target origin of messages to a view: "*", since a frame sandboxed without
+ * allow-same-origin has an opaque origin that no target origin can name. */
+const ANY_ORIGIN = "*";
+
+export function clampHeight(height: number): number {
+  return Math.min(MAX_HEIGHT, Math.max(MIN_HEIGHT, Math.round(height)));
+}
+
+/** Plain JSON-like objects only: no arrays, strings, or class instances. */
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** UTF-8 length of a string, without encoding it. */
+function utf8Length(s: string): number {
+  let bytes = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+/** Whether a message fits: serializable, and at most MAX_MESSAGE_BYTES of JSON. */
+export function messageFits(data: unknown): boolean {
+  let json: string;
+  try {
+    json = JSON.stringify(data);
+  } catch {
+    return false; // cycles, BigInt
+  }
+  if (json === undefined) return false;
+  if (json.length > MAX_MESSAGE_BYTES) return false;
+  // Each UTF-16 unit is at most 3 bytes: count exactly only when it could matter.
+  return json.length * 3 <= MAX_MESSAGE_BYTES || utf8Length(json) <= MAX_MESSAGE_BYTES;
+}
+
+export class ViewRegistry {
+  /** Views by tool call id. */
+  entries = $state<Record<string, ViewEntry>>({});
+  /** The latest message a view proposed (for the composer). */
+  proposal = $state<Proposal | null>(null);
+
+  /** Tool call id of each view id. */
+  #calls = new Map<string, string>();
+  /** The registered frames: their window → view id, and view id → frame. */
+  #byWindow = new Map<Window, string>();
+  #frames = new Map<string, FrameLike>();
+  /** Messages for views whose frame does not exist yet. */
+  #queued = new Map<string, unknown[]>();
+  /** Views closed (by Rust, or asked to close by us): nothing more goes to or from them. */
+  #closed = new Set<string>();
+  #proposals = 0;
+  #shown: (conversationId: string) => boolean = () => true;
+
+  /** The view of a tool call, if it has one. */
+  get(callId: string): ViewEntry | undefined {
+    return this.entries[callId];
+  }
+
+  /** The view with this id. */
+  byViewId(viewId: string): ViewEntry | undefined {
+    const callId = this.#calls.get(viewId);
+    const entry = callId === undefined ? undefined : this.entries[callId];
+    return entry?.viewId === viewId ? entry : undefined;
+  }
+
+  /** Listens for Rust's view events and for the frames' messages. `shown` says whether a
+   * conversation is the one on screen: views of others are closed as soon as they open (no
+   * frame would show them; reopening the conversation re-creates them). Returns the function
+   * that stops listening. */
+  async start(options: { shown?: (conversationId: string) => boolean } = {}): Promise<() => void> {
+    if (options.shown) this.#shown = options.shown;
+    const relay = (event: MessageEvent) => this.receive(event);
+    window.addEventListener("message", relay);
+    let unlisten: (() => void) | undefined;
+    try {
+      unlisten = await api.onViewEvent((event) => this.handle(event));
+    } catch (e) {
+      window.removeEventListener("message", relay);
+      throw e;
+    }
+    return () => {
+      window.removeEventListener("message", relay);
+      unlisten?.();
+    };
+  }
+
+  /** One view event from Rust. */
+  handle(event: ViewEvent) {
+    switch (event.type) {
+      case "opened": {
+        if (this.#closed.has(event.viewId)) return;
+        if (!this.#shown(event.conversationId)) return this.#close(event.viewId);
+        const entry = this.#entry(event.conversationId, event.callId, event.viewId);
+        entry.url = event.url;
+        entry.allow = event.allow;
+        entry.prefersBorder = event.prefersBorder;
+        entry.displayModes = (event.displayModes ?? []).filter((m) => MODES.has(m));
+        break;
+      }
+      case "state": {
+        const viewId = event.viewId;
+        if (viewId !== null && this.#closed.has(viewId)) return;
+        if (!this.#shown(event.conversationId)) {
+          if (viewId !== null) this.#close(viewId);
+          return;
+        }
+        const entry = this.#entry(event.conversationId, event.callId, viewId);
+        entry.state = event.state;
+        entry.reason = event.reason;
+        if (event.state === "closed") {
+          entry.mode = "inline";
+          if (viewId !== null) this.#forgetFrame(viewId, true);
+        }
+        break;
+      }
+      case "message":
+        this.#post(event.viewId, event.message);
+        break;
+      case "display_mode": {
+        const entry = this.byViewId(event.viewId);
+        if (entry && MODES.has(event.mode)) entry.mode = event.mode;
+        break;
+      }
+      case "size": {
+        const entry = this.byViewId(event.viewId);
+        if (entry && typeof event.height === "number" && Number.isFinite(event.height)) entry.height = clampHeight(event.height);
+        break;
+      }
+      case "proposed_message": {
+        const entry = this.byViewId(event.viewId);
+        if (!entry || this.#closed.has(event.viewId) || typeof event.text !== "string" || !event.text.trim()) return;
+        this.proposal = { id: ++this.#proposals, viewId: event.viewId, text: event.text };
+        break;
+      }
+      case "closed": {
+        this.#forgetFrame(event.viewId, true);
+        const entry = this.byViewId(event.viewId);
+        if (entry) {
+          entry.state = "closed";
+          entry.mode = "inline";
+        }
+        break;
+      }
+    }
+  }
+
+  /** One `message` event posted to the window: relayed to Rust when, and only when, it comes
+   * from a registered frame's window and is a plain object of reasonable size. */
+  receive(event: Pick<MessageEvent, "source" | "data">) {
+    const source = event.source;
+    if (!source) return;
+    const viewId = this.#byWindow.get(source as Window);
+    if (viewId === undefined || this.#closed.has(viewId)) return;
+    const data: unknown = event.data;
+    if (!isPlainObject(data) || !messageFits(data)) return;
+    // A flooding view is cut off here, before it can clog the channel to Rust (which has its
+    // own, larger limit): the rest of that second's messages are dropped.
+    if (!this.#withinRate(viewId)) return;
+    api.viewMessage(viewId, data).catch((e) => console.warn(`view ${viewId}: message not relayed:`, e));
+  }
+
+  #rate = new Map<string, { windowStart: number; count: number }>();
+
+  #withinRate(viewId: string, now = Date.now()): boolean {
+    const rate = this.#rate.get(viewId);
+    if (!rate || now - rate.windowStart >= 1000) {
+      this.#rate.set(viewId, { windowStart: now, count: 1 });
+      return true;
+    }
+    rate.count += 1;
+    return rate.count <= MAX_RELAYED_PER_SECOND;
+  }
+
+  /** A view's frame is in the document: its window now speaks for the view, and what was
+   * waiting for it is posted. */
+  attach(viewId: string, frame: FrameLike) {
+    const win = frame.contentWindow;
+    if (!win || this.#closed.has(viewId)) return;
+    this.detach(viewId);
+    this.#frames.set(viewId, frame);
+    this.#byWindow.set(win, viewId);
+    const queued = this.#queued.get(viewId);
+    this.#queued.delete(viewId);
+    for (const message of queued ?? []) this.#deliver(frame, message);
+  }
+
+  /** The frame left the document (the view lives on: another frame may attach). */
+  detach(viewId: string, frame?: FrameLike) {
+    const current = this.#frames.get(viewId);
+    if (!current || (frame && frame !== current)) return;
+    this.#frames.delete(viewId);
+    for (const [win, id] of this.#byWindow) if (id === viewId) this.#byWindow.delete(win);
+  }
+
+  /** The view's frame is gone for good (card destroyed, conversation switched, transcript
+   * cleared): Rust tears the view down, once, and the call forgets it. */
+  release(callId: string, viewId: string | null) {
+    if (viewId !== null) this.#close(viewId);
+    // After the frame's teardown is over: the card may still be reading the entry.
+    queueMicrotask(() => {
+      const entry = this.entries[callId];
+      if (entry && entry.viewId === viewId) delete this.entries[callId];
+    });
+  }
+
+  /** Shows a view inline, full screen or in a corner (locally: Rust is not told). */
+  setMode(viewId: string, mode: ViewMode) {
+    const entry = this.byViewId(viewId);
+    if (entry) entry.mode = mode;
+  }
+
+  /** Forgets everything (tests). */
+  reset() {
+    this.entries = {};
+    this.proposal = null;
+    this.#calls.clear();
+    this.#byWindow.clear();
+    this.#frames.clear();
+    this.#queued.clear();
+    this.#closed.clear();
+    this.#shown = () => true;
+  }
+
+  /** The entry of a call for this view (null: a view that does not exist, as when it expired),
+   * created loading when the call had none or had another view (which is closed). */
+  #entry(conversationId: string, callId: string, viewId: string | null): ViewEntry {
+    if (viewId !== null) this.#calls.set(viewId, callId);
+    const current = this.entries[callId];
+    if (current && current.viewId === viewId) return current;
+    if (current?.viewId) this.#close(current.viewId);
+    this.entries[callId] = {
+      callId,
+      conversationId,
+      viewId,
+      url: null,
+      allow: "",
+      prefersBorder: null,
+      displayModes: [],
+      state: "loading",
+      reason: null,
+      mode: "inline",
+      height: DEFAULT_HEIGHT,
+    };
+    return this.entries[callId];
+  }
+
+  #post(viewId: string, message: unknown) {
+    if (this.#closed.has(viewId)) return;
+    const frame = this.#frames.get(viewId);
+    if (frame) return this.#deliver(frame, message);
+    const queue = this.#queued.get(viewId) ?? [];
+    if (queue.length >= MAX_QUEUED) {
+      console.warn(`view ${viewId}: too many messages before its frame exists; dropping one`);
+      return;
+    }
+    queue.push(message);
+    this.#queued.set(viewId, queue);
+  }
+
+  #deliver(frame: FrameLike, message: unknown) {
+    try {
+      frame.contentWindow?.postMessage(message, ANY_ORIGIN);
+    } catch (e) {
+      console.warn("a message could not be posted to a view:", e);
+    }
+  }
+
+  /** Nothing more to or from this view; its frame (if any) no longer speaks for it. */
+  #forgetFrame(viewId: string, closed: boolean) {
+    this.detach(viewId);
+    this.#queued.delete(viewId);
+    if (closed) this.#closed.add(viewId);
+  }
+
+  /** Asks Rust to tear a view down, once per view; not when Rust closed it already. */
+  #close(viewId: string) {
+    if (this.#closed.has(viewId)) return;
+    this.#forgetFrame(viewId, true);
+    api.closeView(viewId).catch((e) => console.warn(`view ${viewId}: could not be closed:`, e));
+  }
+}
+
+/** The window's views. */
+export const views = new ViewRegistry();
