@@ -1,0 +1,408 @@
+//! MCP App views in the real window: the official example servers from npm, unmodified,
+//! render in their sandboxed frames and show the tool result they were sent; refused views say
+//! why. Run with `make test` (Xvfb, tauri-driver, WebKitWebDriver).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use porthole_e2e::{App, Session, workspace_root};
+use porthole_fake_llm::{FakeLlm, FakeToolCall, Reply, Script};
+use porthole_store::Store;
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(40);
+
+fn fixtures() -> PathBuf {
+    workspace_root().join("tests/fixtures")
+}
+
+fn examples() -> Vec<Value> {
+    let text = std::fs::read_to_string(fixtures().join("mcp-apps-examples.json")).unwrap();
+    serde_json::from_str::<Value>(&text)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// A profile whose only MCP server is `server` (its tool calls allowed without asking), and a
+/// fake model that calls `tool` once and then answers "Done.".
+struct Chat {
+    _runtime: tokio::runtime::Runtime,
+    fake: FakeLlm,
+    dir: tempfile::TempDir,
+}
+
+fn chat(server_name: &str, server: Value, tool: &str, arguments: &Value) -> Result<Chat> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let fake = runtime.block_on(FakeLlm::start(Script::new(vec![
+        Reply::ToolCalls {
+            text: None,
+            calls: vec![FakeToolCall::new("call_view", tool, arguments.to_string())],
+        },
+        Reply::text("Done."),
+    ])))?;
+    let dir = tempfile::Builder::new().prefix("porthole-views-").tempdir()?;
+    let config = json!({ "mcpServers": { server_name: server } });
+    std::fs::write(dir.path().join("config.json"), config.to_string())?;
+    Ok(Chat {
+        _runtime: runtime,
+        fake,
+        dir,
+    })
+}
+
+fn launch(chat: &Chat) -> Result<App> {
+    let url = chat.fake.base_url();
+    App::launch(chat.dir.path(), &["--base-url", &url, "--model", "fake-model"], &[])
+}
+
+fn send(s: &Session, text: &str) -> Result<()> {
+    let composer = s.find("[data-testid=composer]")?;
+    s.send_keys(&composer, &format!("{text}\u{E007}"))
+}
+
+/// The stored view-facing result of the conversation's only tool call.
+fn view_facing(profile: &Path) -> Result<Value> {
+    let store = Store::open(&profile.join("porthole.db"))?;
+    let conversation = store
+        .list_conversations()?
+        .into_iter()
+        .next()
+        .context("no conversation")?;
+    let call = store
+        .tool_calls(&conversation.id)?
+        .into_iter()
+        .next()
+        .context("no tool call")?;
+    call.view_facing.context("no view-facing result")
+}
+
+fn frame_text(s: &Session) -> Result<String> {
+    let body = s.find("body")?;
+    Ok(s.property(&body, "textContent")?
+        .as_str()
+        .unwrap_or_default()
+        .to_string())
+}
+
+#[test]
+fn official_example_views_render_and_show_their_tool_result() -> Result<()> {
+    let fixtures = fixtures();
+    let mut failures = Vec::new();
+    for example in examples() {
+        let name = example["name"].as_str().unwrap();
+        let tool = example["tool"].as_str().unwrap();
+        let server = json!({
+            "command": example["command"],
+            "args": example["args"],
+            "cwd": fixtures,
+            "alwaysAllow": [tool],
+        });
+        let chat = chat(name, server, tool, &example["arguments"])?;
+        let app = launch(&chat)?;
+        let s = &app.session;
+        s.wait_for_element(
+            &format!("[data-testid=server][data-server-name={name}][data-state=connected]"),
+            WAIT,
+        )?;
+        send(s, "Show me")?;
+        let card = format!("[data-testid=tool-call][data-tool-name={tool}]");
+        s.wait_for_element(&format!("{card}[data-status=ok]"), WAIT)?;
+        let ready = s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT);
+        if let Err(e) = ready {
+            let state = s
+                .find(&format!("{card} [data-testid=view-state]"))
+                .and_then(|el| s.text(&el))
+                .unwrap_or_default();
+            failures.push(format!("{name}: the view did not get ready ({state}): {e}"));
+            continue;
+        }
+        let frame = s.find(&format!("{card} iframe[data-testid=mcp-app-view]"))?;
+        assert_eq!(s.attribute(&frame, "sandbox")?.as_deref(), Some("allow-scripts"));
+
+        // What the view must show: a value from the result it was sent, or a fixed string.
+        let mut expected: Vec<String> = Vec::new();
+        if let Some(text) = example["expect_in_view"].as_str() {
+            expected.push(text.to_string());
+        }
+        if let Some(pointer) = example["expect_in_view_from_result"].as_str() {
+            let result = view_facing(chat.dir.path())?;
+            let value = result.pointer(pointer).cloned().unwrap_or(Value::Null);
+            match value {
+                Value::String(s) => expected.push(s),
+                Value::Null => bail!("{name}: {pointer} is not in the result {result}"),
+                other => expected.push(other.to_string()),
+            }
+        }
+        s.switch_to_frame(&frame)?;
+        let shown = s.wait_for("the view to show the tool result", WAIT, |s| {
+            let text = frame_text(s)?;
+            Ok(expected.iter().all(|e| text.contains(e.as_str())).then_some(text))
+        });
+        s.switch_to_parent()?;
+        if let Err(e) = shown {
+            failures.push(format!("{name}: expected {expected:?} in the view: {e}"));
+        }
+        // The model got the tool's own content, with no note replacing it.
+        let posts: Vec<_> = chat
+            .fake
+            .requests()
+            .into_iter()
+            .filter(|r| r.method == "POST")
+            .collect();
+        let last = posts
+            .get(1)
+            .map(|r| r.body["messages"].as_array().unwrap().last().unwrap().clone());
+        let content = last
+            .as_ref()
+            .map(|m| m["content"].as_str().unwrap_or_default().to_string());
+        if content
+            .as_deref()
+            .is_none_or(|c| c.is_empty() || c.contains("rendered to the user"))
+        {
+            failures.push(format!("{name}: the model's tool result was {content:?}"));
+        }
+    }
+    if !failures.is_empty() {
+        bail!("{}", failures.join("\n"));
+    }
+    Ok(())
+}
+
+fn hostile_server() -> Value {
+    json!({ "command": env!("CARGO_BIN_EXE_porthole-hostile-server"), "alwaysAllow": [
+        "hostile_view", "oversized_view", "wrong_mime_view", "missing_view"
+    ] })
+}
+
+#[test]
+fn refused_views_say_why_and_the_model_still_gets_the_result() -> Result<()> {
+    for (tool, reason) in [
+        ("oversized_view", "limit"),
+        ("wrong_mime_view", "MIME"),
+        ("missing_view", "could not read"),
+    ] {
+        let chat = chat("hostile", hostile_server(), tool, &json!({}))?;
+        let app = launch(&chat)?;
+        let s = &app.session;
+        s.wait_for_element(
+            "[data-testid=server][data-server-name=hostile][data-state=connected]",
+            WAIT,
+        )?;
+        send(s, "Show me")?;
+        let card = format!("[data-testid=tool-call][data-tool-name={tool}]");
+        let state = s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=refused]"), WAIT)?;
+        let text = s.text(&state)?;
+        assert!(text.to_lowercase().contains(&reason.to_lowercase()), "{tool}: {text}");
+        assert!(s.find_all(&format!("{card} iframe")).unwrap_or_default().is_empty());
+        // The answer still comes, and the model got the tool's text.
+        s.wait_for("the final answer", WAIT, |s| {
+            let replies = s.find_all("[data-testid=message][data-role=assistant]")?;
+            Ok(match replies.last() {
+                Some(last) => (s.text(last)? == "Done.").then_some(()),
+                None => None,
+            })
+        })?;
+        let posts: Vec<_> = chat
+            .fake
+            .requests()
+            .into_iter()
+            .filter(|r| r.method == "POST")
+            .collect();
+        let last = posts[1].body["messages"].as_array().unwrap().last().unwrap().clone();
+        assert!(last["content"].as_str().unwrap().contains("view"), "{tool}: {last}");
+        assert!(
+            !last["content"].as_str().unwrap().contains("Porthole:"),
+            "no view note for a refused view"
+        );
+        // And the audit log says why.
+        let store = Store::open(&chat.dir.path().join("porthole.db"))?;
+        let audit = store.audit_entries(100)?;
+        assert!(
+            audit
+                .iter()
+                .any(|e| e.kind == "refused" && e.tool.as_deref() == Some(tool)),
+            "{tool}: {audit:?}"
+        );
+    }
+    Ok(())
+}
+
+/// The hostile view runs 30 attacks on its host from inside its frame; every one must be
+/// blocked, and the host-side traces (audit log, the server's own log, the conversations, the
+/// browser) must show that nothing got through.
+#[test]
+fn a_hostile_view_is_contained() -> Result<()> {
+    let chat = chat("hostile", hostile_server(), "hostile_view", &json!({}))?;
+    let opened = chat.dir.path().join("browser-opened.txt");
+    let browser = chat.dir.path().join("browser.sh");
+    std::fs::write(&browser, format!("#!/bin/sh\necho \"$@\" >> {}\n", opened.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755))?;
+    }
+    let url = chat.fake.base_url();
+    let browser_env = browser.display().to_string();
+    let app = App::launch(
+        chat.dir.path(),
+        &["--base-url", &url, "--model", "fake-model"],
+        &[("BROWSER", browser_env.as_str())],
+    )?;
+    let s = &app.session;
+    let main_url = s.url()?;
+    // The view's WebSocket attack aims here: any connection that arrives got past the CSP.
+    let listener = std::net::TcpListener::bind("127.0.0.1:47613")?;
+    listener.set_nonblocking(true)?;
+    s.wait_for_element(
+        "[data-testid=server][data-server-name=hostile][data-state=connected]",
+        WAIT,
+    )?;
+    send(s, "Show me")?;
+    let card = "[data-testid=tool-call][data-tool-name=hostile_view]";
+    s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
+    // The view reports its results in a log notification, which lands in the app's log. The
+    // test never enters the frame while the attacks run: WebDriver's own scripts there would
+    // count as user activation and could let clipboard writes through.
+    let logs = chat.dir.path().join("logs");
+    let results = s.wait_for("the attacks to finish", Duration::from_secs(120), |_| {
+        for entry in std::fs::read_dir(&logs)? {
+            let path = entry?.path();
+            if !path.is_file() {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            for line in text.lines().filter(|l| l.contains("logger=\"hostile\"")) {
+                if let Some(json) = line.split_once(" data=").map(|(_, d)| d.trim())
+                    && let Ok(value @ Value::Array(_)) = serde_json::from_str::<Value>(json)
+                {
+                    return Ok(Some(value));
+                }
+            }
+        }
+        Ok(None)
+    })?;
+    // What the frame shows agrees with what it sent.
+    let frame = s.find(&format!("{card} iframe[data-testid=mcp-app-view]"))?;
+    s.switch_to_frame(&frame)?;
+    let shown = s.property(&s.find("#results")?, "textContent")?;
+    s.switch_to_parent()?;
+    let shown: Value = serde_json::from_str(shown.as_str().unwrap_or("[]"))?;
+    assert_eq!(shown, results, "the frame's #results and its log notification differ");
+
+    let attacks = results.as_array().context("results are an array")?;
+    let mut escaped = Vec::new();
+    let mut counted = 0;
+    for attack in attacks {
+        let name = attack["name"].as_str().unwrap_or("?");
+        if attack["expected_allowed"] == true || name == "handshake" {
+            continue;
+        }
+        counted += 1;
+        match &attack["blocked"] {
+            Value::Bool(true) => {}
+            // Only observable from the host: checked below.
+            Value::Null if name == "webkit_ipc_message_handler" => {}
+            // Judged at the TCP level below: whether anything reached the port it aimed at.
+            _ if name == "websocket" => {}
+            // Judged below: whether the text reached the system clipboard.
+            _ if name == "clipboard_write" && attack["clipboard_text"].is_string() => {}
+            other => escaped.push(format!("{name}: blocked={other} {}", attack["detail"])),
+        }
+    }
+    assert!(counted >= 28, "the hostile view ran {counted} attacks: {results}");
+    assert!(
+        escaped.is_empty(),
+        "attacks that were not blocked:\n{}",
+        escaped.join("\n")
+    );
+    let control = attacks
+        .iter()
+        .find(|a| a["name"] == "app_echo_allowed")
+        .context("no positive control")?;
+    assert_eq!(
+        control["blocked"], false,
+        "the bridge works for allowed calls: {control}"
+    );
+
+    // A clipboard write the engine let through must not have reached the system clipboard.
+    if let Some(text) = attacks
+        .iter()
+        .find(|a| a["name"] == "clipboard_write")
+        .and_then(|a| a["clipboard_text"].as_str())
+    {
+        let clipboard = system_clipboard_text();
+        eprintln!("clipboard after the attack: {clipboard:?}");
+        assert_ne!(clipboard.as_deref(), Some(text), "a view wrote to the system clipboard");
+    }
+    let reached = listener.accept().is_ok();
+    assert!(!reached, "the view's WebSocket reached 127.0.0.1:47613");
+
+    // Host side: the page never left, no forged command ran, no link was opened.
+    assert_eq!(s.url()?, main_url);
+    let store = Store::open(&chat.dir.path().join("porthole.db"))?;
+    let conversations = store.list_conversations()?;
+    assert_eq!(
+        conversations.len(),
+        1,
+        "a view could not create a conversation: {conversations:?}"
+    );
+    assert!(
+        !opened.exists(),
+        "a view got a link opened: {:?}",
+        std::fs::read_to_string(&opened)
+    );
+    // The model-only tool never reached the server, and the refusal is in the audit log.
+    let server_log = std::fs::read_to_string(chat.dir.path().join("logs/servers/hostile.log")).unwrap_or_default();
+    assert!(!server_log.contains("tools/call secret_model_only"), "{server_log}");
+    let audit = store.audit_entries(1000)?;
+    assert!(
+        audit
+            .iter()
+            .any(|e| e.kind == "call" && e.tool.as_deref() == Some("secret_model_only")),
+        "the refused call is audited"
+    );
+    let dropped: Vec<String> = audit
+        .iter()
+        .filter(|e| e.kind == "csp-dropped")
+        .map(|e| e.detail["entry"].as_str().unwrap_or_default().to_string())
+        .collect();
+    for entry in [
+        "https://ok.example; script-src *",
+        "'unsafe-eval'",
+        "*",
+        "http://insecure.example",
+        "data:",
+        "mcpview:",
+    ] {
+        assert!(
+            dropped.iter().any(|d| d == entry),
+            "{entry} dropped and audited: {dropped:?}"
+        );
+    }
+    let view = audit.iter().find(|e| e.kind == "view").context("the view is audited")?;
+    let csp = view.detail["csp"].as_str().unwrap_or_default();
+    assert!(csp.contains("connect-src https://ok.example wss://ws.example"), "{csp}");
+    assert!(!csp.contains("unsafe-eval") && !csp.contains("insecure"), "{csp}");
+    Ok(())
+}
+
+/// The text on the X11 CLIPBOARD selection of this display, read with GTK.
+#[cfg(target_os = "linux")]
+fn system_clipboard_text() -> Option<String> {
+    std::thread::spawn(|| {
+        gtk::init().ok()?;
+        let clipboard = gtk::Clipboard::get(&gtk::gdk::SELECTION_CLIPBOARD);
+        clipboard.wait_for_text().map(|t| t.to_string())
+    })
+    .join()
+    .ok()
+    .flatten()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn system_clipboard_text() -> Option<String> {
+    None
+}
