@@ -5,5 +5,6 @@
 
 pub mod bridge;
 pub mod csp;
+pub mod download;
 pub mod resource;
 pub mod tokens;
