@@ -21,6 +21,8 @@ const COMMANDS: &[&str] = &[
     "close_view",
     "reopen_views",
     "set_view_display_mode",
+    "teardown_views",
+    "answer_download",
 ];
 
 fn main() {

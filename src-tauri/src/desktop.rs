@@ -310,8 +310,14 @@ fn stop_turn(state: tauri::State<'_, AppState>, conversation_id: String) -> bool
 
 /// A message a view's frame posted; the front end matched `event.source` to the frame.
 #[tauri::command]
-fn view_message(views: tauri::State<'_, Views>, view_id: String, message: serde_json::Value) {
+async fn view_message(
+    views: tauri::State<'_, Views>,
+    view_id: String,
+    message: serde_json::Value,
+) -> Result<(), String> {
+    // Async, so the bridge runs the view's requests on the app's runtime.
     views.receive(&view_id, message);
+    Ok(())
 }
 
 /// The frame is gone (conversation switched, scrolled away, closed): tear the view down.
@@ -329,8 +335,26 @@ fn set_view_display_mode(views: tauri::State<'_, Views>, view_id: String, mode: 
 
 /// Re-creates the views of a reopened conversation (or reports them expired).
 #[tauri::command]
-fn reopen_views(views: tauri::State<'_, Views>, conversation_id: String) -> Result<(), String> {
-    views.reopen(&conversation_id)
+async fn reopen_views(
+    views: tauri::State<'_, Views>,
+    conversation_id: String,
+    call_id: Option<String>,
+) -> Result<(), String> {
+    views.reopen(&conversation_id, call_id.as_deref())
+}
+
+/// The person's answer to a view's download offer; returns how many files were saved.
+#[tauri::command]
+async fn answer_download(views: tauri::State<'_, Views>, request_id: String, accept: bool) -> Result<usize, String> {
+    views.answer_download(&request_id, accept).await
+}
+
+/// Before the window leaves a conversation: its views are told `ui/resource-teardown` while
+/// their frames are still there, and removed.
+#[tauri::command]
+async fn teardown_views(views: tauri::State<'_, Views>, conversation_id: String) -> Result<(), String> {
+    views.teardown_conversation(&conversation_id).await;
+    Ok(())
 }
 
 /// The person's decision on a tool call: `allow_once`, `allow_always` or `deny`.
@@ -485,8 +509,19 @@ pub fn run(setup: Setup, model_args: ModelArgs) -> Result<()> {
             view_message,
             close_view,
             reopen_views,
-            set_view_display_mode
+            set_view_display_mode,
+            teardown_views,
+            answer_download
         ])
+        .on_window_event(|window, event| {
+            // Views follow the system theme, as the window does.
+            if let tauri::WindowEvent::ThemeChanged(theme) = event {
+                window
+                    .app_handle()
+                    .state::<Views>()
+                    .theme_changed(*theme == tauri::Theme::Dark);
+            }
+        })
         .register_asynchronous_uri_scheme_protocol("mcpview", |ctx, request, responder| {
             // Each view's document, once per unguessable token, only to the window that owns it.
             let label = ctx.webview_label().to_string();

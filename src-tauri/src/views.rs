@@ -12,6 +12,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use porthole_agent::{CallStatus, ModelContext, TurnEvent, ViewReports, ViewState};
 use porthole_apps::bridge::{AuditNote, HostServices, ViewAction, ViewBridge, ViewConfig};
+use porthole_apps::download::{self, DownloadFile};
 use porthole_apps::resource::{LoadedView, load_view};
 use porthole_apps::tokens::{ServedView, ViewTokens};
 use porthole_mcp::{CatalogTool, ServerState, Servers};
@@ -66,6 +67,17 @@ pub enum ViewEvent {
     ProposedMessage { view_id: String, text: String },
     #[serde(rename_all = "camelCase")]
     Closed { view_id: String },
+    /// A view offers files to save; the window asks the person (`answer_download`).
+    #[serde(rename_all = "camelCase")]
+    DownloadRequest {
+        view_id: String,
+        request_id: String,
+        tool: String,
+        files: Vec<DownloadFile>,
+    },
+    /// What became of a view's download offer, in words.
+    #[serde(rename_all = "camelCase")]
+    DownloadResult { view_id: String, message: String },
 }
 
 /// Where a view stands, for the agent loop's question "did it render?".
@@ -84,6 +96,10 @@ struct LiveView {
     tool: String,
     bridge: ViewBridge,
     phase: watch::Sender<Phase>,
+    /// The `ui://` URI this view was loaded from.
+    tool_uri: String,
+    /// The complete arguments, once known (replayed if the view is re-created).
+    input: Option<Value>,
     /// The store's row for this view, once both the tool call row and the HTML are known.
     store_id: Option<i64>,
     loaded: Option<(String, String, String)>, // (uri, sha256, csp)
@@ -105,6 +121,8 @@ struct Inner {
     live: Mutex<HashMap<String, LiveView>>,
     /// View ids by `conversation/call id`.
     by_call: Mutex<HashMap<String, String>>,
+    /// Files views offered, waiting for the person's answer, by request id.
+    downloads: Mutex<HashMap<String, (String, Vec<DownloadFile>)>>,
 }
 
 fn key(conversation_id: &str, call_id: &str) -> String {
@@ -144,6 +162,7 @@ impl Views {
                 tokens: ViewTokens::default(),
                 live: Mutex::new(HashMap::new()),
                 by_call: Mutex::new(HashMap::new()),
+                downloads: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -244,6 +263,9 @@ impl Views {
                     if let Some(bridge) = self.bridge(&view) {
                         bridge.tool_input(arguments.clone());
                     }
+                    if let Some(live) = self.inner.live.lock().unwrap().get_mut(&view) {
+                        live.input = Some(arguments.clone());
+                    }
                     self.try_record(&view);
                 }
             }
@@ -253,6 +275,14 @@ impl Views {
                 let Some(view_id) = self.view_for(conversation_id, call_id) else {
                     return;
                 };
+                // A valid ui:// URI in the result's structuredContent.resourceUri names the view
+                // to show instead of the tool's own: the view is re-created with it.
+                if matches!(status, CallStatus::Ok | CallStatus::Error)
+                    && let Some(replacement) = self.replacement_uri(&view_id, view)
+                {
+                    self.replace_view(conversation_id, call_id, &view_id, replacement, view.clone());
+                    return;
+                }
                 let Some(bridge) = self.bridge(&view_id) else { return };
                 match status {
                     CallStatus::Ok | CallStatus::Error => bridge.tool_result(view.clone()),
@@ -263,6 +293,46 @@ impl Views {
             }
             _ => {}
         }
+    }
+
+    /// The result's own view URI, when it is valid and differs from the view being shown.
+    fn replacement_uri(&self, view_id: &str, result: &Value) -> Option<String> {
+        let live = self.inner.live.lock().unwrap();
+        let view = live.get(view_id)?;
+        let tool_uri = view.tool_uri.clone();
+        let chosen = porthole_apps::resource::view_uri(Some(&tool_uri), Some(result))?;
+        (chosen != tool_uri).then_some(chosen)
+    }
+
+    /// Shows `uri` for the call instead of its current view, replaying the input and result.
+    fn replace_view(&self, conversation_id: &str, call_id: &str, old_view: &str, uri: String, result: Value) {
+        let found = {
+            let live = self.inner.live.lock().unwrap();
+            let Some(view) = live.get(old_view) else { return };
+            let tool = self
+                .inner
+                .servers
+                .statuses()
+                .into_iter()
+                .filter(|s| s.name == view.server)
+                .flat_map(|s| s.tools)
+                .find(|t| t.name == view.tool);
+            tool.map(|t| (t, view.input.clone()))
+        };
+        let Some((mut tool, input)) = found else { return };
+        let this = self.clone();
+        let old = old_view.to_string();
+        let (conversation_id, call_id) = (conversation_id.to_string(), call_id.to_string());
+        tauri::async_runtime::spawn(async move {
+            this.close(&old, true).await;
+            tool.ui_resource_uri = Some(uri);
+            this.open(
+                &conversation_id,
+                &call_id,
+                tool,
+                Some((input.unwrap_or(json!({})), result)),
+            );
+        });
     }
 
     /// Creates the view of a tool call: its bridge at once (so nothing said to it is lost),
@@ -284,6 +354,7 @@ impl Views {
             granted: json!({"permissions": {}, "csp": {}}),
         };
         let (bridge, mut to_view, mut actions) = ViewBridge::new(config, host);
+        let replayed_input = replay.as_ref().map(|(input, _)| input.clone());
         if let Some((input, result)) = replay {
             bridge.tool_input(input);
             if !result.is_null() {
@@ -301,6 +372,8 @@ impl Views {
                 tool: tool.name.clone(),
                 bridge,
                 phase,
+                tool_uri: tool.ui_resource_uri.clone().unwrap_or_default(),
+                input: replayed_input,
                 store_id: None,
                 loaded: None,
             },
@@ -549,18 +622,98 @@ impl Views {
                 width,
                 height,
             }),
-            ViewAction::DownloadFile { contents } => {
-                tracing::warn!(
-                    view_id,
-                    items = contents.len(),
-                    "a view asked to download files; refused for now"
-                );
-            }
+            ViewAction::DownloadFile { contents } => self.offer_download(view_id, &contents).await,
             ViewAction::Log { level, logger, data } => {
                 tracing::info!(target: "mcp_view", view_id, level, logger, %data, "view log");
             }
             ViewAction::RequestTeardown => self.close(view_id, true).await,
         }
+    }
+
+    /// A view offers files: they are read (links from the view's own server), checked, and the
+    /// person is asked; nothing is written before they choose where.
+    async fn offer_download(&self, view_id: &str, contents: &[Value]) {
+        let (server, tool) = {
+            let live = self.inner.live.lock().unwrap();
+            match live.get(view_id) {
+                Some(v) => (v.server.clone(), v.tool.clone()),
+                None => return,
+            }
+        };
+        let prepared = async {
+            let offer = download::read_offer(contents)?;
+            let mut files = offer.files;
+            for link in &offer.links {
+                let read = self
+                    .inner
+                    .servers
+                    .read_resource(&server, &link.uri)
+                    .await
+                    .map_err(|e| format!("{}: {e}", link.uri))?;
+                let read = serde_json::to_value(read).map_err(|e| e.to_string())?;
+                files.push(download::file_from_read(link, &read)?);
+            }
+            download::check_total(&files)?;
+            Ok::<_, String>(files)
+        }
+        .await;
+        match prepared {
+            Ok(files) => {
+                let request_id = new_view_id();
+                self.inner
+                    .downloads
+                    .lock()
+                    .unwrap()
+                    .insert(request_id.clone(), (view_id.to_string(), files.clone()));
+                self.emit(ViewEvent::DownloadRequest {
+                    view_id: view_id.to_string(),
+                    request_id,
+                    tool,
+                    files,
+                });
+            }
+            Err(reason) => {
+                tracing::warn!(view_id, "a view's download was refused: {reason}");
+                self.emit(ViewEvent::DownloadResult {
+                    view_id: view_id.to_string(),
+                    message: format!("The view's download was refused: {reason}"),
+                });
+            }
+        }
+    }
+
+    /// The person's answer to a download offer: when they accept, each file goes where they
+    /// choose in the system's save dialog (a file they cancel there is skipped).
+    pub async fn answer_download(&self, request_id: &str, accept: bool) -> Result<usize, String> {
+        let (view_id, files) = self
+            .inner
+            .downloads
+            .lock()
+            .unwrap()
+            .remove(request_id)
+            .ok_or("that download is no longer waiting")?;
+        if !accept {
+            return Ok(0);
+        }
+        let mut saved = 0;
+        for file in files {
+            let Some(target) = rfd::AsyncFileDialog::new()
+                .set_title("Save a file from a view")
+                .set_file_name(&file.name)
+                .save_file()
+                .await
+            else {
+                continue;
+            };
+            std::fs::write(target.path(), &file.bytes)
+                .map_err(|e| format!("cannot write {}: {e}", target.path().display()))?;
+            saved += 1;
+        }
+        self.emit(ViewEvent::DownloadResult {
+            view_id,
+            message: format!("{saved} file(s) saved."),
+        });
+        Ok(saved)
     }
 
     /// Tears a view down and forgets its token and context. While its frame is still there
@@ -617,18 +770,34 @@ impl Views {
 
     /// Re-creates the views of a stored conversation with their stored input and result, or
     /// says they expired.
-    pub fn reopen(&self, conversation_id: &str) -> Result<(), String> {
+    pub fn reopen(&self, conversation_id: &str, only_call: Option<&str>) -> Result<(), String> {
         let Some(store) = &self.inner.store else { return Ok(()) };
         store.expire_views(now_ms()).map_err(|e| e.to_string())?;
         let calls = store.tool_calls(conversation_id).map_err(|e| e.to_string())?;
+        let mut latest: HashMap<i64, porthole_store::ViewRecord> = HashMap::new();
         for view in store.views(conversation_id).map_err(|e| e.to_string())? {
+            // A call's newest view row stands for it (a view re-created after scrolling back
+            // gets a row of its own).
+            match latest.get(&view.tool_call_id) {
+                Some(seen) if seen.id > view.id => {}
+                _ => {
+                    latest.insert(view.tool_call_id, view);
+                }
+            }
+        }
+        let mut views: Vec<_> = latest.into_values().collect();
+        views.sort_by_key(|v| v.id);
+        for view in views {
             let Some(call) = calls.iter().find(|c| c.id == view.tool_call_id) else {
                 continue;
             };
+            if only_call.is_some_and(|id| id != call.call_id) {
+                continue;
+            }
             if self.view_for(conversation_id, &call.call_id).is_some() {
                 continue;
             }
-            if view.expired {
+            if view.expired || view.state == "expired" {
                 self.emit(ViewEvent::State {
                     conversation_id: conversation_id.to_string(),
                     call_id: call.call_id.clone(),
@@ -664,6 +833,37 @@ impl Views {
             }
         }
         Ok(())
+    }
+
+    /// The system theme changed: every live view is told (`host-context-changed`).
+    pub fn theme_changed(&self, dark: bool) {
+        let bridges: Vec<ViewBridge> = self
+            .inner
+            .live
+            .lock()
+            .unwrap()
+            .values()
+            .map(|v| v.bridge.clone())
+            .collect();
+        for bridge in bridges {
+            bridge.host_context_changed(json!({ "theme": if dark { "dark" } else { "light" } }));
+        }
+    }
+
+    /// Tears down every live view of a conversation while their frames are still on screen
+    /// (`ui/resource-teardown`, answered or timed out, in parallel), before the window
+    /// switches away from it.
+    pub async fn teardown_conversation(&self, conversation_id: &str) {
+        let ids: Vec<String> = self
+            .inner
+            .live
+            .lock()
+            .unwrap()
+            .values()
+            .filter(|v| v.conversation_id == conversation_id)
+            .map(|v| v.view_id.clone())
+            .collect();
+        futures::future::join_all(ids.iter().map(|id| self.close(id, true))).await;
     }
 
     /// The agent loop's view of one conversation's views.

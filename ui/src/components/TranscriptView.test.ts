@@ -37,6 +37,22 @@ describe("TranscriptView", () => {
     expect(queryAllByTestId("message")).toHaveLength(0);
   });
 
+  it("says it is busy while the conversation is being left (its views torn down) and while one is read", () => {
+    const transcript = new Transcript();
+    transcript.apply(ev.user("Hi"));
+    const { getByTestId, rerender } = render(TranscriptView, { transcript, servers: [] });
+    const log = getByTestId("transcript");
+    expect(log.getAttribute("aria-busy")).toBe("false");
+    rerender({ transcript, servers: [], leaving: true });
+    flushSync();
+    expect(log.getAttribute("aria-busy")).toBe("true");
+    // The conversation stays on screen meanwhile.
+    expect(getByTestId("message").textContent).toBe("Hi");
+    rerender({ transcript, servers: [], leaving: false, loading: true });
+    flushSync();
+    expect(log.getAttribute("aria-busy")).toBe("true");
+  });
+
   it("renders messages as plain text with their roles", () => {
     const { getAllByTestId, container } = show([...awaiting.slice(0, 2), ev.text("<b>not bold</b>\nline two")]);
     const messages = getAllByTestId("message");

@@ -224,7 +224,18 @@ export type ViewEvent =
   | { type: "size"; viewId: string; width: number | null; height: number | null }
   /** The view proposes a message: it goes to the composer for the user to send, never straight to the model. */
   | { type: "proposed_message"; viewId: string; text: string }
-  | { type: "closed"; viewId: string };
+  | { type: "closed"; viewId: string }
+  /** A view offers files to save: ask the person (`answerDownload`). */
+  | { type: "download_request"; viewId: string; requestId: string; tool: string; files: DownloadOffer[] }
+  /** What became of a view's download offer, in words. */
+  | { type: "download_result"; viewId: string; message: string };
+
+/** porthole_apps::download::DownloadFile, as the window sees it (no bytes). */
+export interface DownloadOffer {
+  name: string;
+  mime: string | null;
+  size: number;
+}
 
 export const api = {
   appInfo: () => invoke<AppInfo>("app_info"),
@@ -262,7 +273,14 @@ export const api = {
   setViewDisplayMode: (viewId: string, mode: "inline" | "fullscreen" | "pip") =>
     invoke<void>("set_view_display_mode", { viewId, mode }),
   /** Views of a stored conversation, re-created with their stored input and result (or expired). */
-  reopenViews: (conversationId: string) => invoke<void>("reopen_views", { conversationId }),
+  reopenViews: (conversationId: string, callId?: string) =>
+    invoke<void>("reopen_views", { conversationId, callId: callId ?? null }),
+  /** Before leaving a conversation: its views get ui/resource-teardown while their frames are
+   * still on screen (resolves when every view answered or timed out, at most ~2 s). */
+  teardownViews: (conversationId: string) => invoke<void>("teardown_views", { conversationId }),
+  /** The person's answer to a view's download offer; resolves to the number of files saved
+   * (each through the system's save dialog). */
+  answerDownload: (requestId: string, accept: boolean) => invoke<number>("answer_download", { requestId, accept }),
   onViewEvent: (handler: (event: ViewEvent) => void): Promise<UnlistenFn> =>
     listen<ViewEvent>("view-event", (event) => handler(event.payload)),
 };

@@ -6,8 +6,19 @@ import { Transcript } from "./transcript.svelte";
 
 export type ChatApi = Pick<
   typeof api,
-  "sendMessage" | "stopTurn" | "openConversation" | "listConversations" | "modelInfo" | "onChatEvent" | "reopenViews"
+  | "sendMessage"
+  | "stopTurn"
+  | "openConversation"
+  | "listConversations"
+  | "modelInfo"
+  | "onChatEvent"
+  | "reopenViews"
+  | "teardownViews"
 >;
+
+/** Longest wait for the views of a conversation being left to be torn down (ms). Rust answers
+ * within about 2 s; this only keeps a back end that never answers from freezing the window. */
+export const TEARDOWN_WAIT_MS = 4000;
 
 /** Events that can be applied again without harm (they set state by call id, or end the
  * turn). Used for the events that arrive while a conversation is being read from the store. */
@@ -31,6 +42,9 @@ export class ChatSession {
   loading = $state(false);
   /** Stop was asked for; the turn has not ended yet. */
   stopping = $state(false);
+  /** The conversation on screen is being left: its views are being torn down (its transcript
+   * stays until they are). Nothing can be sent meanwhile. */
+  switching = $state(false);
 
   #api: ChatApi;
   /** Bumped by New chat and by opening a conversation: answers to older requests are dropped. */
@@ -42,6 +56,10 @@ export class ChatSession {
   #held: ChatEvent[] = [];
   /** Tool calls waiting for a decision, by conversation (so reopening one can show its prompt). */
   #approvals = new Map<string, Set<string>>();
+  /** While switching: where the window goes once the views are torn down (null: a new chat).
+   * The latest New chat or open wins; the conversation being left is torn down once. */
+  #destination: string | null = null;
+  #leaving: Promise<void> | null = null;
 
   constructor(chatApi: ChatApi = api) {
     this.#api = chatApi;
@@ -78,7 +96,7 @@ export class ChatSession {
   /** Sends a message in the open conversation (a new one when none is open). Returns false
    * when it cannot be sent now (a reply is being written, or the text is blank). */
   send(text: string): boolean {
-    if (this.busy || this.loading) return false;
+    if (this.busy || this.loading || this.switching) return false;
     const trimmed = text.trim();
     if (!trimmed) return false;
     this.transcript.beginTurn(trimmed);
@@ -137,14 +155,69 @@ export class ChatSession {
     }
   }
 
-  newChat() {
-    this.#forget();
-    this.conversationId = null;
-    this.transcript.clear();
+  /** Starts a new chat, once the views of the conversation on screen are torn down. */
+  newChat(): Promise<void> {
+    return this.#leave(null);
   }
 
-  async open(id: string) {
+  /** Opens a stored conversation, once the views of the conversation on screen are torn down. */
+  open(id: string): Promise<void> {
+    return this.#leave(id);
+  }
+
+  /** Leaves the conversation on screen for `destination` (null: a new chat). The MCP Apps
+   * host must send ui/resource-teardown before a view goes, so when a conversation is on
+   * screen Rust first tears its views down while their frames still show it, and only then is
+   * the transcript replaced. A New chat or open asked for while that is under way does not
+   * start another teardown: the latest one wins, and the returned promise settles when the
+   * window got there. A teardown that fails (or never answers) does not stop the switch. */
+  #leave(destination: string | null): Promise<void> {
+    this.#destination = destination;
+    if (this.#leaving) return this.#leaving;
+    const current = this.conversationId;
+    if (current === null) return this.#arrive(destination);
+    // Answers to what was asked for the conversation being left (a store read, a send) are
+    // dropped from now on: its transcript is about to go.
+    this.#generation++;
+    this.switching = true;
+    const leaving = (async () => {
+      try {
+        await this.#teardown(current);
+      } finally {
+        this.#leaving = null;
+        this.switching = false;
+      }
+      await this.#arrive(this.#destination);
+    })();
+    this.#leaving = leaving;
+    return leaving;
+  }
+
+  async #teardown(conversationId: string) {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const gaveUp = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        console.warn(`the views of ${conversationId} were not torn down within ${TEARDOWN_WAIT_MS} ms; leaving anyway`);
+        resolve();
+      }, TEARDOWN_WAIT_MS);
+    });
+    try {
+      await Promise.race([this.#api.teardownViews(conversationId), gaveUp]);
+    } catch (e) {
+      console.warn(`the views of ${conversationId} could not be torn down:`, e);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Shows a new chat (null) or a stored conversation, in place of what was on screen. */
+  async #arrive(id: string | null) {
     this.#forget();
+    if (id === null) {
+      this.conversationId = null;
+      this.transcript.clear();
+      return;
+    }
     const generation = this.#generation;
     this.conversationId = id;
     this.transcript.clear();

@@ -1,6 +1,6 @@
-import { describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ChatEvent, Conversation, ModelInfo, StoredConversation } from "./api";
-import { ChatSession, type ChatApi } from "./chat.svelte";
+import { ChatSession, TEARDOWN_WAIT_MS, type ChatApi } from "./chat.svelte";
 import { chatEvents, ev, record } from "./testing/turns";
 
 /** A promise with its resolve/reject, for answering commands at a chosen moment. */
@@ -22,7 +22,8 @@ function fakeApi(over: Partial<ChatApi> = {}) {
     stopTurn: vi.fn(async (_id: string) => true),
     openConversation: vi.fn(async (_id: string): Promise<StoredConversation> => record([])),
     listConversations: vi.fn(async () => conversations),
-    reopenViews: vi.fn(async (_id: string) => {}),
+    reopenViews: vi.fn(async (_id: string, _callId?: string) => {}),
+    teardownViews: vi.fn(async (_id: string) => {}),
     modelInfo: vi.fn(async () => model),
     onChatEvent: vi.fn(async (handler: (e: ChatEvent) => void) => {
       emit = handler;
@@ -159,7 +160,8 @@ describe("ChatSession", () => {
     await chat.start();
     chat.send("x");
     await flush();
-    chat.newChat();
+    await chat.newChat();
+    expect(fake.teardownViews).toHaveBeenCalledExactlyOnceWith("c1");
     expect(chat.conversationId).toBeNull();
     expect(chat.transcript.items).toEqual([]);
     expect(chat.busy).toBe(false);
@@ -259,5 +261,163 @@ describe("ChatSession", () => {
     await chat.open("c404");
     expect(chat.loading).toBe(false);
     expect(chat.transcript.notices.map((n) => n.text)).toEqual(["Could not open the conversation: no conversation c404"]);
+  });
+});
+
+describe("ChatSession: leaving a conversation tears its views down first", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+    vi.restoreAllMocks();
+  });
+
+  /** A session showing stored conversation c1 (one user message), with a log of what happened. */
+  async function showingC1(over: Partial<ChatApi> = {}) {
+    const log: string[] = [];
+    const teardown = deferred<void>();
+    const { fake, emit } = fakeApi({
+      openConversation: vi.fn(async (id: string) => {
+        log.push(`open ${id}`);
+        return record([ev.user(`in ${id}`)], { id });
+      }),
+      teardownViews: vi.fn((id: string) => {
+        log.push(`teardown ${id}`);
+        return teardown.promise.then(() => void log.push(`torn down ${id}`));
+      }),
+      ...over,
+    });
+    const chat = new ChatSession(fake);
+    await chat.start();
+    await chat.open("c1");
+    expect(fake.teardownViews).not.toHaveBeenCalled();
+    const clear = chat.transcript.clear.bind(chat.transcript);
+    // (Loading what the store read clears the transcript again: only clears before the read count.)
+    vi.spyOn(chat.transcript, "clear").mockImplementation(() => {
+      if (!log.some((l) => l.startsWith("open "))) log.push("clear");
+      clear();
+    });
+    log.length = 0;
+    return { chat, fake, emit, log, teardown };
+  }
+
+  it("New chat: awaits teardownViews of the conversation on screen before clearing its transcript", async () => {
+    const { chat, fake, log, teardown } = await showingC1();
+    const leaving = chat.newChat();
+    expect(fake.teardownViews).toHaveBeenCalledExactlyOnceWith("c1");
+    // Meanwhile the conversation, and its views' frames, stay on screen.
+    expect(chat.switching).toBe(true);
+    expect(chat.conversationId).toBe("c1");
+    expect(chat.transcript.messages.map((m) => m.text)).toEqual(["in c1"]);
+    expect(chat.send("not now")).toBe(false);
+    await flush();
+    expect(log).toEqual(["teardown c1"]);
+
+    teardown.resolve();
+    await leaving;
+    expect(log).toEqual(["teardown c1", "torn down c1", "clear"]);
+    expect(chat.switching).toBe(false);
+    expect(chat.conversationId).toBeNull();
+    expect(chat.transcript.items).toEqual([]);
+  });
+
+  it("open: awaits teardownViews of the conversation on screen before replacing its transcript", async () => {
+    const { chat, fake, log, teardown } = await showingC1();
+    const opening = chat.open("c2");
+    await flush();
+    expect(log).toEqual(["teardown c1"]);
+    expect(chat.conversationId).toBe("c1");
+    expect(fake.openConversation).toHaveBeenCalledTimes(1);
+
+    teardown.resolve();
+    await opening;
+    expect(log).toEqual(["teardown c1", "torn down c1", "clear", "open c2"]);
+    expect(chat.conversationId).toBe("c2");
+    expect(chat.transcript.messages.map((m) => m.text)).toEqual(["in c2"]);
+    expect(fake.reopenViews).toHaveBeenLastCalledWith("c2");
+  });
+
+  it("switches anyway when teardownViews fails", async () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const { chat, log } = await showingC1({ teardownViews: vi.fn(async () => Promise.reject("no such window")) });
+    await chat.open("c2");
+    expect(log).toEqual(["clear", "open c2"]);
+    expect(chat.switching).toBe(false);
+    expect(chat.conversationId).toBe("c2");
+    expect(chat.transcript.notices).toEqual([]);
+    expect(warn).toHaveBeenCalled();
+
+    await chat.newChat();
+    expect(chat.conversationId).toBeNull();
+    expect(chat.transcript.items).toEqual([]);
+  });
+
+  it("switches anyway when teardownViews never answers", async () => {
+    vi.useFakeTimers();
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const { chat, log } = await showingC1({ teardownViews: vi.fn(() => new Promise<void>(() => {})) });
+    let done = false;
+    void chat.newChat().then(() => (done = true));
+    await vi.advanceTimersByTimeAsync(TEARDOWN_WAIT_MS - 1);
+    expect(done).toBe(false);
+    expect(chat.conversationId).toBe("c1");
+    await vi.advanceTimersByTimeAsync(1);
+    expect(done).toBe(true);
+    expect(log).toEqual(["clear"]);
+    expect(chat.conversationId).toBeNull();
+    expect(warn).toHaveBeenCalled();
+  });
+
+  it("lets the latest New chat or open win while a teardown is under way, tearing down once", async () => {
+    const { chat, fake, log, teardown } = await showingC1();
+    const first = chat.open("c2");
+    const second = chat.newChat();
+    const third = chat.open("c3");
+    expect(second).toBe(first);
+    expect(third).toBe(first);
+    expect(fake.teardownViews).toHaveBeenCalledExactlyOnceWith("c1");
+
+    teardown.resolve();
+    await Promise.all([first, second, third]);
+    expect(log).toEqual(["teardown c1", "torn down c1", "clear", "open c3"]);
+    expect(chat.conversationId).toBe("c3");
+    expect(chat.transcript.messages.map((m) => m.text)).toEqual(["in c3"]);
+  });
+
+  it("drops the answer of a conversation still being read when it is left", async () => {
+    const read = deferred<StoredConversation>();
+    const { fake } = fakeApi({ openConversation: vi.fn(() => read.promise) });
+    const chat = new ChatSession(fake);
+    await chat.start();
+    const opening = chat.open("c1");
+    const leaving = chat.open("c2");
+    read.resolve(record([ev.user("late c1")], { id: "c1" }));
+    await opening;
+    expect(fake.reopenViews).not.toHaveBeenCalledWith("c1");
+    fake.openConversation.mockImplementation(async () => record([ev.user("in c2")], { id: "c2" }));
+    await leaving;
+    expect(fake.teardownViews).toHaveBeenCalledExactlyOnceWith("c1");
+    expect(chat.transcript.messages.map((m) => m.text)).toEqual(["in c2"]);
+  });
+
+  it("has nothing to tear down in a new chat whose conversation is not known yet", async () => {
+    const { fake } = fakeApi();
+    const chat = new ChatSession(fake);
+    await chat.start();
+    await chat.newChat();
+    await chat.open("c1");
+    expect(fake.teardownViews).not.toHaveBeenCalled();
+    expect(chat.conversationId).toBe("c1");
+  });
+
+  it("keeps showing the conversation's turn events while its views are torn down", async () => {
+    const { chat, emit, teardown } = await showingC1();
+    chat.send("more");
+    await flush();
+    const leaving = chat.newChat();
+    emit(chatEvents("c1", [ev.step(1), ev.text("still here")]));
+    expect(chat.transcript.messages.at(-1)?.text).toBe("still here");
+    teardown.resolve();
+    await leaving;
+    expect(chat.transcript.items).toEqual([]);
+    expect(chat.busy).toBe(false);
   });
 });

@@ -5,6 +5,7 @@
 // the `contentWindow` of a frame registered for that view (`event.origin` is "null" for these
 // frames and says nothing). Everything else posted to the window is ignored.
 import { api, type ViewEvent, type ViewStateName } from "./api";
+import { errorText } from "./chatFormat";
 
 /** Messages relayed to Rust per view per second at most (Rust allows 500). */
 export const MAX_RELAYED_PER_SECOND = 200;
@@ -22,6 +23,10 @@ export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 /** Messages kept for a view whose frame does not exist yet. */
 const MAX_QUEUED = 256;
 
+/** Where a view stands: as Rust says, or "parked" (the window's own: the view was torn down
+ * while its card is far out of sight, and is re-created when the card comes back). */
+export type ViewEntryState = ViewStateName | "parked";
+
 /** One tool call's view, as its card shows it. */
 export interface ViewEntry {
   callId: string;
@@ -33,11 +38,14 @@ export interface ViewEntry {
   allow: string;
   prefersBorder: boolean | null;
   displayModes: ViewMode[];
-  state: ViewStateName;
+  state: ViewEntryState;
   reason: string | null;
   mode: ViewMode;
   /** Frame height (px), as the view last asked for. */
   height: number;
+  /** Height (px) the card keeps for the view while it has no frame after being parked (parked,
+   * then re-created and loading), so the transcript does not jump; null: none kept. */
+  reserve: number | null;
 }
 
 /** A message a view proposed for the composer; `id` tells repeated proposals apart. */
@@ -111,6 +119,8 @@ export class ViewRegistry {
   #queued = new Map<string, unknown[]>();
   /** Views closed (by Rust, or asked to close by us): nothing more goes to or from them. */
   #closed = new Set<string>();
+  /** Parked views (by their old view id) whose call's view Rust was asked to re-create. */
+  #waking = new Set<string>();
   #proposals = 0;
   #shown: (conversationId: string) => boolean = () => true;
 
@@ -198,7 +208,8 @@ export class ViewRegistry {
       case "closed": {
         this.#forgetFrame(event.viewId, true);
         const entry = this.byViewId(event.viewId);
-        if (entry) {
+        // A parked view's own closing (the one the window asked for) leaves it parked.
+        if (entry && entry.state !== "parked") {
           entry.state = "closed";
           entry.mode = "inline";
         }
@@ -258,11 +269,45 @@ export class ViewRegistry {
   /** The view's frame is gone for good (card destroyed, conversation switched, transcript
    * cleared): Rust tears the view down, once, and the call forgets it. */
   release(callId: string, viewId: string | null) {
-    if (viewId !== null) this.#close(viewId);
+    if (viewId !== null) {
+      this.#close(viewId);
+      this.#waking.delete(viewId);
+    }
     // After the frame's teardown is over: the card may still be reading the entry.
     queueMicrotask(() => {
       const entry = this.entries[callId];
       if (entry && entry.viewId === viewId) delete this.entries[callId];
+    });
+  }
+
+  /** The view's card went far out of sight: the view is torn down (Rust is asked once, as when
+   * its frame goes for good) but the call keeps its entry, "parked", holding `reserve` px of the
+   * card. Only a loading or ready view shown inline is parked (not one full screen or in a
+   * corner, which is still on screen). Returns whether it was parked. */
+  park(viewId: string, reserve: number | null = null): boolean {
+    const entry = this.byViewId(viewId);
+    if (!entry || entry.mode !== "inline" || (entry.state !== "loading" && entry.state !== "ready")) return false;
+    if (this.#closed.has(viewId)) return false;
+    entry.state = "parked";
+    entry.reason = null;
+    entry.reserve = reserve !== null && Number.isFinite(reserve) && reserve > 0 ? Math.round(reserve) : null;
+    this.#close(viewId);
+    return true;
+  }
+
+  /** The parked view's card came back near sight: Rust re-creates the call's view from its
+   * stored input and result, once (its events bring a new view id for the call, which
+   * replaces the parked entry). A failed request leaves it parked, saying why, to be tried
+   * again the next time the card comes back. */
+  wake(viewId: string) {
+    const entry = this.byViewId(viewId);
+    if (!entry || entry.state !== "parked" || this.#waking.has(viewId)) return;
+    this.#waking.add(viewId);
+    const { conversationId, callId } = entry;
+    api.reopenViews(conversationId, callId).catch((e) => {
+      this.#waking.delete(viewId);
+      const still = this.byViewId(viewId);
+      if (still?.state === "parked") still.reason = errorText(e);
     });
   }
 
@@ -281,6 +326,7 @@ export class ViewRegistry {
     this.#frames.clear();
     this.#queued.clear();
     this.#closed.clear();
+    this.#waking.clear();
     this.#shown = () => true;
   }
 
@@ -291,6 +337,8 @@ export class ViewRegistry {
     const current = this.entries[callId];
     if (current && current.viewId === viewId) return current;
     if (current?.viewId) this.#close(current.viewId);
+    // A parked view coming back keeps its place on the card until it tells its size.
+    const back = current?.state === "parked" ? current : undefined;
     this.entries[callId] = {
       callId,
       conversationId,
@@ -302,7 +350,8 @@ export class ViewRegistry {
       state: "loading",
       reason: null,
       mode: "inline",
-      height: DEFAULT_HEIGHT,
+      height: back?.height ?? DEFAULT_HEIGHT,
+      reserve: back?.reserve ?? null,
     };
     return this.entries[callId];
   }

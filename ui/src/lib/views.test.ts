@@ -3,12 +3,14 @@ import type { ViewEvent } from "./api";
 
 const viewMessage = vi.fn(async (_viewId: string, _message: unknown) => {});
 const closeView = vi.fn(async (_viewId: string) => {});
+const reopenViews = vi.fn(async (_conversationId: string, _callId?: string) => {});
 let emitView: (e: ViewEvent) => void = () => {};
 const unlistenView = vi.fn();
 vi.mock("./api", () => ({
   api: {
     viewMessage: (viewId: string, message: unknown) => viewMessage(viewId, message),
     closeView: (viewId: string) => closeView(viewId),
+    reopenViews: (conversationId: string, callId?: string) => reopenViews(conversationId, callId),
     onViewEvent: async (handler: (e: ViewEvent) => void) => {
       emitView = handler;
       return unlistenView;
@@ -55,6 +57,8 @@ let stop: (() => void) | undefined;
 beforeEach(() => {
   viewMessage.mockClear();
   closeView.mockClear();
+  reopenViews.mockReset();
+  reopenViews.mockImplementation(async () => {});
   unlistenView.mockClear();
   registry = new ViewRegistry();
 });
@@ -306,5 +310,70 @@ describe("view registry: relay", () => {
     registry.attach("v1", frame);
     emitView({ type: "message", viewId: "v1", message: { jsonrpc: "2.0", method: "late" } });
     expect(postMessage).not.toHaveBeenCalled();
+  });
+});
+
+describe("view registry: parking views far from sight", () => {
+  it("parks a loading or ready inline view: Rust closes it once, the call keeps it parked", () => {
+    registry.handle(opened("call-1", "v1"));
+    registry.handle(state("call-2", "v2", "loading"));
+    expect(registry.park("v1", 411.6)).toBe(true);
+    expect(registry.park("v2")).toBe(true);
+    expect(registry.park("v1", 500)).toBe(false);
+    expect(closeView.mock.calls).toEqual([["v1"], ["v2"]]);
+    expect(registry.get("call-1")).toMatchObject({ viewId: "v1", state: "parked", reserve: 412 });
+    expect(registry.get("call-2")).toMatchObject({ viewId: "v2", state: "parked", reserve: null });
+
+    // Rust's closing of it, and late news of it, leave it parked; its frame is not relayed for.
+    registry.handle({ type: "closed", viewId: "v1" });
+    registry.handle(state("call-1", "v1", "ready"));
+    registry.handle({ type: "proposed_message", viewId: "v1", text: "hi" });
+    expect(registry.get("call-1")?.state).toBe("parked");
+    expect(registry.proposal).toBeNull();
+    const frame = frameInDocument();
+    registry.attach("v1", frame);
+    post(frame.contentWindow, { jsonrpc: "2.0", method: "ping" });
+    expect(viewMessage).not.toHaveBeenCalled();
+  });
+
+  it.each([
+    ["fullscreen", () => registry.handle({ type: "display_mode", viewId: "v1", mode: "fullscreen" })],
+    ["pip", () => registry.setMode("v1", "pip")],
+    ["failed", () => registry.handle(state("call-1", "v1", "failed", "boom"))],
+    ["closed by Rust", () => registry.handle({ type: "closed", viewId: "v1" })],
+  ])("does not park a view %s", (_what, make) => {
+    registry.handle(opened("call-1", "v1"));
+    make();
+    expect(registry.park("v1")).toBe(false);
+    expect(registry.get("call-1")?.state).not.toBe("parked");
+    expect(closeView).not.toHaveBeenCalled();
+  });
+
+  it("asks Rust once to re-create a parked view's call, and the new view takes its place and size", () => {
+    registry.handle(opened("call-1", "v1"));
+    registry.handle({ type: "size", viewId: "v1", width: null, height: 600 });
+    registry.wake("v1"); // not parked: nothing to re-create
+    expect(reopenViews).not.toHaveBeenCalled();
+    registry.park("v1", 650);
+    registry.wake("v1");
+    registry.wake("v1");
+    expect(reopenViews).toHaveBeenCalledExactlyOnceWith("c1", "call-1");
+
+    registry.handle(state("call-1", "v2", "loading"));
+    expect(registry.get("call-1")).toMatchObject({ viewId: "v2", state: "loading", url: null, height: 600, reserve: 650 });
+    registry.handle(opened("call-1", "v2"));
+    expect(registry.get("call-1")).toMatchObject({ viewId: "v2", url: "mcpview://localhost/v2-token" });
+    expect(closeView).toHaveBeenCalledExactlyOnceWith("v1");
+  });
+
+  it("keeps a view parked, saying why, when it cannot be re-created, and tries again next time", async () => {
+    reopenViews.mockImplementationOnce(async () => Promise.reject("the store is locked"));
+    registry.handle(opened("call-1", "v1"));
+    registry.park("v1");
+    registry.wake("v1");
+    await new Promise((r) => setTimeout(r, 0));
+    expect(registry.get("call-1")).toMatchObject({ state: "parked", reason: "the store is locked" });
+    registry.wake("v1");
+    expect(reopenViews).toHaveBeenCalledTimes(2);
   });
 });
