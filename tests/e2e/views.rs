@@ -406,3 +406,75 @@ fn system_clipboard_text() -> Option<String> {
 fn system_clipboard_text() -> Option<String> {
     None
 }
+
+/// Leaving a conversation tears its views down; coming back re-creates them from the stored
+/// input and result (no new tool call), and once the retention has passed the card says the
+/// view expired while the model-facing result stays.
+#[test]
+fn a_reopened_conversation_shows_its_view_again_until_it_expires() -> Result<()> {
+    let example = examples()
+        .into_iter()
+        .find(|e| e["name"] == "basic-vanillajs")
+        .context("the basic-vanillajs example")?;
+    let tool = example["tool"].as_str().unwrap();
+    let server = json!({
+        "command": example["command"],
+        "args": example["args"],
+        "cwd": fixtures(),
+        "alwaysAllow": [tool],
+    });
+    let chat = chat("basic", server, tool, &example["arguments"])?;
+    let app = launch(&chat)?;
+    let s = &app.session;
+    s.wait_for_element(
+        "[data-testid=server][data-server-name=basic][data-state=connected]",
+        WAIT,
+    )?;
+    send(s, "What time is it?")?;
+    let card = format!("[data-testid=tool-call][data-tool-name={tool}]");
+    let ready = format!("{card} [data-testid=view-state][data-state=ready]");
+    s.wait_for_element(&ready, WAIT)?;
+    let time = view_facing(chat.dir.path())?["structuredContent"]["time"]
+        .as_str()
+        .context("the result's time")?
+        .to_string();
+
+    let shows_time = |s: &Session| -> Result<()> {
+        let frame = s.wait_for_element(&format!("{card} iframe[data-testid=mcp-app-view]"), WAIT)?;
+        s.switch_to_frame(&frame)?;
+        let shown = s.wait_for("the stored result in the view", WAIT, |s| {
+            Ok(frame_text(s)?.contains(time.as_str()).then_some(()))
+        });
+        s.switch_to_parent()?;
+        shown
+    };
+    shows_time(s)?;
+
+    // Away and back: the view is torn down, then re-created with the stored result.
+    s.click(&s.find("[data-testid=new-chat]")?)?;
+    s.wait_for("the view to go", WAIT, |s| {
+        Ok(s.find_all("iframe[data-testid=mcp-app-view]")?.is_empty().then_some(()))
+    })?;
+    s.click(&s.wait_for_element("[data-testid=conversation]", WAIT)?)?;
+    s.wait_for_element(&ready, WAIT)?;
+    shows_time(s)?;
+    let posts = chat.fake.requests().into_iter().filter(|r| r.method == "POST").count();
+    assert_eq!(posts, 2, "reopening asked the model nothing");
+
+    // Eight days later (the retention is seven): the card says the view expired.
+    s.click(&s.find("[data-testid=new-chat]")?)?;
+    s.wait_for("the view to go", WAIT, |s| {
+        Ok(s.find_all("iframe[data-testid=mcp-app-view]")?.is_empty().then_some(()))
+    })?;
+    let eight_days_on = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_millis() as i64
+        + 8 * 24 * 3600 * 1000;
+    Store::open(&chat.dir.path().join("porthole.db"))?.expire_views(eight_days_on)?;
+    s.click(&s.wait_for_element("[data-testid=conversation]", WAIT)?)?;
+    let expired = s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=expired]"), WAIT)?;
+    assert!(s.text(&expired)?.contains("expired"));
+    assert!(s.find_all(&format!("{card} iframe")).unwrap_or_default().is_empty());
+    s.find(&format!("{card}[data-status=ok]"))?;
+    Ok(())
+}

@@ -1,0 +1,751 @@
+//! MCP App views in the real window (prints numbers, asserts nothing beyond sanity): run with
+//! `make bench`, or under `xvfb-run -a -s "-screen 0 1280x900x24" dbus-run-session --
+//! cargo bench -p porthole-e2e --bench views`. Uses the release `porthole` (and
+//! `porthole-baseline-window`) when built, else the debug ones.
+//!
+//! The view is `tests/bench-view-server/stamp.html`, a small plain-JS MCP Apps client served by
+//! `porthole-bench-view-server` (stdio) for its UI tool `stamp {delay_ms}`. It records, in wall
+//! clock ms (`performance.timeOrigin + performance.now()`, the machine's clock as the server's
+//! `SystemTime`), its frame's navigation start, when its script starts, when `ui/initialize` is
+//! answered and when `ui/notifications/tool-result` arrives. The server stamps the HTML when it
+//! serves `resources/read` and the result just before returning it.
+//!
+//! 1. Latency, `PORTHOLE_BENCH_RUNS` (default 30) calls of each kind, one turn per call:
+//!    - "cold": `stamp {}` returns at once, so the view is still starting when the result is
+//!      back and the host holds it until the view has initialized;
+//!    - "steady": `stamp {delay_ms: 1500}`, so the view is initialized first and only the
+//!      delivery of the result is timed.
+//!
+//!    The same HTML in a bare `<iframe sandbox="allow-scripts" srcdoc>` is timed for comparison
+//!    in the empty Tauri window of the start-up benchmark (same WebKitGTK; Porthole's own CSP
+//!    allows frames from `mcpview:` only, so a bare frame cannot be made in its window), with a
+//!    few lines of in-page host answering `ui/initialize` and posting the result.
+//! 2. Memory with 1 and with 50 views in one transcript (one reply calling `stamp` 50 times):
+//!    RSS and PSS (from `/proc/<pid>/smaps_rollup`, as the start-up benchmark) of the porthole
+//!    process and all its descendants (WebKit's web and network processes, the bench server).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result, anyhow, bail};
+use porthole_e2e::{App, Driver, Session, target_dir};
+use porthole_fake_llm::{FakeLlm, FakeToolCall, Reply, Script};
+use serde_json::{Value, json};
+
+const SERVER: &str = env!("CARGO_BIN_EXE_porthole-bench-view-server");
+const STAMP_HTML: &str = include_str!("../bench-view-server/stamp.html");
+const WAIT: Duration = Duration::from_secs(60);
+/// How long `stamp` waits in the "steady" calls: well past the view's start-up.
+const STEADY_DELAY_MS: u64 = 1500;
+/// How long the bare host waits after `initialized` before posting the result, when steady.
+const BARE_STEADY_DELAY_MS: u64 = 300;
+const MANY_VIEWS: usize = 50;
+
+fn now_ms() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64() * 1000.0)
+        .unwrap_or(0.0)
+}
+
+fn binary(name: &str) -> PathBuf {
+    let release = target_dir().join("release").join(name);
+    if release.is_file() {
+        release
+    } else {
+        target_dir().join("debug").join(name)
+    }
+}
+
+// ---- statistics ---------------------------------------------------------------------------------
+
+/// The nearest-rank percentile `p` (0–100) of sorted values.
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
+    sorted[rank.min(sorted.len()) - 1]
+}
+
+/// Prints one line for `values` (ms) and returns their median.
+fn row(label: &str, mut values: Vec<f64>) -> Option<f64> {
+    values.retain(|v| v.is_finite());
+    if values.is_empty() {
+        println!("  {:>44}  {label}", "(no samples)");
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let p50 = percentile(&values, 50.0);
+    println!(
+        "  p50 {p50:>8.2}  p95 {:>8.2}  min {:>8.2}  max {:>8.2}  n={:<3} {label}",
+        percentile(&values, 95.0),
+        values[0],
+        values[values.len() - 1],
+        values.len()
+    );
+    Some(p50)
+}
+
+fn ratio(label: &str, a: Option<f64>, b: Option<f64>) {
+    match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => println!("  {:>7.1}x  {label}  ({a:.2} / {b:.2} ms)", a / b),
+        _ => println!("  {:>8}  {label}", "n/a"),
+    }
+}
+
+// ---- the view's stamps --------------------------------------------------------------------------
+
+/// What one view recorded (see `stamp.html`), wall clock ms.
+#[derive(Debug, Clone)]
+struct Stamps {
+    /// Porthole: when the server served `resources/read`; bare: when the iframe was inserted.
+    read_at: f64,
+    origin: f64,
+    script: f64,
+    init: f64,
+    result: f64,
+    /// When the result left the server (Porthole) or was posted by the in-page host (bare).
+    returned_at: f64,
+    /// When the server got `tools/call` (Porthole; the same as `returned_at` when bare).
+    received_at: f64,
+}
+
+impl Stamps {
+    fn parse(v: &Value) -> Result<Stamps> {
+        let f = |key: &str| {
+            v[key]
+                .as_f64()
+                .ok_or_else(|| anyhow!("no {key} in the view's stamps {v}"))
+        };
+        let s = |key: &str| {
+            v["structured"][key]
+                .as_f64()
+                .ok_or_else(|| anyhow!("no structuredContent.{key} in {v}"))
+        };
+        let returned_at: f64 = v["resultText"]
+            .as_str()
+            .and_then(|t| t.parse().ok())
+            .ok_or_else(|| anyhow!("the result text is not a time: {v}"))?;
+        Ok(Stamps {
+            read_at: f("readAt")?,
+            origin: f("origin")?,
+            script: f("script")?,
+            init: f("init")?,
+            result: f("result")?,
+            returned_at,
+            received_at: s("receivedAt")?,
+        })
+    }
+}
+
+fn col(samples: &[Stamps], f: impl Fn(&Stamps) -> f64) -> Vec<f64> {
+    samples.iter().map(f).collect()
+}
+
+/// The page's clock (`performance.timeOrigin + performance.now()`) less this process's wall
+/// clock, from the quickest of a few round trips: (offset, ± half that round trip).
+fn clock_offset(s: &Session) -> Result<(f64, f64)> {
+    let mut best = (0.0, f64::INFINITY);
+    for _ in 0..7 {
+        let before = now_ms();
+        let page = s
+            .execute("return performance.timeOrigin + performance.now();", json!([]))?
+            .as_f64()
+            .context("a number")?;
+        let after = now_ms();
+        let half = (after - before) / 2.0;
+        if half < best.1 {
+            best = (page - (before + half), half);
+        }
+    }
+    Ok(best)
+}
+
+// ---- Porthole -----------------------------------------------------------------------------------
+
+/// A profile whose only server is the bench server (`stamp` always allowed), and a fake model
+/// playing `replies`.
+struct Chat {
+    _runtime: tokio::runtime::Runtime,
+    fake: FakeLlm,
+    dir: tempfile::TempDir,
+}
+
+fn chat(replies: Vec<Reply>) -> Result<Chat> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let fake = runtime.block_on(FakeLlm::start(Script::new(replies)))?;
+    let dir = tempfile::Builder::new().prefix("porthole-bench-views-").tempdir()?;
+    let config = json!({ "mcpServers": { "bench": { "command": SERVER, "alwaysAllow": ["stamp"] } } });
+    std::fs::write(dir.path().join("config.json"), config.to_string())?;
+    Ok(Chat {
+        _runtime: runtime,
+        fake,
+        dir,
+    })
+}
+
+fn launch(chat: &Chat) -> Result<App> {
+    let url = chat.fake.base_url();
+    let app = App::launch(chat.dir.path(), &["--base-url", &url, "--model", "fake-model"], &[])?;
+    app.session.wait_for_element(
+        "[data-testid=server][data-server-name=bench][data-state=connected]",
+        WAIT,
+    )?;
+    Ok(app)
+}
+
+fn send(s: &Session, text: &str) -> Result<()> {
+    let composer = s.find("[data-testid=composer]")?;
+    s.send_keys(&composer, &format!("{text}\u{E007}"))
+}
+
+fn count(s: &Session, css: &str) -> Result<usize> {
+    Ok(s.find_all(css)?.len())
+}
+
+fn wait_for_answer(s: &Session, text: &str) -> Result<()> {
+    s.wait_for(&format!("the answer {text:?}"), WAIT, |s| {
+        let replies = s.find_all("[data-testid=message][data-role=assistant]")?;
+        Ok(match replies.last() {
+            Some(last) => (s.text(last)? == text).then_some(()),
+            None => None,
+        })
+    })
+}
+
+/// Waits until `n` views are ready; fails at once if one failed or was refused.
+fn wait_for_views(s: &Session, n: usize, timeout: Duration) -> Result<()> {
+    s.wait_for(&format!("{n} ready views"), timeout, |s| {
+        let bad = count(s, "[data-testid=view-state][data-state=failed]")?
+            + count(s, "[data-testid=view-state][data-state=refused]")?;
+        if bad > 0 {
+            let texts: Vec<String> = s
+                .find_all("[data-testid=view-state]")?
+                .iter()
+                .filter_map(|e| s.text(e).ok())
+                .filter(|t| !t.contains("ready"))
+                .collect();
+            bail!("{bad} views failed: {texts:?}");
+        }
+        Ok((count(s, "[data-testid=view-state][data-state=ready]")? >= n).then_some(()))
+    })
+}
+
+/// Every view frame's stamps, in transcript order.
+fn read_frames(s: &Session) -> Result<Vec<Value>> {
+    let mut out = Vec::new();
+    for frame in s.find_all("iframe[data-testid=mcp-app-view]")? {
+        s.switch_to_frame(&frame)?;
+        let stamps = s.wait_for("the view's tool-result stamp", WAIT, |s| {
+            let text = s.execute("return document.getElementById('t').textContent;", json!([]))?;
+            let v: Value = serde_json::from_str(text.as_str().unwrap_or("{}"))?;
+            Ok((!v["result"].is_null()).then_some(v))
+        });
+        s.switch_to_parent()?;
+        out.push(stamps?);
+    }
+    Ok(out)
+}
+
+struct PortholeLatency {
+    cold: Vec<Stamps>,
+    steady: Vec<Stamps>,
+    /// Steady calls whose result left the server before the view had initialized (left out).
+    steady_late: usize,
+    /// Cold calls whose view had initialized before the result left the server.
+    cold_early: usize,
+    clock: (f64, f64),
+    frame_clock: (f64, f64),
+}
+
+/// `runs` cold and `runs` steady calls, alternating, one turn each, in one conversation.
+fn porthole_latency(runs: usize) -> Result<PortholeLatency> {
+    // One untimed call first, so the first timed view does not pay for warming up.
+    let mut replies = vec![Reply::tool_call("warm_up", "stamp", "{}"), Reply::text("Warmed up.")];
+    for i in 0..runs * 2 {
+        let delay = if i % 2 == 0 { 0 } else { STEADY_DELAY_MS };
+        replies.push(Reply::tool_call(
+            format!("call_{i}"),
+            "stamp",
+            json!({ "delay_ms": delay }).to_string(),
+        ));
+        replies.push(Reply::text(format!("Done {i}.")));
+    }
+    let chat = chat(replies)?;
+    let app = launch(&chat)?;
+    let s = &app.session;
+    send(s, "warm up")?;
+    wait_for_views(s, 1, WAIT)?;
+    wait_for_answer(s, "Warmed up.")?;
+    let mut all = Vec::new();
+    for i in 0..runs * 2 {
+        send(s, &format!("stamp {i}"))?;
+        wait_for_views(s, i + 2, WAIT)?;
+        wait_for_answer(s, &format!("Done {i}."))?;
+        eprintln!("porthole: call {:>3}/{} done", i + 1, runs * 2);
+    }
+    let clock = clock_offset(s)?;
+    let frames = s.find_all("iframe[data-testid=mcp-app-view]")?;
+    s.switch_to_frame(frames.last().context("no frame")?)?;
+    let frame_clock = clock_offset(s);
+    s.switch_to_parent()?;
+    let frame_clock = frame_clock?;
+    for (i, v) in read_frames(s)?.iter().skip(1).enumerate() {
+        all.push((i, Stamps::parse(v)?));
+    }
+    if all.len() != runs * 2 {
+        bail!("{} views in the transcript, {} calls made", all.len(), runs * 2);
+    }
+    let mut out = PortholeLatency {
+        cold: Vec::new(),
+        steady: Vec::new(),
+        steady_late: 0,
+        cold_early: 0,
+        clock,
+        frame_clock,
+    };
+    for (i, st) in all {
+        if i % 2 == 0 {
+            if st.init < st.returned_at {
+                out.cold_early += 1;
+            }
+            out.cold.push(st);
+        } else if st.init < st.returned_at {
+            out.steady.push(st);
+        } else {
+            out.steady_late += 1;
+        }
+    }
+    Ok(out)
+}
+
+// ---- a bare frame in an empty Tauri window ------------------------------------------------------
+
+/// A WebDriver session on the empty Tauri window of the start-up benchmark.
+struct Bare {
+    agent: ureq::Agent,
+    base: String,
+    _driver: Driver,
+}
+
+impl Bare {
+    fn launch(binary: &Path) -> Result<Bare> {
+        let driver = Driver::start(&[])?;
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(90)))
+            .build()
+            .into();
+        let caps = json!({
+            "capabilities": {
+                "alwaysMatch": { "tauri:options": { "application": binary, "args": [] } },
+                "firstMatch": [{}]
+            }
+        });
+        let body: Value = agent
+            .post(format!("{}/session", driver.url))
+            .send_json(&caps)?
+            .body_mut()
+            .read_json()?;
+        let id = body["value"]["sessionId"]
+            .as_str()
+            .ok_or_else(|| anyhow!("no session: {}", body["value"]))?;
+        let bare = Bare {
+            agent,
+            base: format!("{}/session/{id}", driver.url),
+            _driver: driver,
+        };
+        let deadline = Instant::now() + WAIT;
+        while bare.execute_async("return document.readyState;")? != json!("complete") {
+            if Instant::now() > deadline {
+                bail!("the baseline window's page did not load");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Ok(bare)
+    }
+
+    fn execute_async(&self, body: &str) -> Result<Value> {
+        let script = format!(
+            "const done = arguments[arguments.length - 1];
+             (async () => {{ {body} }})().then(done, e => done({{ error: String(e) }}));"
+        );
+        let value: Value = self
+            .agent
+            .post(format!("{}/execute/async", self.base))
+            .send_json(json!({"script": script, "args": []}))?
+            .body_mut()
+            .read_json()?;
+        let value = value["value"].clone();
+        if let Some(error) = value.get("error") {
+            bail!("script failed: {error}");
+        }
+        Ok(value)
+    }
+
+    /// One view in a fresh `<iframe sandbox="allow-scripts" srcdoc>`; the page answers
+    /// `ui/initialize`, then posts tool-input and the result (after `delay_ms` when steady).
+    fn view(&self, delay_ms: u64) -> Result<Stamps> {
+        let html = serde_json::to_string(STAMP_HTML)?;
+        let body = format!(
+            r#"const HTML = {html};
+            const delay = {delay_ms};
+            const now = () => performance.timeOrigin + performance.now();
+            const frame = document.createElement("iframe");
+            frame.setAttribute("sandbox", "allow-scripts");
+            frame.style.cssText = "width: 320px; height: 80px; border: 0; display: block";
+            const stamps = new Promise((resolve, reject) => {{
+              const timer = setTimeout(() => reject(new Error("no stamps within 20 s")), 20000);
+              window.addEventListener("message", async function onMessage(e) {{
+                if (e.source !== frame.contentWindow) return;
+                const m = e.data;
+                if (!m || m.jsonrpc !== "2.0") return;
+                const send = (msg) => frame.contentWindow.postMessage(msg, "*");
+                if (m.method === "ui/initialize") {{
+                  send({{ jsonrpc: "2.0", id: m.id, result: {{ protocolVersion: "2026-01-26",
+                    hostInfo: {{ name: "bare", version: "1" }}, hostCapabilities: {{}}, hostContext: {{}} }} }});
+                }} else if (m.method === "ui/notifications/initialized") {{
+                  if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+                  send({{ jsonrpc: "2.0", method: "ui/notifications/tool-input", params: {{ arguments: {{}} }} }});
+                  const at = now();
+                  send({{ jsonrpc: "2.0", method: "ui/notifications/tool-result", params: {{
+                    content: [{{ type: "text", text: at.toFixed(3) }}],
+                    structuredContent: {{ receivedAt: at, returnedAt: at }} }} }});
+                }} else if (m.method === "notifications/message") {{
+                  clearTimeout(timer);
+                  window.removeEventListener("message", onMessage);
+                  resolve(m.params.data);
+                }}
+              }});
+            }});
+            const created = now();
+            frame.srcdoc = HTML.replace("__READ_AT__", created.toFixed(3));
+            document.body.appendChild(frame);
+            return await stamps;"#
+        );
+        Stamps::parse(&self.execute_async(&body)?)
+    }
+}
+
+impl Drop for Bare {
+    fn drop(&mut self) {
+        let _ = self.agent.delete(&self.base).call();
+    }
+}
+
+struct BareLatency {
+    cold: Vec<Stamps>,
+    steady: Vec<Stamps>,
+}
+
+fn bare_latency(binary: &Path, runs: usize) -> Result<BareLatency> {
+    let bare = Bare::launch(binary)?;
+    bare.view(0)?; // warm-up
+    let (mut cold, mut steady) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        cold.push(bare.view(0)?);
+        steady.push(bare.view(BARE_STEADY_DELAY_MS)?);
+    }
+    Ok(BareLatency { cold, steady })
+}
+
+// ---- memory -------------------------------------------------------------------------------------
+
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(p) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
+        // The command name may contain spaces; the fields after the last ')' are fixed.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let ppid: u32 = rest.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+        children.entry(ppid).or_default().push(p);
+    }
+    let mut out = vec![pid];
+    let mut seen = HashSet::from([pid]);
+    let mut i = 0;
+    while i < out.len() {
+        for &c in children.get(&out[i]).map(Vec::as_slice).unwrap_or(&[]) {
+            if seen.insert(c) {
+                out.push(c);
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// (RSS, PSS) in KiB from `/proc/<pid>/smaps_rollup`.
+fn memory_kib(pid: u32) -> (u64, u64) {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
+    let field = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("Rss:"), field("Pss:"))
+}
+
+/// The porthole process running with `profile`.
+fn porthole_pid(profile: &Path) -> Result<u32> {
+    let profile = profile.to_string_lossy();
+    for entry in std::fs::read_dir("/proc")?.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let args: Vec<String> = cmdline
+            .split(|b| *b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        if comm.trim() == "porthole" && args.iter().any(|a| a == profile.as_ref()) {
+            return Ok(pid);
+        }
+    }
+    bail!("no porthole process with the profile {profile}")
+}
+
+/// Memory of the app and its descendants, by process name: (count, RSS KiB, PSS KiB).
+type Breakdown = BTreeMap<String, (usize, u64, u64)>;
+
+fn app_memory(pid: u32) -> Breakdown {
+    let mut out = Breakdown::new();
+    for p in descendants(pid) {
+        let name = std::fs::read_to_string(format!("/proc/{p}/comm"))
+            .unwrap_or_default()
+            .trim()
+            .to_string();
+        let (rss, pss) = memory_kib(p);
+        let e = out.entry(name).or_default();
+        *e = (e.0 + 1, e.1 + rss, e.2 + pss);
+    }
+    out
+}
+
+fn totals(b: &Breakdown) -> (f64, f64, usize) {
+    let (rss, pss, n) = b
+        .values()
+        .fold((0, 0, 0), |(r, p, n), (c, r2, p2)| (r + r2, p + p2, n + c));
+    (rss as f64 / 1024.0, pss as f64 / 1024.0, n)
+}
+
+/// The median of three readings a second apart (by total PSS).
+fn settled_memory(pid: u32) -> Breakdown {
+    std::thread::sleep(Duration::from_secs(3));
+    let mut readings: Vec<Breakdown> = (0..3)
+        .map(|i| {
+            if i > 0 {
+                std::thread::sleep(Duration::from_secs(1));
+            }
+            app_memory(pid)
+        })
+        .collect();
+    readings.sort_by(|a, b| totals(a).1.total_cmp(&totals(b).1));
+    readings.swap_remove(1)
+}
+
+fn print_memory(label: &str, b: &Breakdown) {
+    let (rss, pss, n) = totals(b);
+    let parts: Vec<String> = b
+        .iter()
+        .map(|(name, (c, r, p))| {
+            format!(
+                "{name}{} {:.1}/{:.1}",
+                if *c > 1 { format!(" x{c}") } else { String::new() },
+                *r as f64 / 1024.0,
+                *p as f64 / 1024.0
+            )
+        })
+        .collect();
+    println!("  {label:<26} RSS {rss:>7.1} MiB  PSS {pss:>7.1} MiB  {n} processes");
+    println!("  {:<26} by process (RSS/PSS MiB): {}", "", parts.join(", "));
+}
+
+/// Memory before and after one turn that shows `n` views at once: (idle, with views).
+fn memory_with(n: usize) -> Result<(Breakdown, Breakdown)> {
+    let calls = (0..n)
+        .map(|i| FakeToolCall::new(format!("call_{i}"), "stamp", "{}"))
+        .collect();
+    let chat = chat(vec![Reply::ToolCalls { text: None, calls }, Reply::text("Done.")])?;
+    let app = launch(&chat)?;
+    let s = &app.session;
+    let pid = porthole_pid(chat.dir.path())?;
+    let idle = settled_memory(pid);
+    send(s, "stamp")?;
+    wait_for_views(s, n, Duration::from_secs(180))?;
+    wait_for_answer(s, "Done.")?;
+    let with = settled_memory(pid);
+    // Sanity: every view got its result.
+    let got = read_frames(s)?.iter().filter(|v| !v["result"].is_null()).count();
+    if got != n {
+        bail!("{got} of {n} views got their tool result");
+    }
+    Ok((idle, with))
+}
+
+// ---- main ---------------------------------------------------------------------------------------
+
+fn main() -> Result<()> {
+    // `cargo bench` passes `--bench`; nothing else to parse.
+    let runs: usize = std::env::var("PORTHOLE_BENCH_RUNS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(30);
+    if std::env::var_os("PORTHOLE_BIN").is_none() {
+        // SAFETY: no other thread has been started yet.
+        unsafe { std::env::set_var("PORTHOLE_BIN", binary("porthole")) };
+    }
+    let porthole = porthole_e2e::porthole_binary();
+    let baseline = binary("porthole-baseline-window");
+    let webkit = Command::new("WebKitWebDriver")
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    println!("MCP App views: latency and memory");
+    println!(
+        "porthole: {}\nbaseline: {}\nserver:   {SERVER}\n{webkit}",
+        porthole.display(),
+        baseline.display()
+    );
+
+    let p = porthole_latency(runs)?;
+    let b = bare_latency(&baseline, runs)?;
+
+    println!();
+    println!(
+        "clock check: page clock - system clock = {:+.2} ms (±{:.2}) in the window, {:+.2} ms (±{:.2}) in a view frame",
+        p.clock.0, p.clock.1, p.frame_clock.0, p.frame_clock.1
+    );
+    println!("(page clocks: performance.timeOrigin + performance.now(), which WebKit rounds to about 1 ms)");
+    println!();
+    println!(
+        "1a. Porthole, cold: `stamp` returns at once, one call per turn ({} calls; in {} of them the view had \
+         initialized before the result left the server)",
+        p.cold.len(),
+        p.cold_early
+    );
+    let c = &p.cold;
+    row(
+        "server served resources/read -> view frame's navigation start (host checks the HTML, mints its URL, window adds the iframe)",
+        col(c, |s| s.origin - s.read_at),
+    );
+    let p_load = row(
+        "frame navigation start -> view's script runs (loading the HTML over mcpview:)",
+        col(c, |s| s.script - s.origin),
+    );
+    let p_init = row(
+        "view's script runs -> ui/initialize answered (relay through the window and the Rust bridge)",
+        col(c, |s| s.init - s.script),
+    );
+    row(
+        "ui/initialize answered -> tool-result in the view (initialized, tool-input, the held result)",
+        col(c, |s| s.result - s.init),
+    );
+    row(
+        "server served resources/read -> server got tools/call (negative: the call came first)",
+        col(c, |s| s.received_at - s.read_at),
+    );
+    row(
+        "server returned the result -> tool-result in the view (includes waiting for the view to start)",
+        col(c, |s| s.result - s.returned_at),
+    );
+    let p_total = row(
+        "server served resources/read -> tool-result in the view (the whole cold path from the view's HTML)",
+        col(c, |s| s.result - s.read_at),
+    );
+    println!();
+    println!(
+        "1b. Porthole, steady: `stamp` waits {STEADY_DELAY_MS} ms, so the view is initialized first ({} calls; {} left out: \
+         the view was not initialized yet)",
+        p.steady.len(),
+        p.steady_late
+    );
+    let p_steady = row(
+        "server returned the result (stamped just before returning) -> view got ui/notifications/tool-result",
+        col(&p.steady, |s| s.result - s.returned_at),
+    );
+    println!();
+    println!(
+        "1c. Bare: the same HTML in <iframe sandbox=\"allow-scripts\" srcdoc> in the empty Tauri window, an in-page host \
+         ({} cold, {} steady)",
+        b.cold.len(),
+        b.steady.len()
+    );
+    let c = &b.cold;
+    row(
+        "iframe inserted -> frame navigation start",
+        col(c, |s| s.origin - s.read_at),
+    );
+    let b_load = row(
+        "frame navigation start -> view's script runs (bare document load of the same HTML)",
+        col(c, |s| s.script - s.origin),
+    );
+    let b_init = row(
+        "view's script runs -> ui/initialize answered (in-page postMessage round trip)",
+        col(c, |s| s.init - s.script),
+    );
+    row(
+        "ui/initialize answered -> tool-result in the view",
+        col(c, |s| s.result - s.init),
+    );
+    let b_total = row(
+        "iframe inserted -> tool-result in the view (cold: result posted right after initialized)",
+        col(c, |s| s.result - s.read_at),
+    );
+    let b_steady = row(
+        &format!("host posted the result -> view got it (steady: posted {BARE_STEADY_DELAY_MS} ms after initialized)"),
+        col(&b.steady, |s| s.result - s.returned_at),
+    );
+    println!();
+    println!("ratios (p50 / p50):");
+    ratio(
+        "cold total: Porthole (resources/read served -> result in view) / bare (iframe inserted -> result in view)",
+        p_total,
+        b_total,
+    );
+    ratio(
+        "document load (navigation start -> script runs): Porthole's mcpview: frame / bare srcdoc frame",
+        p_load,
+        b_load,
+    );
+    ratio("ui/initialize round trip: Porthole / bare", p_init, b_init);
+    ratio(
+        "steady delivery: Porthole (result leaves the server -> view) / bare (postMessage -> view)",
+        p_steady,
+        b_steady,
+    );
+    ratio(
+        "Porthole steady delivery (result leaves the server -> view) / bare document load of the same HTML",
+        p_steady,
+        b_load,
+    );
+
+    println!();
+    println!("2. Memory of porthole and all its descendants, 3 s after the views are ready (median of 3 readings)");
+    let (idle1, one) = memory_with(1)?;
+    let (idle50, many) = memory_with(MANY_VIEWS)?;
+    print_memory("before the turn (run 1)", &idle1);
+    print_memory("1 view", &one);
+    print_memory("before the turn (run 2)", &idle50);
+    print_memory(&format!("{MANY_VIEWS} views"), &many);
+    let (r1, p1, _) = totals(&one);
+    let (r50, p50, _) = totals(&many);
+    let per = (MANY_VIEWS - 1) as f64;
+    println!(
+        "  per extra view ({MANY_VIEWS} views - 1 view) / {}: RSS {:+.2} MiB, PSS {:+.2} MiB",
+        MANY_VIEWS - 1,
+        (r50 - r1) / per,
+        (p50 - p1) / per
+    );
+    Ok(())
+}
