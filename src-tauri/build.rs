@@ -23,6 +23,8 @@ const COMMANDS: &[&str] = &[
     "set_view_display_mode",
     "teardown_views",
     "answer_download",
+    "set_view_container",
+    "teardown_view",
 ];
 
 fn main() {

@@ -343,6 +343,20 @@ async fn reopen_views(
     views.reopen(&conversation_id, call_id.as_deref())
 }
 
+/// The card's room for a view changed; the view is told its container's width.
+#[tauri::command]
+fn set_view_container(views: tauri::State<'_, Views>, view_id: String, width: f64) -> Result<(), String> {
+    views.set_container(&view_id, width)
+}
+
+/// A view is about to leave the screen while its frame is still there (scrolled far away):
+/// it gets `ui/resource-teardown`, waited for, and is removed.
+#[tauri::command]
+async fn teardown_view(views: tauri::State<'_, Views>, view_id: String) -> Result<(), String> {
+    views.close(&view_id, true).await;
+    Ok(())
+}
+
 /// The person's answer to a view's download offer; returns how many files were saved.
 #[tauri::command]
 async fn answer_download(views: tauri::State<'_, Views>, request_id: String, accept: bool) -> Result<usize, String> {
@@ -511,7 +525,9 @@ pub fn run(setup: Setup, model_args: ModelArgs) -> Result<()> {
             reopen_views,
             set_view_display_mode,
             teardown_views,
-            answer_download
+            answer_download,
+            set_view_container,
+            teardown_view
         ])
         .on_window_event(|window, event| {
             // Views follow the system theme, as the window does.

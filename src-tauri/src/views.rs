@@ -44,6 +44,8 @@ pub enum ViewEvent {
         allow: String,
         prefers_border: Option<bool>,
         display_modes: Vec<&'static str>,
+        /// CSP entries the resource declared that were refused, each with why.
+        csp_dropped: Vec<String>,
     },
     #[serde(rename_all = "camelCase")]
     State {
@@ -487,6 +489,12 @@ impl Views {
             allow: String::new(),
             prefers_border: loaded.prefers_border,
             display_modes: vec!["inline", "fullscreen", "pip"],
+            csp_dropped: loaded
+                .csp
+                .dropped
+                .iter()
+                .map(|d| format!("{}: {} ({})", d.field, d.entry, d.reason))
+                .collect(),
         });
         // A view that never initializes is a failure the user sees.
         let this = self.clone();
@@ -832,6 +840,19 @@ impl Views {
                 }),
             }
         }
+        Ok(())
+    }
+
+    /// The card's room for the view changed (the window was resized): the view is told its
+    /// container's width (`host-context-changed`, `containerDimensions`).
+    pub fn set_container(&self, view_id: &str, width: f64) -> Result<(), String> {
+        if !(width.is_finite() && width > 0.0) {
+            return Err("the width must be a positive number".into());
+        }
+        let bridge = self.bridge(view_id).ok_or("no such view")?;
+        bridge.host_context_changed(json!({
+            "containerDimensions": { "maxWidth": width.round(), "maxHeight": 4000 }
+        }));
         Ok(())
     }
 

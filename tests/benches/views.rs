@@ -213,38 +213,67 @@ fn wait_for_answer(s: &Session, text: &str) -> Result<()> {
     })
 }
 
-/// Waits until `n` views are ready; fails at once if one failed or was refused.
-fn wait_for_views(s: &Session, n: usize, timeout: Duration) -> Result<()> {
-    s.wait_for(&format!("{n} ready views"), timeout, |s| {
-        let bad = count(s, "[data-testid=view-state][data-state=failed]")?
-            + count(s, "[data-testid=view-state][data-state=refused]")?;
-        if bad > 0 {
+const CARD: &str = "[data-testid=tool-call][data-tool-name=stamp]";
+
+/// The states of every `stamp` card's view, in transcript order (`"none"` for a card without one).
+fn view_states(s: &Session) -> Result<Vec<String>> {
+    let v = s.execute(
+        "return Array.from(document.querySelectorAll(arguments[0])).map((card) => {
+           const state = card.querySelector('[data-testid=view-state]');
+           return state ? state.dataset.state : 'none';
+         });",
+        json!([CARD]),
+    )?;
+    Ok(v.as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| s.as_str().unwrap_or("?").to_string())
+        .collect())
+}
+
+/// Waits until there are `n` cards whose views all satisfy `settled`; fails at once if one
+/// failed or was refused.
+fn wait_for_views(s: &Session, n: usize, timeout: Duration, settled: impl Fn(&str) -> bool) -> Result<Vec<String>> {
+    s.wait_for(&format!("{n} settled views"), timeout, |s| {
+        let states = view_states(s)?;
+        if states.iter().any(|st| st == "failed" || st == "refused") {
             let texts: Vec<String> = s
                 .find_all("[data-testid=view-state]")?
                 .iter()
                 .filter_map(|e| s.text(e).ok())
                 .filter(|t| !t.contains("ready"))
                 .collect();
-            bail!("{bad} views failed: {texts:?}");
+            bail!("a view failed: {texts:?}");
         }
-        Ok((count(s, "[data-testid=view-state][data-state=ready]")? >= n).then_some(()))
+        Ok((states.len() == n && states.iter().all(|st| settled(st))).then_some(states))
     })
 }
 
-/// Every view frame's stamps, in transcript order.
-fn read_frames(s: &Session) -> Result<Vec<Value>> {
-    let mut out = Vec::new();
-    for frame in s.find_all("iframe[data-testid=mcp-app-view]")? {
-        s.switch_to_frame(&frame)?;
-        let stamps = s.wait_for("the view's tool-result stamp", WAIT, |s| {
-            let text = s.execute("return document.getElementById('t').textContent;", json!([]))?;
-            let v: Value = serde_json::from_str(text.as_str().unwrap_or("{}"))?;
-            Ok((!v["result"].is_null()).then_some(v))
-        });
-        s.switch_to_parent()?;
-        out.push(stamps?);
-    }
-    Ok(out)
+/// The stamps of the view in `frame`, once it has its result.
+fn read_frame(s: &Session, frame: &porthole_e2e::Element) -> Result<Value> {
+    s.switch_to_frame(frame)?;
+    let stamps = s.wait_for("the view's tool-result stamp", WAIT, |s| {
+        let text = s.execute("return document.getElementById('t').textContent;", json!([]))?;
+        let v: Value = serde_json::from_str(text.as_str().unwrap_or("{}"))?;
+        Ok((!v["result"].is_null()).then_some(v))
+    });
+    s.switch_to_parent()?;
+    stamps
+}
+
+/// The view id of the newest card's view, and of the last view frame in the window.
+fn newest_view_ids(s: &Session) -> Result<(Value, Value)> {
+    let v = s.execute(
+        "const cards = document.querySelectorAll(arguments[0]);
+         const card = cards[cards.length - 1];
+         const view = card && card.querySelector('[data-testid=view]');
+         const frames = document.querySelectorAll('iframe[data-testid=mcp-app-view]');
+         const frame = frames[frames.length - 1];
+         const holder = frame && frame.closest('[data-testid=view]');
+         return [view ? view.dataset.viewId : null, holder ? holder.dataset.viewId : null];",
+        json!([CARD]),
+    )?;
+    Ok((v[0].clone(), v[1].clone()))
 }
 
 struct PortholeLatency {
@@ -258,12 +287,16 @@ struct PortholeLatency {
     frame_clock: (f64, f64),
 }
 
-/// `runs` cold and `runs` steady calls, alternating, one turn each, in one conversation.
+/// `runs` cold and `runs` steady calls, alternating, one turn each, in one conversation. Each
+/// view is read as soon as its turn is over, while it is in sight: the window parks views that
+/// are far out of sight.
 fn porthole_latency(runs: usize) -> Result<PortholeLatency> {
+    let delays: Vec<u64> = (0..runs * 2)
+        .map(|i| if i % 2 == 0 { 0 } else { STEADY_DELAY_MS })
+        .collect();
     // One untimed call first, so the first timed view does not pay for warming up.
-    let mut replies = vec![Reply::tool_call("warm_up", "stamp", "{}"), Reply::text("Warmed up.")];
-    for i in 0..runs * 2 {
-        let delay = if i % 2 == 0 { 0 } else { STEADY_DELAY_MS };
+    let mut replies = Vec::new();
+    for (i, delay) in std::iter::once(0).chain(delays.iter().copied()).enumerate() {
         replies.push(Reply::tool_call(
             format!("call_{i}"),
             "stamp",
@@ -274,47 +307,50 @@ fn porthole_latency(runs: usize) -> Result<PortholeLatency> {
     let chat = chat(replies)?;
     let app = launch(&chat)?;
     let s = &app.session;
-    send(s, "warm up")?;
-    wait_for_views(s, 1, WAIT)?;
-    wait_for_answer(s, "Warmed up.")?;
-    let mut all = Vec::new();
-    for i in 0..runs * 2 {
-        send(s, &format!("stamp {i}"))?;
-        wait_for_views(s, i + 2, WAIT)?;
-        wait_for_answer(s, &format!("Done {i}."))?;
-        eprintln!("porthole: call {:>3}/{} done", i + 1, runs * 2);
-    }
-    let clock = clock_offset(s)?;
-    let frames = s.find_all("iframe[data-testid=mcp-app-view]")?;
-    s.switch_to_frame(frames.last().context("no frame")?)?;
-    let frame_clock = clock_offset(s);
-    s.switch_to_parent()?;
-    let frame_clock = frame_clock?;
-    for (i, v) in read_frames(s)?.iter().skip(1).enumerate() {
-        all.push((i, Stamps::parse(v)?));
-    }
-    if all.len() != runs * 2 {
-        bail!("{} views in the transcript, {} calls made", all.len(), runs * 2);
-    }
     let mut out = PortholeLatency {
         cold: Vec::new(),
         steady: Vec::new(),
         steady_late: 0,
         cold_early: 0,
-        clock,
-        frame_clock,
+        clock: (0.0, 0.0),
+        frame_clock: (0.0, 0.0),
     };
-    for (i, st) in all {
-        if i % 2 == 0 {
-            if st.init < st.returned_at {
-                out.cold_early += 1;
+    for i in 0..=delays.len() {
+        send(s, &format!("stamp {i}"))?;
+        wait_for_answer(s, &format!("Done {i}."))?;
+        s.wait_for("the newest view to be ready", WAIT, |s| {
+            let states = view_states(s)?;
+            if states.len() != i + 1 {
+                bail!("{} stamp cards after {} calls", states.len(), i + 1);
             }
-            out.cold.push(st);
-        } else if st.init < st.returned_at {
-            out.steady.push(st);
+            Ok((states.last().map(String::as_str) == Some("ready")).then_some(()))
+        })?;
+        let (card_view, frame_view) = newest_view_ids(s)?;
+        if card_view.is_null() || card_view != frame_view {
+            bail!("the last view frame ({frame_view}) is not the newest card's view ({card_view})");
+        }
+        let frames = s.find_all("iframe[data-testid=mcp-app-view]")?;
+        let frame = frames.last().context("no view frame")?;
+        let stamps = Stamps::parse(&read_frame(s, frame)?)?;
+        if i == 0 {
+            // The warm-up: also where the clocks are compared.
+            out.clock = clock_offset(s)?;
+            s.switch_to_frame(frame)?;
+            let frame_clock = clock_offset(s);
+            s.switch_to_parent()?;
+            out.frame_clock = frame_clock?;
+            continue;
+        }
+        let initialized_first = stamps.init < stamps.returned_at;
+        if delays[i - 1] == 0 {
+            out.cold_early += usize::from(initialized_first);
+            out.cold.push(stamps);
+        } else if initialized_first {
+            out.steady.push(stamps);
         } else {
             out.steady_late += 1;
         }
+        eprintln!("porthole: call {i:>3}/{} done", delays.len());
     }
     Ok(out)
 }
@@ -570,8 +606,19 @@ fn print_memory(label: &str, b: &Breakdown) {
     println!("  {:<26} by process (RSS/PSS MiB): {}", "", parts.join(", "));
 }
 
-/// Memory before and after one turn that shows `n` views at once: (idle, with views).
-fn memory_with(n: usize) -> Result<(Breakdown, Breakdown)> {
+struct MemoryRun {
+    idle: Breakdown,
+    with: Breakdown,
+    /// Views with a frame when `with` was read, and views parked by the window.
+    live: usize,
+    parked: usize,
+}
+
+/// Memory before and after one turn whose single reply calls `stamp` `n` times. With
+/// `keep_all_live`, the transcript is first taken out of the layout and made 200 000 px tall
+/// (behind the rest of the window), so that every card stays in its "near sight" zone and the
+/// window parks no view.
+fn memory_with(n: usize, keep_all_live: bool) -> Result<MemoryRun> {
     let calls = (0..n)
         .map(|i| FakeToolCall::new(format!("call_{i}"), "stamp", "{}"))
         .collect();
@@ -579,17 +626,67 @@ fn memory_with(n: usize) -> Result<(Breakdown, Breakdown)> {
     let app = launch(&chat)?;
     let s = &app.session;
     let pid = porthole_pid(chat.dir.path())?;
+    if keep_all_live {
+        s.execute(
+            "const t = document.querySelector('[data-testid=transcript]');
+             t.style.cssText = 'position: fixed; top: 0; left: 0; width: 100%; height: 200000px; z-index: -1';",
+            json!([]),
+        )?;
+    }
     let idle = settled_memory(pid);
     send(s, "stamp")?;
-    wait_for_views(s, n, Duration::from_secs(180))?;
     wait_for_answer(s, "Done.")?;
-    let with = settled_memory(pid);
-    // Sanity: every view got its result.
-    let got = read_frames(s)?.iter().filter(|v| !v["result"].is_null()).count();
-    if got != n {
-        bail!("{got} of {n} views got their tool result");
+    if keep_all_live {
+        wait_for_views(s, n, Duration::from_secs(180), |st| st == "ready")?;
+    } else {
+        // Parked views count as settled; wait for the parking to settle too.
+        wait_for_views(s, n, Duration::from_secs(180), |st| st == "ready" || st == "parked")?;
+        std::thread::sleep(Duration::from_secs(2));
+        wait_for_views(s, n, Duration::from_secs(60), |st| st == "ready" || st == "parked")?;
     }
-    Ok((idle, with))
+    let with = settled_memory(pid);
+    let states = view_states(s)?;
+    let frames = s.find_all("iframe[data-testid=mcp-app-view]")?;
+    // Sanity: every live view got its result.
+    for frame in &frames {
+        read_frame(s, frame)?;
+    }
+    Ok(MemoryRun {
+        idle,
+        with,
+        live: frames.len(),
+        parked: states.iter().filter(|st| *st == "parked").count(),
+    })
+}
+
+fn print_memory_runs(label: &str, one: &MemoryRun, many: &MemoryRun) {
+    println!("  {label}");
+    print_memory("before the turn (1-view run)", &one.idle);
+    print_memory(&format!("1 call: {} live, {} parked", one.live, one.parked), &one.with);
+    print_memory(&format!("before the turn ({MANY_VIEWS}-call run)"), &many.idle);
+    print_memory(
+        &format!("{MANY_VIEWS} calls: {} live, {} parked", many.live, many.parked),
+        &many.with,
+    );
+    let (r1, p1, _) = totals(&one.with);
+    let (r50, p50, _) = totals(&many.with);
+    let calls = (MANY_VIEWS - 1) as f64;
+    println!(
+        "  per extra call ({MANY_VIEWS} calls - 1 call) / {}: RSS {:+.2} MiB, PSS {:+.2} MiB",
+        MANY_VIEWS - 1,
+        (r50 - r1) / calls,
+        (p50 - p1) / calls
+    );
+    if many.live > one.live {
+        let live = (many.live - one.live) as f64;
+        println!(
+            "  per extra live view ({} - {} live): RSS {:+.2} MiB, PSS {:+.2} MiB",
+            many.live,
+            one.live,
+            (r50 - r1) / live,
+            (p50 - p1) / live
+        );
+    }
 }
 
 // ---- main ---------------------------------------------------------------------------------------
@@ -623,7 +720,7 @@ fn main() -> Result<()> {
 
     println!();
     println!(
-        "clock check: page clock - system clock = {:+.2} ms (±{:.2}) in the window, {:+.2} ms (±{:.2}) in a view frame",
+        "clock check: page clock - system clock = {:+.2} ms (±{:.2}) in the window, {:+.2} ms (±{:.2}) in a view",
         p.clock.0, p.clock.1, p.frame_clock.0, p.frame_clock.1
     );
     println!("(page clocks: performance.timeOrigin + performance.now(), which WebKit rounds to about 1 ms)");
@@ -636,7 +733,7 @@ fn main() -> Result<()> {
     );
     let c = &p.cold;
     row(
-        "server served resources/read -> view frame's navigation start (host checks the HTML, mints its URL, window adds the iframe)",
+        "server served resources/read -> frame navigation start (host checks HTML, mints URL, adds iframe)",
         col(c, |s| s.origin - s.read_at),
     );
     let p_load = row(
@@ -665,8 +762,8 @@ fn main() -> Result<()> {
     );
     println!();
     println!(
-        "1b. Porthole, steady: `stamp` waits {STEADY_DELAY_MS} ms, so the view is initialized first ({} calls; {} left out: \
-         the view was not initialized yet)",
+        "1b. Porthole, steady: `stamp` waits {STEADY_DELAY_MS} ms, so the view is initialized first \
+         ({} calls; {} left out: the view was not initialized yet)",
         p.steady.len(),
         p.steady_late
     );
@@ -676,8 +773,8 @@ fn main() -> Result<()> {
     );
     println!();
     println!(
-        "1c. Bare: the same HTML in <iframe sandbox=\"allow-scripts\" srcdoc> in the empty Tauri window, an in-page host \
-         ({} cold, {} steady)",
+        "1c. Bare: the same HTML in <iframe sandbox=\"allow-scripts\" srcdoc> in the empty Tauri window, \
+         an in-page host ({} cold, {} steady)",
         b.cold.len(),
         b.steady.len()
     );
@@ -731,21 +828,19 @@ fn main() -> Result<()> {
     );
 
     println!();
-    println!("2. Memory of porthole and all its descendants, 3 s after the views are ready (median of 3 readings)");
-    let (idle1, one) = memory_with(1)?;
-    let (idle50, many) = memory_with(MANY_VIEWS)?;
-    print_memory("before the turn (run 1)", &idle1);
-    print_memory("1 view", &one);
-    print_memory("before the turn (run 2)", &idle50);
-    print_memory(&format!("{MANY_VIEWS} views"), &many);
-    let (r1, p1, _) = totals(&one);
-    let (r50, p50, _) = totals(&many);
-    let per = (MANY_VIEWS - 1) as f64;
     println!(
-        "  per extra view ({MANY_VIEWS} views - 1 view) / {}: RSS {:+.2} MiB, PSS {:+.2} MiB",
-        MANY_VIEWS - 1,
-        (r50 - r1) / per,
-        (p50 - p1) / per
+        "2. Memory of porthole and all its descendants, 3 s after the turn's views settled \
+         (median of 3 readings 1 s apart)"
+    );
+    let one = memory_with(1, false)?;
+    let many = memory_with(MANY_VIEWS, false)?;
+    let one_live = memory_with(1, true)?;
+    let many_live = memory_with(MANY_VIEWS, true)?;
+    print_memory_runs("as the window runs (views far out of sight are parked):", &one, &many);
+    print_memory_runs(
+        "every view kept live (the transcript made 200 000 px tall, so none is out of sight):",
+        &one_live,
+        &many_live,
     );
     Ok(())
 }

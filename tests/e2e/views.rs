@@ -173,7 +173,7 @@ fn official_example_views_render_and_show_their_tool_result() -> Result<()> {
 
 fn hostile_server() -> Value {
     json!({ "command": env!("CARGO_BIN_EXE_porthole-hostile-server"), "alwaysAllow": [
-        "hostile_view", "oversized_view", "wrong_mime_view", "missing_view"
+        "hostile_view", "oversized_view", "wrong_mime_view", "missing_view", "silent_view"
     ] })
 }
 
@@ -382,6 +382,33 @@ fn a_hostile_view_is_contained() -> Result<()> {
             "{entry} dropped and audited: {dropped:?}"
         );
     }
+    // The view rendered, so (and only so) the model's result carries the host's note after the
+    // tool's own content.
+    let posts: Vec<_> = chat
+        .fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST")
+        .collect();
+    let tool_message = posts[1].body["messages"].as_array().unwrap().last().unwrap().clone();
+    let content = tool_message["content"].as_str().unwrap_or_default();
+    assert!(content.starts_with("hostile result"), "{content}");
+    assert!(content.contains("interactive view is shown"), "{content}");
+    // `porthole audit --json` prints the same log, one entry per line.
+    let out = std::process::Command::new(porthole_e2e::porthole_binary())
+        .args(["--profile", &chat.dir.path().display().to_string(), "audit", "--json"])
+        .output()?;
+    assert!(out.status.success());
+    let printed: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(serde_json::from_str)
+        .collect::<Result<_, _>>()?;
+    assert_eq!(printed.len(), audit.len());
+    assert!(
+        printed
+            .iter()
+            .any(|e| e["kind"] == "csp-dropped" && e["detail"]["entry"] == "*")
+    );
     let view = audit.iter().find(|e| e.kind == "view").context("the view is audited")?;
     let csp = view.detail["csp"].as_str().unwrap_or_default();
     assert!(csp.contains("connect-src https://ok.example wss://ws.example"), "{csp}");
@@ -476,5 +503,38 @@ fn a_reopened_conversation_shows_its_view_again_until_it_expires() -> Result<()>
     assert!(s.text(&expired)?.contains("expired"));
     assert!(s.find_all(&format!("{card} iframe")).unwrap_or_default().is_empty());
     s.find(&format!("{card}[data-status=ok]"))?;
+    Ok(())
+}
+
+/// A view that loads but never initializes fails visibly after the timeout, and the model is
+/// not told that it rendered.
+#[test]
+fn a_view_that_never_starts_fails_visibly_and_the_model_is_not_told_it_rendered() -> Result<()> {
+    let chat = chat("hostile", hostile_server(), "silent_view", &json!({}))?;
+    let app = launch(&chat)?;
+    let s = &app.session;
+    s.wait_for_element(
+        "[data-testid=server][data-server-name=hostile][data-state=connected]",
+        WAIT,
+    )?;
+    send(s, "Show me")?;
+    let card = "[data-testid=tool-call][data-tool-name=silent_view]";
+    let state = s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=failed]"), WAIT)?;
+    assert!(s.text(&state)?.contains("did not start"), "{}", s.text(&state)?);
+    s.wait_for("the final answer", WAIT, |s| {
+        let replies = s.find_all("[data-testid=message][data-role=assistant]")?;
+        Ok(match replies.last() {
+            Some(last) => (s.text(last)? == "Done.").then_some(()),
+            None => None,
+        })
+    })?;
+    let posts: Vec<_> = chat
+        .fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST")
+        .collect();
+    let last = posts[1].body["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["content"], "silent view", "the tool's content, and no note");
     Ok(())
 }

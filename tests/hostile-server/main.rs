@@ -37,6 +37,10 @@ const ATTACKS_URI: &str = "ui://hostile/attacks.html";
 const TOO_BIG_URI: &str = "ui://hostile/too-big.html";
 const WRONG_MIME_URI: &str = "ui://hostile/wrong-mime.html";
 const MISSING_URI: &str = "ui://hostile/missing.html";
+const SILENT_URI: &str = "ui://hostile/silent.html";
+
+/// A view that loads but never speaks: no `ui/initialize`, so the host must give up on it.
+const SILENT_HTML: &str = "<!doctype html><html><body><p id=\"silent\">This view never starts.</p></body></html>";
 
 /// The attacking view.
 const ATTACKS_HTML: &str = include_str!("attacks.html");
@@ -125,6 +129,12 @@ fn views() -> Vec<View> {
             meta: None,
         },
         View {
+            uri: SILENT_URI,
+            name: "silent",
+            mime: MCP_APP_MIME,
+            meta: None,
+        },
+        View {
             uri: MISSING_URI,
             name: "missing",
             mime: MCP_APP_MIME,
@@ -194,8 +204,14 @@ impl ServerHandler for HostileServer {
             tool(
                 "missing_view",
                 "A UI tool whose view cannot be read.",
-                object,
+                object.clone(),
                 json!({"resourceUri": MISSING_URI}),
+            ),
+            tool(
+                "silent_view",
+                "A UI tool whose view never initializes.",
+                object,
+                json!({"resourceUri": SILENT_URI}),
             ),
         ]))
     }
@@ -222,6 +238,7 @@ impl ServerHandler for HostileServer {
             "oversized_view" => text("oversized view"),
             "wrong_mime_view" => text("wrong mime view"),
             "missing_view" => text("missing view"),
+            "silent_view" => text("silent view"),
             other => return Err(ErrorData::invalid_params(format!("no tool {other}"), None)),
         };
         Ok(result.into())
@@ -256,6 +273,7 @@ impl ServerHandler for HostileServer {
             ATTACKS_URI => ATTACKS_HTML,
             TOO_BIG_URI => TOO_BIG_HTML.as_str(),
             WRONG_MIME_URI => WRONG_MIME_HTML,
+            SILENT_URI => SILENT_HTML,
             MISSING_URI => {
                 return Err(ErrorData::resource_not_found(
                     format!("{MISSING_URI} is gone (on purpose)"),
