@@ -63,6 +63,17 @@ fn send(s: &Session, text: &str) -> Result<()> {
     s.send_keys(&composer, &format!("{text}\u{E007}"))
 }
 
+/// Waits until the last assistant message reads `text`.
+fn wait_for_answer(s: &Session, text: &str) -> Result<()> {
+    s.wait_for("the final answer", WAIT, |s| {
+        let replies = s.find_all("[data-testid=message][data-role=assistant]")?;
+        Ok(match replies.last() {
+            Some(last) => (s.text(last)? == text).then_some(()),
+            None => None,
+        })
+    })
+}
+
 /// The stored view-facing result of the conversation's only tool call.
 fn view_facing(profile: &Path) -> Result<Value> {
     let store = Store::open(&profile.join("porthole.db"))?;
@@ -198,13 +209,7 @@ fn refused_views_say_why_and_the_model_still_gets_the_result() -> Result<()> {
         assert!(text.to_lowercase().contains(&reason.to_lowercase()), "{tool}: {text}");
         assert!(s.find_all(&format!("{card} iframe")).unwrap_or_default().is_empty());
         // The answer still comes, and the model got the tool's text.
-        s.wait_for("the final answer", WAIT, |s| {
-            let replies = s.find_all("[data-testid=message][data-role=assistant]")?;
-            Ok(match replies.last() {
-                Some(last) => (s.text(last)? == "Done.").then_some(()),
-                None => None,
-            })
-        })?;
+        wait_for_answer(s, "Done.")?;
         let posts: Vec<_> = chat
             .fake
             .requests()
@@ -521,13 +526,7 @@ fn a_view_that_never_starts_fails_visibly_and_the_model_is_not_told_it_rendered(
     let card = "[data-testid=tool-call][data-tool-name=silent_view]";
     let state = s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=failed]"), WAIT)?;
     assert!(s.text(&state)?.contains("did not start"), "{}", s.text(&state)?);
-    s.wait_for("the final answer", WAIT, |s| {
-        let replies = s.find_all("[data-testid=message][data-role=assistant]")?;
-        Ok(match replies.last() {
-            Some(last) => (s.text(last)? == "Done.").then_some(()),
-            None => None,
-        })
-    })?;
+    wait_for_answer(s, "Done.")?;
     let posts: Vec<_> = chat
         .fake
         .requests()

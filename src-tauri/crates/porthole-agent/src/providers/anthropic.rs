@@ -1,7 +1,5 @@
 //! Anthropic Messages, streamed.
 
-use std::fmt;
-
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
@@ -12,49 +10,30 @@ use tokio_util::sync::CancellationToken;
 use super::content::{self, Block};
 use super::http::{self, Decoder};
 use super::sse::SseEvent;
-use super::{ProviderConfig, ProviderKind, default_base_url, parse_arguments};
+use super::{ProviderConfig, ProviderKind, parse_arguments};
 use crate::conversation::{Message, Part, Role, ToolSpec, Usage};
-use crate::provider::{ModelEvent, ModelReply, ModelRequest, Provider, ProviderError, RetryPolicy};
+use crate::provider::{ModelEvent, ModelReply, ModelRequest, Provider, ProviderError};
 
 /// The `anthropic-version` header sent.
 pub const API_VERSION: &str = "2023-06-01";
 /// `max_tokens` when neither the request nor the configuration sets one (the API requires it).
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
 
+#[derive(Debug)]
 pub struct AnthropicProvider {
-    client: reqwest::Client,
-    base_url: String,
-    api_key: Option<String>,
-    retry: RetryPolicy,
-    max_tokens: Option<u32>,
-}
-
-impl fmt::Debug for AnthropicProvider {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AnthropicProvider")
-            .field("base_url", &self.base_url)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
-            .finish_non_exhaustive()
-    }
+    endpoint: http::Endpoint,
 }
 
 impl AnthropicProvider {
     /// (`config.kind` is not looked at.)
     pub fn new(config: ProviderConfig) -> AnthropicProvider {
         AnthropicProvider {
-            client: http::client(),
-            base_url: config
-                .base_url
-                .filter(|u| !u.trim().is_empty())
-                .unwrap_or_else(|| default_base_url(ProviderKind::Anthropic).to_string()),
-            api_key: http::clean_key(&config.api_key),
-            retry: config.retry,
-            max_tokens: config.max_tokens,
+            endpoint: http::Endpoint::new(config, ProviderKind::Anthropic),
         }
     }
 
     pub fn base_url(&self) -> &str {
-        &self.base_url
+        &self.endpoint.base_url
     }
 
     /// A request with the version header and, when there is a key, `x-api-key`.
@@ -67,7 +46,7 @@ impl AnthropicProvider {
     }
 
     fn key(&self) -> Result<Option<HeaderValue>, ProviderError> {
-        self.api_key.as_deref().map(http::secret_header).transpose()
+        self.endpoint.api_key.as_deref().map(http::secret_header).transpose()
     }
 }
 
@@ -83,11 +62,13 @@ impl Provider for AnthropicProvider {
         cancel: CancellationToken,
     ) -> BoxFuture<'a, Result<ModelReply, ProviderError>> {
         Box::pin(async move {
-            let url = http::join_url(&self.base_url, "messages");
-            let body = Bytes::from(serde_json::to_vec(&request_body(request, self.max_tokens)).unwrap_or_default());
+            let url = http::join_url(&self.endpoint.base_url, "messages");
+            let body =
+                Bytes::from(serde_json::to_vec(&request_body(request, self.endpoint.max_tokens)).unwrap_or_default());
             let key = self.key()?;
             let make = || {
                 let builder = self
+                    .endpoint
                     .client
                     .post(&url)
                     .header(CONTENT_TYPE, "application/json")
@@ -95,7 +76,15 @@ impl Provider for AnthropicProvider {
                     .body(body.clone());
                 self.request(builder, &key)
             };
-            let response = http::send(&make, &url, Some(&request.model), &self.retry, &events, &cancel).await?;
+            let response = http::send(
+                &make,
+                &url,
+                Some(&request.model),
+                &self.endpoint.retry,
+                &events,
+                &cancel,
+            )
+            .await?;
             http::read_stream(response, MessagesDecoder::default(), &events, &cancel).await
         })
     }
@@ -109,7 +98,7 @@ impl Provider for AnthropicProvider {
             let mut after: Option<String> = None;
             // Pages of up to 1000; a bound in case a server keeps saying "more".
             for _ in 0..20 {
-                let base = http::join_url(&self.base_url, "models");
+                let base = http::join_url(&self.endpoint.base_url, "models");
                 let mut url = reqwest::Url::parse(&base).map_err(|e| ProviderError::Unreachable {
                     url: base.clone(),
                     message: e.to_string(),
@@ -119,8 +108,8 @@ impl Provider for AnthropicProvider {
                     url.query_pairs_mut().append_pair("after_id", after);
                 }
                 let url = url.to_string();
-                let make = || self.request(self.client.get(&url), &key);
-                let response = http::send(&make, &url, None, &self.retry, &events, &cancel).await?;
+                let make = || self.request(self.endpoint.client.get(&url), &key);
+                let response = http::send(&make, &url, None, &self.endpoint.retry, &events, &cancel).await?;
                 let body = response.bytes().await.map_err(|e| {
                     ProviderError::BadResponse(format!("reading the model list: {}", http::error_chain(&e)))
                 })?;
@@ -552,6 +541,7 @@ impl Decoder for MessagesDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provider::RetryPolicy;
     use crate::providers::http::tests::decode;
     use crate::providers::test_server::{self, Answer, Then, fast_retry, serve};
 

@@ -12,6 +12,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::sse::{SseEvent, SseParser};
+use super::{ProviderConfig, ProviderKind, default_base_url};
 use crate::provider::{ModelEvent, ModelReply, ProviderError, RetryPolicy};
 
 pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -21,6 +22,41 @@ pub(crate) const READ_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The longest API error message kept (some servers answer with a whole HTML page).
 const MAX_MESSAGE_CHARS: usize = 1000;
+
+/// Where and how a provider is reached: its client, base URL, key, retries and default
+/// `max_tokens`. `Debug` never shows the key.
+pub(crate) struct Endpoint {
+    pub client: reqwest::Client,
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub retry: RetryPolicy,
+    pub max_tokens: Option<u32>,
+}
+
+impl Endpoint {
+    /// From a provider's config; no base URL means `kind`'s public API.
+    pub fn new(config: ProviderConfig, kind: ProviderKind) -> Endpoint {
+        Endpoint {
+            client: client(),
+            base_url: config
+                .base_url
+                .filter(|u| !u.trim().is_empty())
+                .unwrap_or_else(|| default_base_url(kind).to_string()),
+            api_key: clean_key(&config.api_key),
+            retry: config.retry,
+            max_tokens: config.max_tokens,
+        }
+    }
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+            .finish_non_exhaustive()
+    }
+}
 
 pub(crate) fn client() -> reqwest::Client {
     let builder = || {

@@ -1,7 +1,6 @@
 //! OpenAI Chat Completions, streamed, and the servers compatible with it: Ollama `/v1`,
 //! llama.cpp's server, LM Studio, vLLM, OpenRouter, ...
 
-use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use bytes::Bytes;
@@ -15,52 +14,34 @@ use tokio_util::sync::CancellationToken;
 use super::content::{self, Block};
 use super::http::{self, Decoder};
 use super::sse::SseEvent;
-use super::{ProviderConfig, ProviderKind, default_base_url, parse_arguments};
+use super::{ProviderConfig, ProviderKind, parse_arguments};
 use crate::conversation::{Message, Part, Role, ToolSpec, Usage};
-use crate::provider::{ModelEvent, ModelReply, ModelRequest, Provider, ProviderError, RetryPolicy};
+use crate::provider::{ModelEvent, ModelReply, ModelRequest, Provider, ProviderError};
 
+#[derive(Debug)]
 pub struct OpenAiProvider {
-    client: reqwest::Client,
-    base_url: String,
-    api_key: Option<String>,
-    retry: RetryPolicy,
-    max_tokens: Option<u32>,
+    endpoint: http::Endpoint,
     /// The server refused `stream_options`: it is not sent again (usage is then whatever the
     /// server reports unasked, often nothing).
     no_stream_options: AtomicBool,
-}
-
-impl fmt::Debug for OpenAiProvider {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OpenAiProvider")
-            .field("base_url", &self.base_url)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
-            .finish_non_exhaustive()
-    }
 }
 
 impl OpenAiProvider {
     /// (`config.kind` is not looked at.)
     pub fn new(config: ProviderConfig) -> OpenAiProvider {
         OpenAiProvider {
-            client: http::client(),
-            base_url: config
-                .base_url
-                .filter(|u| !u.trim().is_empty())
-                .unwrap_or_else(|| default_base_url(ProviderKind::OpenAi).to_string()),
-            api_key: http::clean_key(&config.api_key),
-            retry: config.retry,
-            max_tokens: config.max_tokens,
+            endpoint: http::Endpoint::new(config, ProviderKind::OpenAi),
             no_stream_options: AtomicBool::new(false),
         }
     }
 
     pub fn base_url(&self) -> &str {
-        &self.base_url
+        &self.endpoint.base_url
     }
 
     fn authorization(&self) -> Result<Option<HeaderValue>, ProviderError> {
-        self.api_key
+        self.endpoint
+            .api_key
             .as_deref()
             .map(|key| http::secret_header(&format!("Bearer {key}")))
             .transpose()
@@ -73,12 +54,13 @@ impl OpenAiProvider {
         events: &mpsc::UnboundedSender<ModelEvent>,
         cancel: &CancellationToken,
     ) -> Result<ModelReply, ProviderError> {
-        let url = http::join_url(&self.base_url, "chat/completions");
-        let body = request_body(request, self.max_tokens, include_usage);
+        let url = http::join_url(&self.endpoint.base_url, "chat/completions");
+        let body = request_body(request, self.endpoint.max_tokens, include_usage);
         let body = Bytes::from(serde_json::to_vec(&body).unwrap_or_default());
         let authorization = self.authorization()?;
         let make = || {
             let builder = self
+                .endpoint
                 .client
                 .post(&url)
                 .header(CONTENT_TYPE, "application/json")
@@ -89,7 +71,7 @@ impl OpenAiProvider {
                 None => builder,
             }
         };
-        let response = http::send(&make, &url, Some(&request.model), &self.retry, events, cancel).await?;
+        let response = http::send(&make, &url, Some(&request.model), &self.endpoint.retry, events, cancel).await?;
         http::read_stream(response, ChatDecoder::default(), events, cancel).await
     }
 }
@@ -115,7 +97,7 @@ impl Provider for OpenAiProvider {
             let include_usage = !self.no_stream_options.load(Ordering::Relaxed);
             match self.stream_once(request, include_usage, &events, &cancel).await {
                 Err(e) if include_usage && refuses_stream_options(&e) => {
-                    tracing::info!(base_url = %self.base_url, "the server refused stream_options; asking without it");
+                    tracing::info!(base_url = %self.endpoint.base_url, "the server refused stream_options; asking without it");
                     self.no_stream_options.store(true, Ordering::Relaxed);
                     self.stream_once(request, false, &events, &cancel).await
                 }
@@ -126,17 +108,25 @@ impl Provider for OpenAiProvider {
 
     fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, ProviderError>> {
         Box::pin(async move {
-            let url = http::join_url(&self.base_url, "models");
+            let url = http::join_url(&self.endpoint.base_url, "models");
             let authorization = self.authorization()?;
             let make = || {
-                let builder = self.client.get(&url);
+                let builder = self.endpoint.client.get(&url);
                 match &authorization {
                     Some(value) => builder.header(AUTHORIZATION, value.clone()),
                     None => builder,
                 }
             };
             let (events, _) = mpsc::unbounded_channel();
-            let response = http::send(&make, &url, None, &self.retry, &events, &CancellationToken::new()).await?;
+            let response = http::send(
+                &make,
+                &url,
+                None,
+                &self.endpoint.retry,
+                &events,
+                &CancellationToken::new(),
+            )
+            .await?;
             let body = response.bytes().await.map_err(|e| {
                 ProviderError::BadResponse(format!("reading the model list: {}", http::error_chain(&e)))
             })?;
@@ -572,6 +562,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::provider::RetryPolicy;
     use crate::providers::http::tests::decode;
     use crate::providers::test_server::{self, Then, fast_retry, serve};
 
