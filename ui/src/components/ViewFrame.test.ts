@@ -7,6 +7,8 @@ import { Transcript } from "../lib/transcript.svelte";
 import { views } from "../lib/views.svelte";
 import { SETTLE_MS, ZONE_MARGIN } from "../lib/viewZone";
 import { FakeZoneObserver, installFakeZone } from "../lib/testing/zone";
+import { FakeWidthObserver, installFakeWidth } from "../lib/testing/width";
+import { WIDTH_DEBOUNCE_MS } from "../lib/viewWidth";
 import TranscriptView from "./TranscriptView.svelte";
 import ViewFrame from "./ViewFrame.svelte";
 
@@ -14,6 +16,12 @@ const closeView = vi.fn(async (_viewId: string) => {});
 const setViewDisplayMode = vi.fn(async (_viewId: string, _mode: string) => {});
 const viewMessage = vi.fn(async (_viewId: string, _message: unknown) => {});
 const reopenViews = vi.fn(async (_conversationId: string, _callId?: string) => {});
+const setViewContainer = vi.fn(async (_viewId: string, _width: number) => {});
+/** Teardowns Rust was asked for and has not finished, by view id. */
+const teardowns = new Map<string, { resolve: () => void; reject: (e: unknown) => void }>();
+const teardownView = vi.fn(
+  (viewId: string) => new Promise<void>((resolve, reject) => teardowns.set(viewId, { resolve, reject })),
+);
 vi.mock("../lib/api", () => ({
   api: {
     closeView: (viewId: string) => closeView(viewId),
@@ -21,6 +29,8 @@ vi.mock("../lib/api", () => ({
     answerApproval: async () => {},
     setViewDisplayMode: (viewId: string, mode: string) => setViewDisplayMode(viewId, mode),
     reopenViews: (conversationId: string, callId?: string) => reopenViews(conversationId, callId),
+    setViewContainer: (viewId: string, width: number) => setViewContainer(viewId, width),
+    teardownView: (viewId: string) => teardownView(viewId),
   },
 }));
 
@@ -29,8 +39,23 @@ beforeEach(() => {
   closeView.mockClear();
   viewMessage.mockClear();
   reopenViews.mockClear();
+  setViewContainer.mockReset();
+  setViewContainer.mockImplementation(async () => {});
+  teardownView.mockClear();
+  teardowns.clear();
 });
 afterEach(cleanup);
+
+/** Rust finishes tearing a view down (the view answered, or its time ran out), or fails to. */
+async function endTeardown(viewId: string, error?: unknown) {
+  const teardown = teardowns.get(viewId);
+  if (!teardown) throw new Error(`no teardown of ${viewId} under way`);
+  teardowns.delete(viewId);
+  if (error === undefined) teardown.resolve();
+  else teardown.reject(error);
+  for (let i = 0; i < 3; i++) await Promise.resolve();
+  flushSync();
+}
 
 const opened = (callId: string, viewId: string, over: Partial<Extract<ViewEvent, { type: "opened" }>> = {}): ViewEvent => ({
   type: "opened",
@@ -265,32 +290,103 @@ describe("ViewFrame far from sight", () => {
     expect(observer.options.rootMargin).toBe(ZONE_MARGIN);
   });
 
-  it("parks a view out of the zone for 500 ms: its frame goes, its place stays, Rust closes it once", () => {
-    const { container, frame, stateLine, move, wait } = cardWithView();
+  it("parks a view out of the zone for 500 ms: Rust tears it down once, its frame goes after, its place stays", async () => {
+    const { container, frame, stateLine, move, wait, getByTestId } = cardWithView();
     const first = frame();
     expect(first).not.toBeNull();
     vi.spyOn(container(), "getBoundingClientRect").mockReturnValue({ height: 412 } as DOMRect);
 
     move(false, SETTLE_MS - 1);
     expect(frame()).toBe(first);
-    expect(closeView).not.toHaveBeenCalled();
+    expect(teardownView).not.toHaveBeenCalled();
 
     wait(1);
-    expect(frame()).toBeNull();
+    expect(teardownView).toHaveBeenCalledExactlyOnceWith("v1");
+    // While the view answers its teardown, its frame stays where it was, unseen.
+    expect(frame()).toBe(first);
+    const box = getByTestId("view-frame");
+    expect(box.dataset.leaving).toBe("true");
+    expect(box.style.visibility).toBe("hidden");
+    expect(box.style.position).toBe("absolute");
     expect(stateLine().dataset.state).toBe("parked");
     expect(stateLine().textContent?.trim()).toBe("The view is paused while out of sight.");
     expect(stateLine().classList.contains("visually-hidden")).toBe(false);
     expect(container().style.minHeight).toBe("412px");
-    expect(closeView).toHaveBeenCalledExactlyOnceWith("v1");
-    expect(views.get("call-1")).toMatchObject({ viewId: "v1", state: "parked" });
+    expect(views.get("call-1")).toMatchObject({ viewId: "v1", state: "parked", leaving: true });
+
+    await endTeardown("v1");
+    expect(frame()).toBeNull();
+    expect(stateLine().dataset.state).toBe("parked");
+    expect(container().style.minHeight).toBe("412px");
+    expect(views.get("call-1")).toMatchObject({ viewId: "v1", state: "parked", leaving: false });
 
     // Rust's word that the view is closed leaves it parked; nothing more is asked of Rust.
     views.handle({ type: "closed", viewId: "v1" });
     flushSync();
     expect(stateLine().dataset.state).toBe("parked");
     wait(10 * SETTLE_MS);
-    expect(closeView).toHaveBeenCalledOnce();
+    expect(teardownView).toHaveBeenCalledOnce();
+    expect(closeView).not.toHaveBeenCalled();
     expect(reopenViews).not.toHaveBeenCalled();
+  });
+
+  it("delivers Rust's teardown request to the leaving frame, and relays its answer, until the teardown is over", async () => {
+    const { frame, move } = cardWithView();
+    const first = frame()!;
+    const postMessage = vi.spyOn(first.contentWindow!, "postMessage").mockImplementation(() => {});
+    move(false, SETTLE_MS);
+    expect(views.get("call-1")).toMatchObject({ state: "parked", leaving: true });
+
+    const request = { jsonrpc: "2.0", id: 3, method: "ui/resource-teardown", params: {} };
+    views.handle({ type: "message", viewId: "v1", message: request });
+    expect(postMessage).toHaveBeenCalledExactlyOnceWith(request, "*");
+    const answer = { jsonrpc: "2.0", id: 3, result: {} };
+    views.receive({ source: first.contentWindow, data: answer });
+    expect(viewMessage).toHaveBeenCalledExactlyOnceWith("v1", answer);
+
+    await endTeardown("v1");
+    expect(frame()).toBeNull();
+    views.handle({ type: "message", viewId: "v1", message: { jsonrpc: "2.0", method: "late" } });
+    views.receive({ source: first.contentWindow, data: { jsonrpc: "2.0", method: "late" } });
+    expect(postMessage).toHaveBeenCalledOnce();
+    expect(viewMessage).toHaveBeenCalledOnce();
+  });
+
+  it("lets the frame go when the teardown fails, too", async () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    const { frame, move } = cardWithView();
+    move(false, SETTLE_MS);
+    expect(frame()).not.toBeNull();
+    await endTeardown("v1", "the view is gone");
+    expect(frame()).toBeNull();
+    expect(views.get("call-1")).toMatchObject({ state: "parked", leaving: false });
+    expect(warn).toHaveBeenCalled();
+    expect(closeView).not.toHaveBeenCalled();
+    warn.mockRestore();
+  });
+
+  it("asks Rust nothing more when the card goes while its view is torn down", async () => {
+    const { move, unmount } = cardWithView();
+    move(false, SETTLE_MS);
+    unmount();
+    await endTeardown("v1");
+    expect(teardownView).toHaveBeenCalledExactlyOnceWith("v1");
+    expect(closeView).not.toHaveBeenCalled();
+    expect(views.get("call-1")).toBeUndefined();
+  });
+
+  it("re-creates a view back in the zone during its teardown only once the teardown is over", async () => {
+    const { frame, move, wait } = cardWithView();
+    move(false, SETTLE_MS);
+    move(true, 10 * SETTLE_MS);
+    expect(frame()).not.toBeNull();
+    expect(reopenViews).not.toHaveBeenCalled();
+    await endTeardown("v1");
+    expect(frame()).toBeNull();
+    wait(SETTLE_MS - 1);
+    expect(reopenViews).not.toHaveBeenCalled();
+    wait(1);
+    expect(reopenViews).toHaveBeenCalledExactlyOnceWith("c1", "call-1");
   });
 
   it("does not park a view that comes back within 500 ms, however often it hovers at the edge", () => {
@@ -310,6 +406,7 @@ describe("ViewFrame far from sight", () => {
     const { frame, stateLine, move, wait, getByTestId } = cardWithView();
     const first = frame();
     move(false, SETTLE_MS);
+    await endTeardown("v1");
     expect(frame()).toBeNull();
 
     // Back, but not for long: nothing is asked.
@@ -340,33 +437,37 @@ describe("ViewFrame far from sight", () => {
     expect(getByTestId("view").dataset.viewId).toBe("v2");
     await Promise.resolve();
     expect(views.get("call-1")?.viewId).toBe("v2");
-    expect(closeView).toHaveBeenCalledExactlyOnceWith("v1");
+    expect(closeView).not.toHaveBeenCalled();
 
     // The new view is watched in turn, and can be parked again.
     move(false, SETTLE_MS);
+    expect(teardownView).toHaveBeenLastCalledWith("v2");
+    await endTeardown("v2");
     expect(frame()).toBeNull();
-    expect(closeView).toHaveBeenLastCalledWith("v2");
-    expect(closeView).toHaveBeenCalledTimes(2);
+    expect(teardownView).toHaveBeenCalledTimes(2);
+    expect(closeView).not.toHaveBeenCalled();
   });
 
-  it.each(["fullscreen", "pip"] as const)("never parks a view shown %s, but parks it once back on its far card", (mode) => {
+  it.each(["fullscreen", "pip"] as const)("never parks a view shown %s, but parks it once back on its far card", async (mode) => {
     const { frame, move, wait } = cardWithView();
     views.handle({ type: "display_mode", viewId: "v1", mode });
     flushSync();
     move(false, 10 * SETTLE_MS);
     expect(frame()).not.toBeNull();
     expect(views.get("call-1")?.state).toBe("ready");
-    expect(closeView).not.toHaveBeenCalled();
+    expect(teardownView).not.toHaveBeenCalled();
 
     views.setMode("v1", "inline");
     flushSync();
     wait(SETTLE_MS);
-    expect(frame()).toBeNull();
     expect(views.get("call-1")?.state).toBe("parked");
-    expect(closeView).toHaveBeenCalledExactlyOnceWith("v1");
+    expect(teardownView).toHaveBeenCalledExactlyOnceWith("v1");
+    await endTeardown("v1");
+    expect(frame()).toBeNull();
+    expect(closeView).not.toHaveBeenCalled();
   });
 
-  it("parks a view still loading, but not one that failed", () => {
+  it("parks a view still loading, but not one that failed", async () => {
     const { frame, move, stateLine } = cardWithView();
     views.handle(state("call-1", "v1", "failed", "no ui/initialize"));
     flushSync();
@@ -381,10 +482,11 @@ describe("ViewFrame far from sight", () => {
     expect(closeView).toHaveBeenCalledExactlyOnceWith("v1");
     expect(frame()).not.toBeNull();
     move(false, SETTLE_MS);
-    expect(frame()).toBeNull();
     expect(stateLine().dataset.state).toBe("parked");
-    expect(closeView).toHaveBeenLastCalledWith("v3");
-    expect(closeView).toHaveBeenCalledTimes(2);
+    expect(teardownView).toHaveBeenCalledExactlyOnceWith("v3");
+    await endTeardown("v3");
+    expect(frame()).toBeNull();
+    expect(closeView).toHaveBeenCalledExactlyOnceWith("v1");
   });
 
   it("stops watching, and forgets its timers, when the card goes", () => {
@@ -402,10 +504,13 @@ describe("ViewFrame far from sight", () => {
 });
 
 describe("ViewFrame of a parked view", () => {
-  it("says the view is paused, and why it could not come back", () => {
+  it("says the view is paused, and why it could not come back", async () => {
     views.handle(opened("call-1", "v1"));
     views.park("v1");
     const { getByTestId, queryByTestId } = showView();
+    expect(getByTestId("view-frame").dataset.leaving).toBe("true");
+    expect(getByTestId("view-state").textContent?.trim()).toBe("The view is paused while out of sight.");
+    await endTeardown("v1");
     expect(queryByTestId("mcp-app-view")).toBeNull();
     expect(getByTestId("view-state").textContent?.trim()).toBe("The view is paused while out of sight.");
     views.get("call-1")!.reason = "the store is locked";
@@ -426,5 +531,153 @@ describe("ViewFrame after Rust closed its view", () => {
     unmount();
     await Promise.resolve();
     expect(closeView).not.toHaveBeenCalled();
+  });
+});
+
+describe("ViewFrame's content-security warning", () => {
+  const dropped = ["connectDomains: http://api.example.com (not https)", "resourceDomains: * (wildcard)"];
+
+  it("says how many content-security entries Porthole refused, and lists them", () => {
+    views.handle(opened("call-1", "v1", { cspDropped: dropped }));
+    const { getByTestId } = showView();
+    const warning = getByTestId("view-csp-dropped");
+    expect(warning.querySelector("p")?.textContent).toBe(
+      "The server declared 2 content-security entries Porthole refused; the view may miss some content.",
+    );
+    const details = warning.querySelector("details")!;
+    expect(details.open).toBe(false);
+    expect(Array.from(details.querySelectorAll("li")).map((li) => li.textContent)).toEqual(dropped);
+    // Still said once the view is ready.
+    views.handle(state("call-1", "v1", "ready"));
+    flushSync();
+    expect(getByTestId("view-csp-dropped")).toBe(warning);
+  });
+
+  it("says one entry in the singular", () => {
+    views.handle(opened("call-1", "v1", { cspDropped: [dropped[0]] }));
+    const { getByTestId } = showView();
+    expect(getByTestId("view-csp-dropped").querySelector("p")?.textContent).toBe(
+      "The server declared 1 content-security entry Porthole refused; the view may miss some content.",
+    );
+  });
+
+  it("says nothing when nothing was refused", () => {
+    views.handle(opened("call-1", "v1"));
+    views.handle(opened("call-2", "v2", { cspDropped: [] }));
+    expect(showView("call-1").queryByTestId("view-csp-dropped")).toBeNull();
+    expect(showView("call-2").queryByTestId("view-csp-dropped")).toBeNull();
+  });
+
+  it.each(["failed", "refused", "expired"] as const)("says nothing of it once the view %s", (s) => {
+    views.handle(opened("call-1", "v1", { cspDropped: dropped }));
+    const { queryByTestId } = showView();
+    expect(queryByTestId("view-csp-dropped")).not.toBeNull();
+    views.handle(state("call-1", "v1", s, "no"));
+    flushSync();
+    expect(queryByTestId("view-csp-dropped")).toBeNull();
+  });
+});
+
+describe("ViewFrame's container width", () => {
+  let uninstall: () => void;
+  beforeEach(() => {
+    vi.useFakeTimers();
+    uninstall = installFakeWidth();
+  });
+  afterEach(() => {
+    uninstall();
+    vi.useRealTimers();
+  });
+
+  function resize(el: HTMLElement, width: number, ms = 0) {
+    FakeWidthObserver.resize(el, width);
+    vi.advanceTimersByTime(ms);
+  }
+
+  it("tells the view its container's width, 150 ms after the first measurement", () => {
+    views.handle(opened("call-1", "v1"));
+    const { getByTestId } = showView();
+    const container = getByTestId("view");
+    expect(FakeWidthObserver.of(container)).toHaveLength(1);
+    resize(container, 612.4, WIDTH_DEBOUNCE_MS - 1);
+    expect(setViewContainer).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(1);
+    expect(setViewContainer).toHaveBeenCalledExactlyOnceWith("v1", 612);
+  });
+
+  it("tells it again when the width changed by a pixel or more, once it settled", () => {
+    views.handle(opened("call-1", "v1"));
+    views.handle(state("call-1", "v1", "ready"));
+    const { getByTestId } = showView();
+    const container = getByTestId("view");
+    resize(container, 600, WIDTH_DEBOUNCE_MS);
+    expect(setViewContainer).toHaveBeenCalledExactlyOnceWith("v1", 600);
+
+    // Less than a pixel: nothing.
+    resize(container, 600.3, WIDTH_DEBOUNCE_MS);
+    resize(container, 599.6, WIDTH_DEBOUNCE_MS);
+    expect(setViewContainer).toHaveBeenCalledOnce();
+
+    // A drag: only where it settles is told.
+    resize(container, 580, 50);
+    resize(container, 540, 50);
+    resize(container, 500.6, 50);
+    expect(setViewContainer).toHaveBeenCalledOnce();
+    vi.advanceTimersByTime(WIDTH_DEBOUNCE_MS);
+    expect(setViewContainer).toHaveBeenCalledTimes(2);
+    expect(setViewContainer).toHaveBeenLastCalledWith("v1", 501);
+
+    // Away and back before it settled: nothing new to tell.
+    resize(container, 700, 50);
+    resize(container, 501, WIDTH_DEBOUNCE_MS);
+    expect(setViewContainer).toHaveBeenCalledTimes(2);
+  });
+
+  it("tells nothing of a view that is not loading or ready, nor of one without a view id", () => {
+    views.handle(state("call-1", null, "expired"));
+    const first = showView();
+    expect(FakeWidthObserver.of(first.getByTestId("view"))).toEqual([]);
+    first.unmount();
+
+    views.handle(opened("call-2", "v2"));
+    const { getByTestId } = showView("call-2");
+    const container = getByTestId("view");
+    resize(container, 600, 50);
+    views.handle(state("call-2", "v2", "failed", "no ui/initialize"));
+    flushSync();
+    expect(FakeWidthObserver.of(container)).toEqual([]);
+    vi.advanceTimersByTime(10 * WIDTH_DEBOUNCE_MS);
+    expect(setViewContainer).not.toHaveBeenCalled();
+  });
+
+  it("stops telling the width once the view is parked", async () => {
+    views.handle(opened("call-1", "v1"));
+    const { getByTestId } = showView();
+    const container = getByTestId("view");
+    resize(container, 600, WIDTH_DEBOUNCE_MS);
+    expect(setViewContainer).toHaveBeenCalledOnce();
+    views.park("v1");
+    flushSync();
+    expect(FakeWidthObserver.of(container)).toEqual([]);
+    await endTeardown("v1");
+    expect(setViewContainer).toHaveBeenCalledOnce();
+  });
+
+  it("shrugs off a width Rust could not take", async () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    setViewContainer.mockImplementation(async () => Promise.reject("no such view"));
+    views.handle(opened("call-1", "v1"));
+    const { getByTestId } = showView();
+    const container = getByTestId("view");
+    resize(container, 600, WIDTH_DEBOUNCE_MS);
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    expect(setViewContainer).toHaveBeenCalledExactlyOnceWith("v1", 600);
+    expect(warn).toHaveBeenCalledOnce();
+    // It goes on telling later changes.
+    resize(container, 640, WIDTH_DEBOUNCE_MS);
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    expect(setViewContainer).toHaveBeenLastCalledWith("v1", 640);
+    expect(warn).toHaveBeenCalledTimes(2);
+    warn.mockRestore();
   });
 });

@@ -216,6 +216,9 @@ export type ViewEvent =
       prefersBorder: boolean | null;
       /** Display modes the host offers this view. */
       displayModes: ("inline" | "fullscreen" | "pip")[];
+      /** CSP entries the resource declared that were refused ("field: entry (why)"). Rust always
+       * sends it; optional so that an older shell's event still reads. */
+      cspDropped?: string[];
     }
   | { type: "state"; conversationId: string; callId: string; viewId: string | null; state: ViewStateName; reason: string | null }
   /** A JSON-RPC message to post into the view's frame. */
@@ -278,6 +281,11 @@ export const api = {
   /** Before leaving a conversation: its views get ui/resource-teardown while their frames are
    * still on screen (resolves when every view answered or timed out, at most ~2 s). */
   teardownViews: (conversationId: string) => invoke<void>("teardown_views", { conversationId }),
+  /** The card's room for a view changed: the view is told its container's width. */
+  setViewContainer: (viewId: string, width: number) => invoke<void>("set_view_container", { viewId, width }),
+  /** A view about to leave the screen while its frame is still there gets ui/resource-teardown
+   * (resolves once it answered or timed out, ~2 s at most); Rust then forgets it. */
+  teardownView: (viewId: string) => invoke<void>("teardown_view", { viewId }),
   /** The person's answer to a view's download offer; resolves to the number of files saved
    * (each through the system's save dialog). */
   answerDownload: (requestId: string, accept: boolean) => invoke<number>("answer_download", { requestId, accept }),

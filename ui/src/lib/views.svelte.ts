@@ -46,6 +46,11 @@ export interface ViewEntry {
   /** Height (px) the card keeps for the view while it has no frame after being parked (parked,
    * then re-created and loading), so the transcript does not jump; null: none kept. */
   reserve: number | null;
+  /** A parked view whose teardown (ui/resource-teardown) is under way: its frame stays in the
+   * document, unseen, so the view can answer, until Rust is done with it. */
+  leaving: boolean;
+  /** CSP entries the view's resource declared that were refused ("field: entry (why)"). */
+  cspDropped: string[];
 }
 
 /** A message a view proposed for the composer; `id` tells repeated proposals apart. */
@@ -121,6 +126,9 @@ export class ViewRegistry {
   #closed = new Set<string>();
   /** Parked views (by their old view id) whose call's view Rust was asked to re-create. */
   #waking = new Set<string>();
+  /** Parked views being torn down by Rust (ui/resource-teardown): Rust closes them itself, so
+   * they are never asked to close; their frames speak for them until the teardown is over. */
+  #tearing = new Set<string>();
   #proposals = 0;
   #shown: (conversationId: string) => boolean = () => true;
 
@@ -161,18 +169,25 @@ export class ViewRegistry {
   handle(event: ViewEvent) {
     switch (event.type) {
       case "opened": {
-        if (this.#closed.has(event.viewId)) return;
+        if (this.#closed.has(event.viewId) || this.#isParked(event.viewId)) return;
         if (!this.#shown(event.conversationId)) return this.#close(event.viewId);
         const entry = this.#entry(event.conversationId, event.callId, event.viewId);
         entry.url = event.url;
         entry.allow = event.allow;
         entry.prefersBorder = event.prefersBorder;
         entry.displayModes = (event.displayModes ?? []).filter((m) => MODES.has(m));
+        entry.cspDropped = Array.isArray(event.cspDropped) ? event.cspDropped.filter((d) => typeof d === "string") : [];
         break;
       }
       case "state": {
         const viewId = event.viewId;
         if (viewId !== null && this.#closed.has(viewId)) return;
+        // A parked view stays parked whatever Rust says of it while it is torn down; its closing
+        // ends the teardown.
+        if (viewId !== null && this.#isParked(viewId)) {
+          if (event.state === "closed") this.#endLeaving(viewId);
+          return;
+        }
         if (!this.#shown(event.conversationId)) {
           if (viewId !== null) this.#close(viewId);
           return;
@@ -191,7 +206,7 @@ export class ViewRegistry {
         break;
       case "display_mode": {
         const entry = this.byViewId(event.viewId);
-        if (entry && MODES.has(event.mode)) entry.mode = event.mode;
+        if (entry && entry.state !== "parked" && MODES.has(event.mode)) entry.mode = event.mode;
         break;
       }
       case "size": {
@@ -201,14 +216,17 @@ export class ViewRegistry {
       }
       case "proposed_message": {
         const entry = this.byViewId(event.viewId);
-        if (!entry || this.#closed.has(event.viewId) || typeof event.text !== "string" || !event.text.trim()) return;
+        // Not from a view on its way out (parked): nobody sees it any more.
+        if (!entry || entry.state === "parked" || this.#closed.has(event.viewId)) return;
+        if (typeof event.text !== "string" || !event.text.trim()) return;
         this.proposal = { id: ++this.#proposals, viewId: event.viewId, text: event.text };
         break;
       }
       case "closed": {
         this.#forgetFrame(event.viewId, true);
+        // A parked view's own closing (the end of its teardown) leaves it parked.
+        this.#endLeaving(event.viewId);
         const entry = this.byViewId(event.viewId);
-        // A parked view's own closing (the one the window asked for) leaves it parked.
         if (entry && entry.state !== "parked") {
           entry.state = "closed";
           entry.mode = "inline";
@@ -280,28 +298,45 @@ export class ViewRegistry {
     });
   }
 
-  /** The view's card went far out of sight: the view is torn down (Rust is asked once, as when
-   * its frame goes for good) but the call keeps its entry, "parked", holding `reserve` px of the
-   * card. Only a loading or ready view shown inline is parked (not one full screen or in a
-   * corner, which is still on screen). Returns whether it was parked. */
+  /** The view's card went far out of sight: the view is torn down but the call keeps its entry,
+   * "parked", holding `reserve` px of the card. Rust is asked once to tear it down: it sends
+   * ui/resource-teardown to the view, whose frame stays (unseen, `leaving`) and relayed for
+   * until Rust is done with it (answered, or ~2 s), then forgets it; so does the window, without
+   * asking Rust to close it. Only a loading or ready view shown inline is parked (not one full
+   * screen or in a corner, which is still on screen). Returns whether it was parked. */
   park(viewId: string, reserve: number | null = null): boolean {
     const entry = this.byViewId(viewId);
     if (!entry || entry.mode !== "inline" || (entry.state !== "loading" && entry.state !== "ready")) return false;
-    if (this.#closed.has(viewId)) return false;
+    if (this.#closed.has(viewId) || this.#tearing.has(viewId)) return false;
     entry.state = "parked";
+    entry.leaving = true;
     entry.reason = null;
     entry.reserve = reserve !== null && Number.isFinite(reserve) && reserve > 0 ? Math.round(reserve) : null;
-    this.#close(viewId);
+    this.#tearing.add(viewId);
+    let teardown: Promise<void>;
+    try {
+      teardown = api.teardownView(viewId);
+    } catch (e) {
+      teardown = Promise.reject(e);
+    }
+    teardown.then(
+      () => this.#endLeaving(viewId),
+      (e) => {
+        console.warn(`view ${viewId}: teardown failed:`, e);
+        this.#endLeaving(viewId);
+      },
+    );
     return true;
   }
 
   /** The parked view's card came back near sight: Rust re-creates the call's view from its
    * stored input and result, once (its events bring a new view id for the call, which
-   * replaces the parked entry). A failed request leaves it parked, saying why, to be tried
+   * replaces the parked entry). Not while the parked view is still being torn down (its card
+   * asks again once it is over). A failed request leaves it parked, saying why, to be tried
    * again the next time the card comes back. */
   wake(viewId: string) {
     const entry = this.byViewId(viewId);
-    if (!entry || entry.state !== "parked" || this.#waking.has(viewId)) return;
+    if (!entry || entry.state !== "parked" || entry.leaving || this.#waking.has(viewId)) return;
     this.#waking.add(viewId);
     const { conversationId, callId } = entry;
     api.reopenViews(conversationId, callId).catch((e) => {
@@ -327,6 +362,7 @@ export class ViewRegistry {
     this.#queued.clear();
     this.#closed.clear();
     this.#waking.clear();
+    this.#tearing.clear();
     this.#shown = () => true;
   }
 
@@ -352,6 +388,8 @@ export class ViewRegistry {
       mode: "inline",
       height: back?.height ?? DEFAULT_HEIGHT,
       reserve: back?.reserve ?? null,
+      leaving: false,
+      cspDropped: [],
     };
     return this.entries[callId];
   }
@@ -384,11 +422,27 @@ export class ViewRegistry {
     if (closed) this.#closed.add(viewId);
   }
 
-  /** Asks Rust to tear a view down, once per view; not when Rust closed it already. */
+  /** Asks Rust to tear a view down, once per view; not when Rust closed it already, nor when
+   * it is tearing a parked view down (and closes it itself). */
   #close(viewId: string) {
     if (this.#closed.has(viewId)) return;
     this.#forgetFrame(viewId, true);
+    if (this.#tearing.has(viewId)) return;
     api.closeView(viewId).catch((e) => console.warn(`view ${viewId}: could not be closed:`, e));
+  }
+
+  /** Whether this view id is a parked call's view. */
+  #isParked(viewId: string): boolean {
+    return this.byViewId(viewId)?.state === "parked";
+  }
+
+  /** A parked view's teardown is over (Rust answered, or said the view is closed): nothing more
+   * to or from it, and its frame may go. */
+  #endLeaving(viewId: string) {
+    if (!this.#tearing.delete(viewId)) return;
+    this.#forgetFrame(viewId, true);
+    const entry = this.byViewId(viewId);
+    if (entry?.leaving) entry.leaving = false;
   }
 }
 

@@ -4,6 +4,11 @@ import type { ViewEvent } from "./api";
 const viewMessage = vi.fn(async (_viewId: string, _message: unknown) => {});
 const closeView = vi.fn(async (_viewId: string) => {});
 const reopenViews = vi.fn(async (_conversationId: string, _callId?: string) => {});
+/** Teardowns Rust was asked for and has not finished, by view id. */
+const teardowns = new Map<string, { resolve: () => void; reject: (e: unknown) => void }>();
+const teardownView = vi.fn(
+  (viewId: string) => new Promise<void>((resolve, reject) => teardowns.set(viewId, { resolve, reject })),
+);
 let emitView: (e: ViewEvent) => void = () => {};
 const unlistenView = vi.fn();
 vi.mock("./api", () => ({
@@ -11,6 +16,7 @@ vi.mock("./api", () => ({
     viewMessage: (viewId: string, message: unknown) => viewMessage(viewId, message),
     closeView: (viewId: string) => closeView(viewId),
     reopenViews: (conversationId: string, callId?: string) => reopenViews(conversationId, callId),
+    teardownView: (viewId: string) => teardownView(viewId),
     onViewEvent: async (handler: (e: ViewEvent) => void) => {
       emitView = handler;
       return unlistenView;
@@ -51,6 +57,16 @@ function post(source: MessageEventSource | null, data: unknown) {
   window.dispatchEvent(new MessageEvent("message", { data, source, origin: "null" }));
 }
 
+/** Rust finishes tearing a view down (the view answered, or its time ran out), or fails to. */
+async function endTeardown(viewId: string, error?: unknown) {
+  const teardown = teardowns.get(viewId);
+  if (!teardown) throw new Error(`no teardown of ${viewId} under way`);
+  teardowns.delete(viewId);
+  if (error === undefined) teardown.resolve();
+  else teardown.reject(error);
+  await new Promise((r) => setTimeout(r, 0));
+}
+
 let registry: ViewRegistry;
 let stop: (() => void) | undefined;
 
@@ -59,6 +75,8 @@ beforeEach(() => {
   closeView.mockClear();
   reopenViews.mockReset();
   reopenViews.mockImplementation(async () => {});
+  teardownView.mockClear();
+  teardowns.clear();
   unlistenView.mockClear();
   registry = new ViewRegistry();
 });
@@ -95,6 +113,21 @@ describe("view registry: events", () => {
   it("starts a view loading from its opened event alone", () => {
     registry.handle(opened("call-1", "v1", { prefersBorder: null, displayModes: ["inline"] }));
     expect(registry.get("call-1")).toMatchObject({ viewId: "v1", state: "loading", prefersBorder: null, displayModes: ["inline"] });
+  });
+
+  it("keeps the content-security entries Rust refused, none when it names none", () => {
+    const dropped = ["connectDomains: http://api.example.com (not https)", "resourceDomains: * (wildcard)"];
+    registry.handle(opened("call-1", "v1", { cspDropped: dropped }));
+    expect(registry.get("call-1")?.cspDropped).toEqual(dropped);
+    registry.handle(state("call-2", "v2", "loading"));
+    expect(registry.get("call-2")?.cspDropped).toEqual([]);
+    registry.handle(opened("call-2", "v2", { cspDropped: undefined }));
+    expect(registry.get("call-2")?.cspDropped).toEqual([]);
+    registry.handle(opened("call-3", "v3", { cspDropped: ["frameDomains: x (not allowed)", 7 as unknown as string] }));
+    expect(registry.get("call-3")?.cspDropped).toEqual(["frameDomains: x (not allowed)"]);
+    // A newer view of the call starts with none.
+    registry.handle(state("call-1", "v4", "loading"));
+    expect(registry.get("call-1")?.cspDropped).toEqual([]);
   });
 
   it("keeps failed, refused and expired views with their reasons, with or without a view id", () => {
@@ -314,15 +347,25 @@ describe("view registry: relay", () => {
 });
 
 describe("view registry: parking views far from sight", () => {
-  it("parks a loading or ready inline view: Rust closes it once, the call keeps it parked", () => {
+  it("parks a loading or ready inline view: Rust tears it down once, the call keeps it parked, never closed by the window", async () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
     registry.handle(opened("call-1", "v1"));
     registry.handle(state("call-2", "v2", "loading"));
     expect(registry.park("v1", 411.6)).toBe(true);
     expect(registry.park("v2")).toBe(true);
     expect(registry.park("v1", 500)).toBe(false);
-    expect(closeView.mock.calls).toEqual([["v1"], ["v2"]]);
-    expect(registry.get("call-1")).toMatchObject({ viewId: "v1", state: "parked", reserve: 412 });
-    expect(registry.get("call-2")).toMatchObject({ viewId: "v2", state: "parked", reserve: null });
+    expect(teardownView.mock.calls).toEqual([["v1"], ["v2"]]);
+    expect(registry.get("call-1")).toMatchObject({ viewId: "v1", state: "parked", leaving: true, reserve: 412 });
+    expect(registry.get("call-2")).toMatchObject({ viewId: "v2", state: "parked", leaving: true, reserve: null });
+
+    // The frames go once the teardowns are over, whether they went well or not.
+    await endTeardown("v1");
+    expect(registry.get("call-1")).toMatchObject({ state: "parked", leaving: false });
+    expect(registry.get("call-2")?.leaving).toBe(true);
+    await endTeardown("v2", "the view did not answer");
+    expect(registry.get("call-2")).toMatchObject({ state: "parked", leaving: false });
+    expect(warn).toHaveBeenCalledOnce();
+    warn.mockRestore();
 
     // Rust's closing of it, and late news of it, leave it parked; its frame is not relayed for.
     registry.handle({ type: "closed", viewId: "v1" });
@@ -330,10 +373,80 @@ describe("view registry: parking views far from sight", () => {
     registry.handle({ type: "proposed_message", viewId: "v1", text: "hi" });
     expect(registry.get("call-1")?.state).toBe("parked");
     expect(registry.proposal).toBeNull();
+    stop = await registry.start();
     const frame = frameInDocument();
     registry.attach("v1", frame);
     post(frame.contentWindow, { jsonrpc: "2.0", method: "ping" });
     expect(viewMessage).not.toHaveBeenCalled();
+
+    // Its card going for good asks nothing more of Rust either.
+    registry.release("call-1", "v1");
+    registry.release("call-2", "v2");
+    await Promise.resolve();
+    expect(closeView).not.toHaveBeenCalled();
+    expect(teardownView).toHaveBeenCalledTimes(2);
+  });
+
+  it("keeps relaying to and from a leaving view's frame until its teardown is over", async () => {
+    stop = await registry.start();
+    const frame = frameInDocument();
+    const postMessage = vi.spyOn(frame.contentWindow!, "postMessage").mockImplementation(() => {});
+    registry.handle(opened("call-1", "v1"));
+    registry.handle(state("call-1", "v1", "ready"));
+    registry.attach("v1", frame);
+    expect(registry.park("v1")).toBe(true);
+
+    // Rust asks the view to tear down, through the frame still in the document; it answers.
+    const teardown = { jsonrpc: "2.0", id: 7, method: "ui/resource-teardown", params: {} };
+    emitView({ type: "message", viewId: "v1", message: teardown });
+    expect(postMessage).toHaveBeenCalledExactlyOnceWith(teardown, "*");
+    const answer = { jsonrpc: "2.0", id: 7, result: {} };
+    post(frame.contentWindow, answer);
+    expect(viewMessage).toHaveBeenCalledExactlyOnceWith("v1", answer);
+
+    // Meanwhile it stays parked, shown nowhere else, proposing nothing.
+    emitView(state("call-1", "v1", "ready"));
+    emitView({ type: "display_mode", viewId: "v1", mode: "fullscreen" });
+    emitView({ type: "proposed_message", viewId: "v1", text: "one more thing" });
+    expect(registry.get("call-1")).toMatchObject({ state: "parked", leaving: true, mode: "inline" });
+    expect(registry.proposal).toBeNull();
+
+    // Once it is over, nothing more goes to or from the frame.
+    await endTeardown("v1");
+    expect(registry.get("call-1")?.leaving).toBe(false);
+    emitView({ type: "message", viewId: "v1", message: { jsonrpc: "2.0", method: "late" } });
+    post(frame.contentWindow, { jsonrpc: "2.0", method: "late" });
+    expect(postMessage).toHaveBeenCalledOnce();
+    expect(viewMessage).toHaveBeenCalledOnce();
+    expect(closeView).not.toHaveBeenCalled();
+    expect(teardownView).toHaveBeenCalledExactlyOnceWith("v1");
+  });
+
+  it("ends a leaving view's teardown when Rust says the view is closed", async () => {
+    stop = await registry.start();
+    const frame = frameInDocument();
+    registry.handle(opened("call-1", "v1"));
+    registry.attach("v1", frame);
+    registry.park("v1");
+    emitView({ type: "closed", viewId: "v1" });
+    expect(registry.get("call-1")).toMatchObject({ state: "parked", leaving: false });
+    post(frame.contentWindow, { jsonrpc: "2.0", method: "ping" });
+    expect(viewMessage).not.toHaveBeenCalled();
+    // The answer to the request comes later, and changes nothing.
+    await endTeardown("v1");
+    expect(registry.get("call-1")).toMatchObject({ state: "parked", leaving: false });
+    expect(closeView).not.toHaveBeenCalled();
+  });
+
+  it("does not ask Rust to close a view whose card goes while it is torn down", async () => {
+    registry.handle(opened("call-1", "v1"));
+    registry.park("v1");
+    registry.release("call-1", "v1");
+    await Promise.resolve();
+    expect(registry.get("call-1")).toBeUndefined();
+    await endTeardown("v1");
+    expect(closeView).not.toHaveBeenCalled();
+    expect(teardownView).toHaveBeenCalledOnce();
   });
 
   it.each([
@@ -347,29 +460,35 @@ describe("view registry: parking views far from sight", () => {
     expect(registry.park("v1")).toBe(false);
     expect(registry.get("call-1")?.state).not.toBe("parked");
     expect(closeView).not.toHaveBeenCalled();
+    expect(teardownView).not.toHaveBeenCalled();
   });
 
-  it("asks Rust once to re-create a parked view's call, and the new view takes its place and size", () => {
+  it("asks Rust once to re-create a parked view's call, once torn down, and the new view takes its place and size", async () => {
     registry.handle(opened("call-1", "v1"));
     registry.handle({ type: "size", viewId: "v1", width: null, height: 600 });
     registry.wake("v1"); // not parked: nothing to re-create
     expect(reopenViews).not.toHaveBeenCalled();
     registry.park("v1", 650);
+    registry.wake("v1"); // still being torn down
+    expect(reopenViews).not.toHaveBeenCalled();
+    await endTeardown("v1");
     registry.wake("v1");
     registry.wake("v1");
     expect(reopenViews).toHaveBeenCalledExactlyOnceWith("c1", "call-1");
 
     registry.handle(state("call-1", "v2", "loading"));
-    expect(registry.get("call-1")).toMatchObject({ viewId: "v2", state: "loading", url: null, height: 600, reserve: 650 });
+    expect(registry.get("call-1")).toMatchObject({ viewId: "v2", state: "loading", url: null, height: 600, reserve: 650, leaving: false });
     registry.handle(opened("call-1", "v2"));
     expect(registry.get("call-1")).toMatchObject({ viewId: "v2", url: "mcpview://localhost/v2-token" });
-    expect(closeView).toHaveBeenCalledExactlyOnceWith("v1");
+    expect(closeView).not.toHaveBeenCalled();
+    expect(teardownView).toHaveBeenCalledExactlyOnceWith("v1");
   });
 
   it("keeps a view parked, saying why, when it cannot be re-created, and tries again next time", async () => {
     reopenViews.mockImplementationOnce(async () => Promise.reject("the store is locked"));
     registry.handle(opened("call-1", "v1"));
     registry.park("v1");
+    await endTeardown("v1");
     registry.wake("v1");
     await new Promise((r) => setTimeout(r, 0));
     expect(registry.get("call-1")).toMatchObject({ state: "parked", reason: "the store is locked" });
