@@ -1062,43 +1062,162 @@ fn host_context(app: &AppHandle) -> Value {
     })
 }
 
-/// The spec's standard style variables, as `light-dark()` pairs matching Porthole's own look.
+/// The spec's 76 standard style variables, as `light-dark()` pairs matching Porthole's own look.
 pub fn style_variables() -> Value {
-    let pairs: &[(&str, &str)] = &[
-        ("--color-background-primary", "light-dark(#ffffff, #1c1d21)"),
-        ("--color-background-secondary", "light-dark(#f5f6f8, #25262b)"),
-        ("--color-background-tertiary", "light-dark(#eceef2, #2d2f35)"),
-        ("--color-background-inverse", "light-dark(#1c1d21, #f5f6f8)"),
-        ("--color-background-info", "light-dark(#e8f0fe, #1d2b45)"),
-        ("--color-background-danger", "light-dark(#fdecec, #46201f)"),
-        ("--color-background-success", "light-dark(#e7f6ec, #1b3a26)"),
-        ("--color-background-warning", "light-dark(#fff6e0, #43361a)"),
-        ("--color-text-primary", "light-dark(#1c1d21, #ececf1)"),
-        ("--color-text-secondary", "light-dark(#555a64, #b4b7c0)"),
-        ("--color-text-tertiary", "light-dark(#777c86, #8d919b)"),
-        ("--color-text-inverse", "light-dark(#ffffff, #1c1d21)"),
-        ("--color-text-info", "light-dark(#1a56c4, #8ab4f8)"),
-        ("--color-text-danger", "light-dark(#b42318, #f28b82)"),
-        ("--color-text-success", "light-dark(#1e7a3c, #81c995)"),
-        ("--color-text-warning", "light-dark(#8a5a00, #fdd663)"),
-        ("--color-border-primary", "light-dark(#d5d8de, #3a3d44)"),
-        ("--color-border-secondary", "light-dark(#e4e6ea, #30333a)"),
-        ("--color-ring-primary", "light-dark(#1a56c4, #8ab4f8)"),
-        ("--font-sans", "system-ui, -apple-system, 'Segoe UI', sans-serif"),
-        ("--font-mono", "ui-monospace, 'DejaVu Sans Mono', monospace"),
-        ("--font-weight-normal", "400"),
-        ("--font-weight-medium", "500"),
-        ("--font-weight-semibold", "600"),
-        ("--font-weight-bold", "700"),
-        ("--font-text-sm-size", "13px"),
-        ("--font-text-md-size", "14px"),
-        ("--font-text-lg-size", "16px"),
-        ("--border-radius-sm", "4px"),
-        ("--border-radius-md", "8px"),
-        ("--border-radius-lg", "12px"),
-        ("--border-width-regular", "1px"),
+    let mut vars = serde_json::Map::new();
+    let mut put = |k: String, v: String| {
+        vars.insert(k, Value::String(v));
+    };
+    // (light, dark) for each colour role and tone.
+    let tones: [(&str, [(&str, &str); 10]); 3] = [
+        (
+            "background",
+            [
+                ("primary", "#ffffff"),
+                ("secondary", "#f5f6f8"),
+                ("tertiary", "#eceef2"),
+                ("inverse", "#1c1d21"),
+                ("ghost", "transparent"),
+                ("info", "#e8f0fe"),
+                ("danger", "#fdecec"),
+                ("success", "#e7f6ec"),
+                ("warning", "#fff6e0"),
+                ("disabled", "#f0f1f3"),
+            ],
+        ),
+        (
+            "text",
+            [
+                ("primary", "#1c1d21"),
+                ("secondary", "#555a64"),
+                ("tertiary", "#777c86"),
+                ("inverse", "#ffffff"),
+                ("info", "#1a56c4"),
+                ("danger", "#b42318"),
+                ("success", "#1e7a3c"),
+                ("warning", "#8a5a00"),
+                ("disabled", "#a0a4ab"),
+                ("ghost", "#777c86"),
+            ],
+        ),
+        (
+            "border",
+            [
+                ("primary", "#d5d8de"),
+                ("secondary", "#e4e6ea"),
+                ("tertiary", "#eceef2"),
+                ("inverse", "#1c1d21"),
+                ("ghost", "transparent"),
+                ("info", "#9bb9f0"),
+                ("danger", "#f3b1ab"),
+                ("success", "#a6d9b6"),
+                ("warning", "#f0d28a"),
+                ("disabled", "#e4e6ea"),
+            ],
+        ),
     ];
-    Value::Object(pairs.iter().map(|(k, v)| (k.to_string(), json!(v))).collect())
+    let dark = |role: &str, tone: &str| -> &'static str {
+        match (role, tone) {
+            ("background", "primary") => "#1c1d21",
+            ("background", "secondary") => "#25262b",
+            ("background", "tertiary") => "#2d2f35",
+            ("background", "inverse") => "#f5f6f8",
+            ("background", "info") => "#1d2b45",
+            ("background", "danger") => "#46201f",
+            ("background", "success") => "#1b3a26",
+            ("background", "warning") => "#43361a",
+            ("background", "disabled") => "#2a2b30",
+            ("text", "primary") => "#ececf1",
+            ("text", "secondary") => "#b4b7c0",
+            ("text", "tertiary") | ("text", "ghost") => "#8d919b",
+            ("text", "inverse") => "#1c1d21",
+            ("text", "info") => "#8ab4f8",
+            ("text", "danger") => "#f28b82",
+            ("text", "success") => "#81c995",
+            ("text", "warning") => "#fdd663",
+            ("text", "disabled") => "#6b6f78",
+            ("border", "primary") => "#3a3d44",
+            ("border", "secondary") | ("border", "disabled") => "#30333a",
+            ("border", "tertiary") => "#2a2c31",
+            ("border", "inverse") => "#f5f6f8",
+            ("border", "info") => "#3b5a8f",
+            ("border", "danger") => "#7a3a36",
+            ("border", "success") => "#3a6b48",
+            ("border", "warning") => "#7a6430",
+            _ => "transparent",
+        }
+    };
+    for (role, pairs) in tones {
+        for (tone, light) in pairs {
+            put(
+                format!("--color-{role}-{tone}"),
+                format!("light-dark({light}, {})", dark(role, tone)),
+            );
+        }
+    }
+    for (tone, light, dark) in [
+        ("primary", "#1a56c4", "#8ab4f8"),
+        ("secondary", "#777c86", "#8d919b"),
+        ("inverse", "#ffffff", "#1c1d21"),
+        ("info", "#1a56c4", "#8ab4f8"),
+        ("danger", "#b42318", "#f28b82"),
+        ("success", "#1e7a3c", "#81c995"),
+        ("warning", "#8a5a00", "#fdd663"),
+    ] {
+        put(format!("--color-ring-{tone}"), format!("light-dark({light}, {dark})"));
+    }
+    put(
+        "--font-sans".into(),
+        "system-ui, -apple-system, 'Segoe UI', Cantarell, sans-serif".into(),
+    );
+    put(
+        "--font-mono".into(),
+        "ui-monospace, 'DejaVu Sans Mono', Menlo, monospace".into(),
+    );
+    for (k, v) in [
+        ("normal", "400"),
+        ("medium", "500"),
+        ("semibold", "600"),
+        ("bold", "700"),
+    ] {
+        put(format!("--font-weight-{k}"), v.into());
+    }
+    for (k, size, line) in [("xs", 11, 16), ("sm", 13, 18), ("md", 14, 20), ("lg", 16, 24)] {
+        put(format!("--font-text-{k}-size"), format!("{size}px"));
+        put(format!("--font-text-{k}-line-height"), format!("{line}px"));
+    }
+    for (k, size, line) in [
+        ("xs", 12, 16),
+        ("sm", 14, 20),
+        ("md", 16, 22),
+        ("lg", 18, 24),
+        ("xl", 22, 28),
+        ("2xl", 26, 32),
+        ("3xl", 32, 38),
+    ] {
+        put(format!("--font-heading-{k}-size"), format!("{size}px"));
+        put(format!("--font-heading-{k}-line-height"), format!("{line}px"));
+    }
+    for (k, v) in [
+        ("xs", "2px"),
+        ("sm", "4px"),
+        ("md", "8px"),
+        ("lg", "12px"),
+        ("xl", "16px"),
+        ("full", "9999px"),
+    ] {
+        put(format!("--border-radius-{k}"), v.into());
+    }
+    put("--border-width-regular".into(), "1px".into());
+    for (k, v) in [
+        ("hairline", "0 0 0 1px rgb(0 0 0 / 0.06)"),
+        ("sm", "0 1px 2px rgb(0 0 0 / 0.08)"),
+        ("md", "0 2px 8px rgb(0 0 0 / 0.12)"),
+        ("lg", "0 8px 24px rgb(0 0 0 / 0.16)"),
+    ] {
+        put(format!("--shadow-{k}"), v.into());
+    }
+    Value::Object(vars)
 }
 
 fn locale() -> String {
@@ -1209,9 +1328,18 @@ mod tests {
     }
 
     #[test]
-    fn style_variables_are_standard_keys() {
+    fn style_variables_are_the_76_standard_keys() {
         let vars = style_variables();
+        assert_eq!(vars.as_object().unwrap().len(), 76);
         assert!(vars.as_object().unwrap().keys().all(|k| k.starts_with("--")));
+        for key in [
+            "--color-ring-warning",
+            "--font-heading-3xl-line-height",
+            "--shadow-hairline",
+            "--border-radius-full",
+        ] {
+            assert!(vars.get(key).is_some(), "{key}");
+        }
         assert!(
             vars["--color-background-primary"]
                 .as_str()
