@@ -1,7 +1,8 @@
 //! MCP App views in the real window (prints numbers, asserts nothing beyond sanity): run with
 //! `make bench`, or under `xvfb-run -a -s "-screen 0 1280x900x24" dbus-run-session --
 //! cargo bench -p porthole-e2e --bench views`. Uses the release `porthole` (and
-//! `porthole-baseline-window`) when built, else the debug ones.
+//! `porthole-baseline-window`) when built, else the debug ones. `PORTHOLE_BENCH_VIEWS=latency`
+//! (or `=memory`) runs one of the two parts only.
 //!
 //! The view is `tests/bench-view-server/stamp.html`, a small plain-JS MCP Apps client served by
 //! `porthole-bench-view-server` (stdio) for its UI tool `stamp {delay_ms}`. It records, in wall
@@ -23,15 +24,19 @@
 //! 2. Memory with 1 and with 50 views in one transcript (one reply calling `stamp` 50 times):
 //!    RSS and PSS (from `/proc/<pid>/smaps_rollup`, as the start-up benchmark) of the porthole
 //!    process and all its descendants (WebKit's web and network processes, the bench server).
+//!    Porthole parks (tears down) views whose cards are far out of sight, so this is measured
+//!    twice: as the window runs, and with every view kept live (the transcript is made so tall
+//!    that every card is "in sight").
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, anyhow, bail};
 use porthole_e2e::{App, Driver, Session, target_dir};
-use porthole_fake_llm::{FakeLlm, FakeToolCall, Reply, Script};
+use porthole_fake_llm::{FakeLlm, FakeToolCall, RecordedRequest, Reply, Script};
 use serde_json::{Value, json};
 
 const SERVER: &str = env!("CARGO_BIN_EXE_porthole-bench-view-server");
@@ -108,6 +113,13 @@ struct Stamps {
     returned_at: f64,
     /// When the server got `tools/call` (Porthole; the same as `returned_at` when bare).
     received_at: f64,
+    /// The result's text (Porthole: the server's "returned at" stamp, as written).
+    result_text: String,
+    /// Porthole: when the agent's next model request, carrying this result, reached the fake
+    /// model (filled in after parsing).
+    model_request_at: f64,
+    /// Navigation timing's `responseEnd`: ms from navigation start to the last byte of the HTML.
+    response_end: f64,
 }
 
 impl Stamps {
@@ -134,6 +146,9 @@ impl Stamps {
             result: f("result")?,
             returned_at,
             received_at: s("receivedAt")?,
+            result_text: v["resultText"].as_str().unwrap_or_default().to_string(),
+            model_request_at: f64::NAN,
+            response_end: v["nav"]["responseEnd"].as_f64().unwrap_or(f64::NAN),
         })
     }
 }
@@ -169,11 +184,36 @@ struct Chat {
     _runtime: tokio::runtime::Runtime,
     fake: FakeLlm,
     dir: tempfile::TempDir,
+    /// When (wall clock ms) a model request carrying a `stamp` result reached the fake model, by
+    /// that result's text (the server's "returned at" stamp).
+    model_requests: Arc<Mutex<HashMap<String, f64>>>,
+}
+
+/// The leading number of a tool result's text, as the bench server wrote it.
+fn stamp_text(content: &Value) -> Option<String> {
+    let text = match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts.iter().find_map(|p| p["text"].as_str())?.to_string(),
+        _ => return None,
+    };
+    let number: String = text.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+    (!number.is_empty()).then_some(number)
 }
 
 fn chat(replies: Vec<Reply>) -> Result<Chat> {
     let runtime = tokio::runtime::Runtime::new()?;
-    let fake = runtime.block_on(FakeLlm::start(Script::new(replies)))?;
+    let model_requests: Arc<Mutex<HashMap<String, f64>>> = Arc::default();
+    let seen = model_requests.clone();
+    let observer = move |request: &RecordedRequest| {
+        let at = now_ms();
+        let last = request.body["messages"].as_array().and_then(|m| m.last());
+        if let Some(last) = last.filter(|m| m["role"] == "tool")
+            && let Some(stamp) = stamp_text(&last["content"])
+        {
+            seen.lock().unwrap().entry(stamp).or_insert(at);
+        }
+    };
+    let fake = runtime.block_on(FakeLlm::start_with_observer(Script::new(replies), 0, observer))?;
     let dir = tempfile::Builder::new().prefix("porthole-bench-views-").tempdir()?;
     let config = json!({ "mcpServers": { "bench": { "command": SERVER, "alwaysAllow": ["stamp"] } } });
     std::fs::write(dir.path().join("config.json"), config.to_string())?;
@@ -181,6 +221,7 @@ fn chat(replies: Vec<Reply>) -> Result<Chat> {
         _runtime: runtime,
         fake,
         dir,
+        model_requests,
     })
 }
 
@@ -197,10 +238,6 @@ fn launch(chat: &Chat) -> Result<App> {
 fn send(s: &Session, text: &str) -> Result<()> {
     let composer = s.find("[data-testid=composer]")?;
     s.send_keys(&composer, &format!("{text}\u{E007}"))
-}
-
-fn count(s: &Session, css: &str) -> Result<usize> {
-    Ok(s.find_all(css)?.len())
 }
 
 fn wait_for_answer(s: &Session, text: &str) -> Result<()> {
@@ -261,6 +298,15 @@ fn read_frame(s: &Session, frame: &porthole_e2e::Element) -> Result<Value> {
     stamps
 }
 
+/// Scrolls the transcript to its end.
+fn scroll_to_end(s: &Session) -> Result<()> {
+    s.execute(
+        "const t = document.querySelector('[data-testid=transcript]'); if (t) t.scrollTop = t.scrollHeight;",
+        json!([]),
+    )
+    .map(drop)
+}
+
 /// The view id of the newest card's view, and of the last view frame in the window.
 fn newest_view_ids(s: &Session) -> Result<(Value, Value)> {
     let v = s.execute(
@@ -283,6 +329,8 @@ struct PortholeLatency {
     steady_late: usize,
     /// Cold calls whose view had initialized before the result left the server.
     cold_early: usize,
+    /// Calls whose view the window parked before it was read (left out).
+    parked: usize,
     clock: (f64, f64),
     frame_clock: (f64, f64),
 }
@@ -312,26 +360,43 @@ fn porthole_latency(runs: usize) -> Result<PortholeLatency> {
         steady: Vec::new(),
         steady_late: 0,
         cold_early: 0,
+        parked: 0,
         clock: (0.0, 0.0),
         frame_clock: (0.0, 0.0),
     };
     for i in 0..=delays.len() {
         send(s, &format!("stamp {i}"))?;
-        wait_for_answer(s, &format!("Done {i}."))?;
-        s.wait_for("the newest view to be ready", WAIT, |s| {
-            let states = view_states(s)?;
-            if states.len() != i + 1 {
-                bail!("{} stamp cards after {} calls", states.len(), i + 1);
-            }
-            Ok((states.last().map(String::as_str) == Some("ready")).then_some(()))
-        })?;
+        // The window's transcript stops following its end once a view has grown it, and a
+        // view far out of sight is parked: the bench scrolls to the end, as a reader would.
+        let answer = format!("Done {i}.");
+        let mut seen = Vec::new();
+        let mut parked = false;
+        s.wait_for("the answer and the newest view", WAIT, |s| {
+            scroll_to_end(s)?;
+            seen = view_states(s)?;
+            parked |= seen.len() == i + 1 && seen.last().map(String::as_str) == Some("parked");
+            let answered = match s.find_all("[data-testid=message][data-role=assistant]")?.last() {
+                Some(last) => s.text(last)? == answer,
+                None => false,
+            };
+            Ok((answered && seen.len() == i + 1 && seen.last().map(String::as_str) == Some("ready")).then_some(()))
+        })
+        .with_context(|| format!("after {} calls, the views are {seen:?}", i + 1))?;
+        if parked {
+            // Re-created from the stored result: not a sample.
+            out.parked += 1;
+            continue;
+        }
         let (card_view, frame_view) = newest_view_ids(s)?;
         if card_view.is_null() || card_view != frame_view {
             bail!("the last view frame ({frame_view}) is not the newest card's view ({card_view})");
         }
         let frames = s.find_all("iframe[data-testid=mcp-app-view]")?;
         let frame = frames.last().context("no view frame")?;
-        let stamps = Stamps::parse(&read_frame(s, frame)?)?;
+        let mut stamps = Stamps::parse(&read_frame(s, frame)?)?;
+        if let Some(at) = chat.model_requests.lock().unwrap().get(&stamps.result_text) {
+            stamps.model_request_at = *at;
+        }
         if i == 0 {
             // The warm-up: also where the clocks are compared.
             out.clock = clock_offset(s)?;
@@ -556,10 +621,13 @@ type Breakdown = BTreeMap<String, (usize, u64, u64)>;
 fn app_memory(pid: u32) -> Breakdown {
     let mut out = Breakdown::new();
     for p in descendants(pid) {
-        let name = std::fs::read_to_string(format!("/proc/{p}/comm"))
-            .unwrap_or_default()
-            .trim()
-            .to_string();
+        // The program's file name (`comm` is cut at 15 characters).
+        let cmdline = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+        let argv0 = String::from_utf8_lossy(cmdline.split(|b| *b == 0).next().unwrap_or_default()).into_owned();
+        let name = Path::new(&argv0)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or(argv0);
         let (rss, pss) = memory_kib(p);
         let e = out.entry(name).or_default();
         *e = (e.0 + 1, e.1 + rss, e.2 + pss);
@@ -602,8 +670,8 @@ fn print_memory(label: &str, b: &Breakdown) {
             )
         })
         .collect();
-    println!("  {label:<26} RSS {rss:>7.1} MiB  PSS {pss:>7.1} MiB  {n} processes");
-    println!("  {:<26} by process (RSS/PSS MiB): {}", "", parts.join(", "));
+    println!("  {label:<30} RSS {rss:>7.1} MiB  PSS {pss:>7.1} MiB  {n} processes");
+    println!("  {:<30} by process (RSS/PSS MiB): {}", "", parts.join(", "));
 }
 
 struct MemoryRun {
@@ -616,8 +684,8 @@ struct MemoryRun {
 
 /// Memory before and after one turn whose single reply calls `stamp` `n` times. With
 /// `keep_all_live`, the transcript is first taken out of the layout and made 200 000 px tall
-/// (behind the rest of the window), so that every card stays in its "near sight" zone and the
-/// window parks no view.
+/// (behind the rest of the window), so that every card stays in its "near sight" zone (the
+/// transcript is the zone's root) and the window parks no view.
 fn memory_with(n: usize, keep_all_live: bool) -> Result<MemoryRun> {
     let calls = (0..n)
         .map(|i| FakeToolCall::new(format!("call_{i}"), "stamp", "{}"))
@@ -627,9 +695,13 @@ fn memory_with(n: usize, keep_all_live: bool) -> Result<MemoryRun> {
     let s = &app.session;
     let pid = porthole_pid(chat.dir.path())?;
     if keep_all_live {
+        // A rule added through the CSSOM (which the window's CSP allows), so it holds for any
+        // transcript element the window renders.
         s.execute(
-            "const t = document.querySelector('[data-testid=transcript]');
-             t.style.cssText = 'position: fixed; top: 0; left: 0; width: 100%; height: 200000px; z-index: -1';",
+            "const sheet = document.styleSheets[0];
+             sheet.insertRule('[data-testid=transcript] { position: fixed !important; top: 0 !important; \
+               left: 0 !important; width: 100% !important; height: 200000px !important; \
+               z-index: -1 !important; }', sheet.cssRules.length);",
             json!([]),
         )?;
     }
@@ -639,7 +711,9 @@ fn memory_with(n: usize, keep_all_live: bool) -> Result<MemoryRun> {
     if keep_all_live {
         wait_for_views(s, n, Duration::from_secs(180), |st| st == "ready")?;
     } else {
-        // Parked views count as settled; wait for the parking to settle too.
+        // A reader at the end of the transcript; parked views count as settled, and the
+        // parking is given time to settle too.
+        scroll_to_end(s)?;
         wait_for_views(s, n, Duration::from_secs(180), |st| st == "ready" || st == "parked")?;
         std::thread::sleep(Duration::from_secs(2));
         wait_for_views(s, n, Duration::from_secs(60), |st| st == "ready" || st == "parked")?;
@@ -677,14 +751,10 @@ fn print_memory_runs(label: &str, one: &MemoryRun, many: &MemoryRun) {
         (r50 - r1) / calls,
         (p50 - p1) / calls
     );
-    if many.live > one.live {
-        let live = (many.live - one.live) as f64;
+    if many.parked > 0 {
         println!(
-            "  per extra live view ({} - {} live): RSS {:+.2} MiB, PSS {:+.2} MiB",
-            many.live,
-            one.live,
-            (r50 - r1) / live,
-            (p50 - p1) / live
+            "  ({} of these views were created, then parked: what they leave behind counts here)",
+            many.parked
         );
     }
 }
@@ -703,8 +773,8 @@ fn main() -> Result<()> {
     }
     let porthole = porthole_e2e::porthole_binary();
     let baseline = binary("porthole-baseline-window");
-    let webkit = Command::new("WebKitWebDriver")
-        .arg("--version")
+    let webkit = Command::new("dpkg-query")
+        .args(["-W", "-f", "WebKitGTK ${Version}", "libwebkit2gtk-4.1-0"])
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default();
@@ -715,8 +785,20 @@ fn main() -> Result<()> {
         baseline.display()
     );
 
+    // `PORTHOLE_BENCH_VIEWS=latency` or `=memory` runs one part only.
+    let part = std::env::var("PORTHOLE_BENCH_VIEWS").unwrap_or_default();
+    if part != "memory" {
+        latency(runs, &baseline)?;
+    }
+    if part != "latency" {
+        memory()?;
+    }
+    Ok(())
+}
+
+fn latency(runs: usize, baseline: &Path) -> Result<()> {
     let p = porthole_latency(runs)?;
-    let b = bare_latency(&baseline, runs)?;
+    let b = bare_latency(baseline, runs)?;
 
     println!();
     println!(
@@ -724,6 +806,10 @@ fn main() -> Result<()> {
         p.clock.0, p.clock.1, p.frame_clock.0, p.frame_clock.1
     );
     println!("(page clocks: performance.timeOrigin + performance.now(), which WebKit rounds to about 1 ms)");
+    println!(
+        "calls left out because the window parked their view before it was read: {}",
+        p.parked
+    );
     println!();
     println!(
         "1a. Porthole, cold: `stamp` returns at once, one call per turn ({} calls; in {} of them the view had \
@@ -735,6 +821,10 @@ fn main() -> Result<()> {
     row(
         "server served resources/read -> frame navigation start (host checks HTML, mints URL, adds iframe)",
         col(c, |s| s.origin - s.read_at),
+    );
+    row(
+        "frame navigation start -> HTML received (navigation timing responseEnd; mcpview: handler)",
+        col(c, |s| s.response_end),
     );
     let p_load = row(
         "frame navigation start -> view's script runs (loading the HTML over mcpview:)",
@@ -770,6 +860,10 @@ fn main() -> Result<()> {
     let p_steady = row(
         "server returned the result (stamped just before returning) -> view got ui/notifications/tool-result",
         col(&p.steady, |s| s.result - s.returned_at),
+    );
+    row(
+        "server returned the result -> agent's next model request reached the fake model (Rust side only)",
+        col(&p.steady, |s| s.model_request_at - s.returned_at),
     );
     println!();
     println!(
@@ -827,6 +921,10 @@ fn main() -> Result<()> {
         b_load,
     );
 
+    Ok(())
+}
+
+fn memory() -> Result<()> {
     println!();
     println!(
         "2. Memory of porthole and all its descendants, 3 s after the turn's views settled \
