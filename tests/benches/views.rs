@@ -17,6 +17,11 @@
 //!    - "steady": `stamp {delay_ms: 1500}`, so the view is initialized first and only the
 //!      delivery of the result is timed.
 //!
+//!    Before each call the bench scrolls the transcript to its end (it stops following the end
+//!    once a view has grown it, and views far out of sight are parked), then sends no WebDriver
+//!    command until the call is surely over (the driver's commands run on the window's main
+//!    thread), then reads the new view's stamps from inside its frame.
+//!
 //!    The same HTML in a bare `<iframe sandbox="allow-scripts" srcdoc>` is timed for comparison
 //!    in the empty Tauri window of the start-up benchmark (same WebKitGTK; Porthole's own CSP
 //!    allows frames from `mcpview:` only, so a bare frame cannot be made in its window), with a
@@ -47,6 +52,8 @@ const STEADY_DELAY_MS: u64 = 1500;
 /// How long the bare host waits after `initialized` before posting the result, when steady.
 const BARE_STEADY_DELAY_MS: u64 = 300;
 const MANY_VIEWS: usize = 50;
+/// How long the bench leaves the window alone after sending a message (beyond `stamp`'s delay).
+const QUIET_MS: u64 = 1000;
 
 fn now_ms() -> f64 {
     SystemTime::now()
@@ -365,9 +372,14 @@ fn porthole_latency(runs: usize) -> Result<PortholeLatency> {
         frame_clock: (0.0, 0.0),
     };
     for i in 0..=delays.len() {
-        send(s, &format!("stamp {i}"))?;
         // The window's transcript stops following its end once a view has grown it, and a
         // view far out of sight is parked: the bench scrolls to the end, as a reader would.
+        scroll_to_end(s)?;
+        send(s, &format!("stamp {i}"))?;
+        // No WebDriver traffic while the view starts and gets its result: the driver's
+        // commands run on the window's main thread, which relays the view's messages.
+        let delay = if i == 0 { 0 } else { delays[i - 1] };
+        std::thread::sleep(Duration::from_millis(delay + QUIET_MS));
         let answer = format!("Done {i}.");
         let mut seen = Vec::new();
         let mut parked = false;
