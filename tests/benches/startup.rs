@@ -9,7 +9,6 @@
 //!   process and all its descendants: WebKit's web and network processes and, for Porthole, the
 //!   demo MCP server it starts.
 
-use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -22,48 +21,6 @@ struct Sample {
     rss_kib: u64,
     pss_kib: u64,
     processes: usize,
-}
-
-fn children_of(pid: u32) -> Vec<u32> {
-    let mut parent: HashMap<u32, Vec<u32>> = HashMap::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(p) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
-            continue;
-        };
-        // The command name may contain spaces; fields after the last ')' are fixed.
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-            continue;
-        };
-        let ppid: u32 = rest.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-        parent.entry(ppid).or_default().push(p);
-    }
-    let mut out = vec![pid];
-    let mut seen = HashSet::from([pid]);
-    let mut i = 0;
-    while i < out.len() {
-        for &c in parent.get(&out[i]).map(Vec::as_slice).unwrap_or(&[]) {
-            if seen.insert(c) {
-                out.push(c);
-            }
-        }
-        i += 1;
-    }
-    out
-}
-
-fn memory_kib(pid: u32) -> (u64, u64) {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
-    let field = |name: &str| {
-        text.lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0)
-    };
-    (field("Rss:"), field("Pss:"))
 }
 
 fn run_once(binary: &Path, profile: Option<&Path>) -> Sample {
@@ -91,10 +48,10 @@ fn run_once(binary: &Path, profile: Option<&Path>) -> Sample {
         }
     };
     std::thread::sleep(Duration::from_secs(3));
-    let pids = children_of(child.id());
+    let pids = porthole_e2e::process_tree(child.id());
     let (rss_kib, pss_kib) = pids
         .iter()
-        .map(|&p| memory_kib(p))
+        .map(|&p| porthole_e2e::memory_kib(p))
         .fold((0, 0), |(r, p), (r2, p2)| (r + r2, p + p2));
     let _ = child.kill();
     let _ = child.wait();

@@ -33,7 +33,7 @@
 //!    twice: as the window runs, and with every view kept live (the transcript is made so tall
 //!    that every card is "in sight").
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
@@ -564,49 +564,6 @@ fn bare_latency(binary: &Path, runs: usize) -> Result<BareLatency> {
 
 // ---- memory -------------------------------------------------------------------------------------
 
-fn descendants(pid: u32) -> Vec<u32> {
-    let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(p) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
-            continue;
-        };
-        // The command name may contain spaces; the fields after the last ')' are fixed.
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-            continue;
-        };
-        let ppid: u32 = rest.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-        children.entry(ppid).or_default().push(p);
-    }
-    let mut out = vec![pid];
-    let mut seen = HashSet::from([pid]);
-    let mut i = 0;
-    while i < out.len() {
-        for &c in children.get(&out[i]).map(Vec::as_slice).unwrap_or(&[]) {
-            if seen.insert(c) {
-                out.push(c);
-            }
-        }
-        i += 1;
-    }
-    out
-}
-
-/// (RSS, PSS) in KiB from `/proc/<pid>/smaps_rollup`.
-fn memory_kib(pid: u32) -> (u64, u64) {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
-    let field = |name: &str| {
-        text.lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0)
-    };
-    (field("Rss:"), field("Pss:"))
-}
-
 /// The porthole process running with `profile`.
 fn porthole_pid(profile: &Path) -> Result<u32> {
     let profile = profile.to_string_lossy();
@@ -632,7 +589,7 @@ type Breakdown = BTreeMap<String, (usize, u64, u64)>;
 
 fn app_memory(pid: u32) -> Breakdown {
     let mut out = Breakdown::new();
-    for p in descendants(pid) {
+    for p in porthole_e2e::process_tree(pid) {
         // The program's file name (`comm` is cut at 15 characters).
         let cmdline = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
         let argv0 = String::from_utf8_lossy(cmdline.split(|b| *b == 0).next().unwrap_or_default()).into_owned();
@@ -640,7 +597,7 @@ fn app_memory(pid: u32) -> Breakdown {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or(argv0);
-        let (rss, pss) = memory_kib(p);
+        let (rss, pss) = porthole_e2e::memory_kib(p);
         let e = out.entry(name).or_default();
         *e = (e.0 + 1, e.1 + rss, e.2 + pss);
     }

@@ -381,3 +381,48 @@ pub fn screenshot_dir() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| target_dir().join("screenshots"))
 }
+
+/// `pid` and every process below it (Linux: read from `/proc`).
+pub fn process_tree(pid: u32) -> Vec<u32> {
+    use std::collections::{HashMap, HashSet};
+    let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(p) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
+        // The command name may contain spaces; the fields after the last ')' are fixed.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let ppid: u32 = rest.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+        children.entry(ppid).or_default().push(p);
+    }
+    let mut out = vec![pid];
+    let mut seen = HashSet::from([pid]);
+    let mut i = 0;
+    while i < out.len() {
+        for &c in children.get(&out[i]).map(Vec::as_slice).unwrap_or(&[]) {
+            if seen.insert(c) {
+                out.push(c);
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// (RSS, PSS) of one process in KiB, from `/proc/<pid>/smaps_rollup` (0 when unreadable).
+pub fn memory_kib(pid: u32) -> (u64, u64) {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
+    let field = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("Rss:"), field("Pss:"))
+}
