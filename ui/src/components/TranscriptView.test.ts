@@ -154,3 +154,39 @@ describe("TranscriptView", () => {
     expect(getByTestId("notice").getAttribute("role")).toBe("alert");
   });
 });
+
+describe("TranscriptView following the end", () => {
+  it("keeps following the end when a card grows (a view's frame), but not once the reader scrolled up", () => {
+    const callbacks: ResizeObserverCallback[] = [];
+    class FakeResizeObserver {
+      constructor(cb: ResizeObserverCallback) {
+        callbacks.push(cb);
+      }
+      observe() {}
+      disconnect() {}
+      unobserve() {}
+    }
+    vi.stubGlobal("ResizeObserver", FakeResizeObserver);
+    try {
+      const { getByTestId } = show([ev.user("Show me the chart")]);
+      const log = getByTestId("transcript");
+      let height = 1000;
+      Object.defineProperty(log, "scrollHeight", { get: () => height, configurable: true });
+      Object.defineProperty(log, "clientHeight", { get: () => 400, configurable: true });
+      log.scrollTop = 600;
+      fireEvent.scroll(log);
+      // A view grows by 300 px: the log follows.
+      height = 1300;
+      callbacks.at(-1)!([], {} as ResizeObserver);
+      expect(log.scrollTop).toBe(1300);
+      // The reader scrolls up; growth no longer moves them.
+      log.scrollTop = 100;
+      fireEvent.scroll(log);
+      height = 1600;
+      callbacks.at(-1)!([], {} as ResizeObserver);
+      expect(log.scrollTop).toBe(100);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+});
