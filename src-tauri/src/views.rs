@@ -123,6 +123,8 @@ struct Inner {
     live: Mutex<HashMap<String, LiveView>>,
     /// View ids by `conversation/call id`.
     by_call: Mutex<HashMap<String, String>>,
+    /// Calls (`conversation/call id`) found while streaming to have no view.
+    without_view: Mutex<std::collections::HashSet<String>>,
     /// Files views offered, waiting for the person's answer, by request id.
     downloads: Mutex<HashMap<String, (String, Vec<DownloadFile>)>>,
 }
@@ -164,6 +166,7 @@ impl Views {
                 tokens: ViewTokens::default(),
                 live: Mutex::new(HashMap::new()),
                 by_call: Mutex::new(HashMap::new()),
+                without_view: Mutex::new(Default::default()),
                 downloads: Mutex::new(HashMap::new()),
             }),
         }
@@ -235,11 +238,20 @@ impl Views {
                 name,
                 arguments_text,
             } => {
+                // The tool is looked up once per call, not on every fragment.
+                let call_key = key(conversation_id, call_id);
                 let view = match self.view_for(conversation_id, call_id) {
                     Some(v) => Some(v),
-                    None => self
-                        .ui_tool(name)
-                        .map(|tool| self.open(conversation_id, call_id, tool, None)),
+                    None if self.inner.without_view.lock().unwrap().contains(&call_key) => None,
+                    None => {
+                        let opened = self
+                            .ui_tool(name)
+                            .map(|tool| self.open(conversation_id, call_id, tool, None));
+                        if opened.is_none() {
+                            self.inner.without_view.lock().unwrap().insert(call_key);
+                        }
+                        opened
+                    }
                 };
                 if let (Some(view), Some(partial)) = (view, heal_json(arguments_text))
                     && let Some(bridge) = self.bridge(&view)
@@ -274,6 +286,11 @@ impl Views {
             TurnEvent::ToolCallFinished {
                 call_id, status, view, ..
             } => {
+                self.inner
+                    .without_view
+                    .lock()
+                    .unwrap()
+                    .remove(&key(conversation_id, call_id));
                 let Some(view_id) = self.view_for(conversation_id, call_id) else {
                     return;
                 };
