@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
+use reqwest::header::HeaderValue;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -67,13 +67,7 @@ impl Provider for AnthropicProvider {
                 Bytes::from(serde_json::to_vec(&request_body(request, self.endpoint.max_tokens)).unwrap_or_default());
             let key = self.key()?;
             let make = || {
-                let builder = self
-                    .endpoint
-                    .client
-                    .post(&url)
-                    .header(CONTENT_TYPE, "application/json")
-                    .header(ACCEPT, "text/event-stream")
-                    .body(body.clone());
+                let builder = self.endpoint.post_sse(&url, &body);
                 self.request(builder, &key)
             };
             let response = http::send(

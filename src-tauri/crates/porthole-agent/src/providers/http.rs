@@ -49,6 +49,17 @@ impl Endpoint {
     }
 }
 
+impl Endpoint {
+    /// A streaming POST of a JSON `body` to `url` (headers for the key are the caller's).
+    pub fn post_sse(&self, url: &str, body: &bytes::Bytes) -> reqwest::RequestBuilder {
+        self.client
+            .post(url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .body(body.clone())
+    }
+}
+
 impl std::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Endpoint")

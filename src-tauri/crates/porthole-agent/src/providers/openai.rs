@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use reqwest::StatusCode;
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
+use reqwest::header::{AUTHORIZATION, HeaderValue};
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -59,13 +59,7 @@ impl OpenAiProvider {
         let body = Bytes::from(serde_json::to_vec(&body).unwrap_or_default());
         let authorization = self.authorization()?;
         let make = || {
-            let builder = self
-                .endpoint
-                .client
-                .post(&url)
-                .header(CONTENT_TYPE, "application/json")
-                .header(ACCEPT, "text/event-stream")
-                .body(body.clone());
+            let builder = self.endpoint.post_sse(&url, &body);
             match &authorization {
                 Some(value) => builder.header(AUTHORIZATION, value.clone()),
                 None => builder,
