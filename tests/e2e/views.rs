@@ -53,6 +53,24 @@ fn chat(server_name: &str, server: Value, tool: &str, arguments: &Value) -> Resu
     })
 }
 
+impl Chat {
+    /// The last message of the model's second request: the tool results it was given.
+    fn tool_message(&self) -> Result<Value> {
+        let posts: Vec<_> = self
+            .fake
+            .requests()
+            .into_iter()
+            .filter(|r| r.method == "POST")
+            .collect();
+        let request = posts.get(1).context("no second model request")?;
+        request.body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .cloned()
+            .context("no messages in the model request")
+    }
+}
+
 fn launch(chat: &Chat) -> Result<App> {
     let url = chat.fake.base_url();
     App::launch(chat.dir.path(), &["--base-url", &url, "--model", "fake-model"], &[])
@@ -61,6 +79,15 @@ fn launch(chat: &Chat) -> Result<App> {
 fn send(s: &Session, text: &str) -> Result<()> {
     let composer = s.find("[data-testid=composer]")?;
     s.send_keys(&composer, &format!("{text}\u{E007}"))
+}
+
+/// Waits for `server` to be connected, then sends `text`.
+fn ask(s: &Session, server: &str, text: &str) -> Result<()> {
+    s.wait_for_element(
+        &format!("[data-testid=server][data-server-name={server}][data-state=connected]"),
+        WAIT,
+    )?;
+    send(s, text)
 }
 
 /// Waits until the last assistant message reads `text`.
@@ -114,11 +141,7 @@ fn official_example_views_render_and_show_their_tool_result() -> Result<()> {
         let chat = chat(name, server, tool, &example["arguments"])?;
         let app = launch(&chat)?;
         let s = &app.session;
-        s.wait_for_element(
-            &format!("[data-testid=server][data-server-name={name}][data-state=connected]"),
-            WAIT,
-        )?;
-        send(s, "Show me")?;
+        ask(s, name, "Show me")?;
         let card = format!("[data-testid=tool-call][data-tool-name={tool}]");
         s.wait_for_element(&format!("{card}[data-status=ok]"), WAIT)?;
         let ready = s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT);
@@ -157,15 +180,7 @@ fn official_example_views_render_and_show_their_tool_result() -> Result<()> {
             failures.push(format!("{name}: expected {expected:?} in the view: {e}"));
         }
         // The model got the tool's own content, with no note replacing it.
-        let posts: Vec<_> = chat
-            .fake
-            .requests()
-            .into_iter()
-            .filter(|r| r.method == "POST")
-            .collect();
-        let last = posts
-            .get(1)
-            .map(|r| r.body["messages"].as_array().unwrap().last().unwrap().clone());
+        let last = chat.tool_message().ok();
         let content = last
             .as_ref()
             .map(|m| m["content"].as_str().unwrap_or_default().to_string());
@@ -198,11 +213,7 @@ fn refused_views_say_why_and_the_model_still_gets_the_result() -> Result<()> {
         let chat = chat("hostile", hostile_server(), tool, &json!({}))?;
         let app = launch(&chat)?;
         let s = &app.session;
-        s.wait_for_element(
-            "[data-testid=server][data-server-name=hostile][data-state=connected]",
-            WAIT,
-        )?;
-        send(s, "Show me")?;
+        ask(s, "hostile", "Show me")?;
         let card = format!("[data-testid=tool-call][data-tool-name={tool}]");
         let state = s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=refused]"), WAIT)?;
         let text = s.text(&state)?;
@@ -210,13 +221,7 @@ fn refused_views_say_why_and_the_model_still_gets_the_result() -> Result<()> {
         assert!(s.find_all(&format!("{card} iframe")).unwrap_or_default().is_empty());
         // The answer still comes, and the model got the tool's text.
         wait_for_answer(s, "Done.")?;
-        let posts: Vec<_> = chat
-            .fake
-            .requests()
-            .into_iter()
-            .filter(|r| r.method == "POST")
-            .collect();
-        let last = posts[1].body["messages"].as_array().unwrap().last().unwrap().clone();
+        let last = chat.tool_message()?;
         assert!(last["content"].as_str().unwrap().contains("view"), "{tool}: {last}");
         assert!(
             !last["content"].as_str().unwrap().contains("Porthole:"),
@@ -261,11 +266,7 @@ fn a_hostile_view_is_contained() -> Result<()> {
     // The view's WebSocket attack aims here: any connection that arrives got past the CSP.
     let listener = std::net::TcpListener::bind("127.0.0.1:47613")?;
     listener.set_nonblocking(true)?;
-    s.wait_for_element(
-        "[data-testid=server][data-server-name=hostile][data-state=connected]",
-        WAIT,
-    )?;
-    send(s, "Show me")?;
+    ask(s, "hostile", "Show me")?;
     let card = "[data-testid=tool-call][data-tool-name=hostile_view]";
     s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
     // The view reports its results in a log notification, which lands in the app's log. The
@@ -389,13 +390,7 @@ fn a_hostile_view_is_contained() -> Result<()> {
     }
     // The view rendered, so (and only so) the model's result carries the host's note after the
     // tool's own content.
-    let posts: Vec<_> = chat
-        .fake
-        .requests()
-        .into_iter()
-        .filter(|r| r.method == "POST")
-        .collect();
-    let tool_message = posts[1].body["messages"].as_array().unwrap().last().unwrap().clone();
+    let tool_message = chat.tool_message()?;
     let content = tool_message["content"].as_str().unwrap_or_default();
     assert!(content.starts_with("hostile result"), "{content}");
     assert!(content.contains("interactive view is shown"), "{content}");
@@ -458,11 +453,7 @@ fn a_reopened_conversation_shows_its_view_again_until_it_expires() -> Result<()>
     let chat = chat("basic", server, tool, &example["arguments"])?;
     let app = launch(&chat)?;
     let s = &app.session;
-    s.wait_for_element(
-        "[data-testid=server][data-server-name=basic][data-state=connected]",
-        WAIT,
-    )?;
-    send(s, "What time is it?")?;
+    ask(s, "basic", "What time is it?")?;
     let card = format!("[data-testid=tool-call][data-tool-name={tool}]");
     let ready = format!("{card} [data-testid=view-state][data-state=ready]");
     s.wait_for_element(&ready, WAIT)?;
@@ -518,22 +509,12 @@ fn a_view_that_never_starts_fails_visibly_and_the_model_is_not_told_it_rendered(
     let chat = chat("hostile", hostile_server(), "silent_view", &json!({}))?;
     let app = launch(&chat)?;
     let s = &app.session;
-    s.wait_for_element(
-        "[data-testid=server][data-server-name=hostile][data-state=connected]",
-        WAIT,
-    )?;
-    send(s, "Show me")?;
+    ask(s, "hostile", "Show me")?;
     let card = "[data-testid=tool-call][data-tool-name=silent_view]";
     let state = s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=failed]"), WAIT)?;
     assert!(s.text(&state)?.contains("did not start"), "{}", s.text(&state)?);
     wait_for_answer(s, "Done.")?;
-    let posts: Vec<_> = chat
-        .fake
-        .requests()
-        .into_iter()
-        .filter(|r| r.method == "POST")
-        .collect();
-    let last = posts[1].body["messages"].as_array().unwrap().last().unwrap().clone();
+    let last = chat.tool_message()?;
     assert_eq!(last["content"], "silent view", "the tool's content, and no note");
     Ok(())
 }
