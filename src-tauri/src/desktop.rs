@@ -58,6 +58,8 @@ struct AppState {
 struct Chat {
     store: Result<Store, String>,
     model_args: ModelArgs,
+    /// The OS keyring for API keys, opened once, on first need.
+    keyring: Arc<dyn porthole_secrets::SecretStore>,
     context: ModelContext,
     running: Mutex<HashMap<String, CancellationToken>>,
     approvals: Arc<Mutex<HashMap<String, tokio::sync::oneshot::Sender<Decision>>>>,
@@ -102,10 +104,7 @@ struct ModelInfo {
 
 fn model_choice(chat: &Chat) -> Result<ModelChoice, String> {
     let store = chat.store.as_ref().ok();
-    ModelChoice::new(&chat.model_args, store, &|| {
-        Arc::new(porthole_secrets::LazyKeyring::new("Porthole")) as Arc<dyn porthole_secrets::SecretStore>
-    })
-    .map_err(|e| format!("{e:#}"))
+    ModelChoice::new(&chat.model_args, store, &|| chat.keyring.clone()).map_err(|e| format!("{e:#}"))
 }
 
 #[tauri::command]
@@ -500,6 +499,7 @@ pub fn run(setup: Setup, model_args: ModelArgs) -> Result<()> {
             chat: Chat {
                 store,
                 model_args,
+                keyring: Arc::new(porthole_secrets::LazyKeyring::new("Porthole")),
                 context: ModelContext::default(),
                 running: Mutex::new(HashMap::new()),
                 approvals: Arc::new(Mutex::new(HashMap::new())),
