@@ -245,7 +245,13 @@ fn refused_views_say_why_and_the_model_still_gets_the_result() -> Result<()> {
 /// browser) must show that nothing got through.
 #[test]
 fn a_hostile_view_is_contained() -> Result<()> {
-    let chat = chat("hostile", hostile_server(), "hostile_view", &json!({}))?;
+    // The view's WebSocket attack aims here: any connection that arrives got past the CSP.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    listener.set_nonblocking(true)?;
+    let ws_port = listener.local_addr()?.port();
+    let mut server = hostile_server();
+    server["env"] = json!({ "HOSTILE_WS_PORT": ws_port.to_string() });
+    let chat = chat("hostile", server, "hostile_view", &json!({}))?;
     let opened = chat.dir.path().join("browser-opened.txt");
     let browser = chat.dir.path().join("browser.sh");
     std::fs::write(&browser, format!("#!/bin/sh\necho \"$@\" >> {}\n", opened.display()))?;
@@ -263,9 +269,6 @@ fn a_hostile_view_is_contained() -> Result<()> {
     )?;
     let s = &app.session;
     let main_url = s.url()?;
-    // The view's WebSocket attack aims here: any connection that arrives got past the CSP.
-    let listener = std::net::TcpListener::bind("127.0.0.1:47613")?;
-    listener.set_nonblocking(true)?;
     ask(s, "hostile", "Show me")?;
     let card = "[data-testid=tool-call][data-tool-name=hostile_view]";
     s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
@@ -344,7 +347,7 @@ fn a_hostile_view_is_contained() -> Result<()> {
         assert_ne!(clipboard.as_deref(), Some(text), "a view wrote to the system clipboard");
     }
     let reached = listener.accept().is_ok();
-    assert!(!reached, "the view's WebSocket reached 127.0.0.1:47613");
+    assert!(!reached, "the view's WebSocket reached 127.0.0.1:{ws_port}");
 
     // Host side: the page never left, no forged command ran, no link was opened.
     assert_eq!(s.url()?, main_url);

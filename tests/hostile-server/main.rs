@@ -269,8 +269,15 @@ impl ServerHandler for HostileServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         eprintln!("hostile-server: resources/read {}", request.uri);
+        // The WebSocket attack aims at the port the test listens on (HOSTILE_WS_PORT).
+        let attacks = match std::env::var("HOSTILE_WS_PORT") {
+            Ok(port) if port.parse::<u16>().is_ok() => {
+                ATTACKS_HTML.replace("ws://127.0.0.1:47613/", &format!("ws://127.0.0.1:{port}/"))
+            }
+            _ => ATTACKS_HTML.to_string(),
+        };
         let html: &str = match request.uri.as_str() {
-            ATTACKS_URI => ATTACKS_HTML,
+            ATTACKS_URI => attacks.as_str(),
             TOO_BIG_URI => TOO_BIG_HTML.as_str(),
             WRONG_MIME_URI => WRONG_MIME_HTML,
             SILENT_URI => SILENT_HTML,
