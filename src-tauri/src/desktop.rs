@@ -41,32 +41,32 @@ struct Question {
 }
 
 #[derive(Default)]
-struct Questions {
+pub(crate) struct Questions {
     next: AtomicU64,
     waiting: Mutex<HashMap<u64, (Question, tokio::sync::oneshot::Sender<ElicitationAnswer>)>>,
 }
 
-struct AppState {
-    questions: Questions,
-    servers: Servers,
-    info: AppInfo,
-    chat: Chat,
+pub(crate) struct AppState {
+    pub(crate) questions: Questions,
+    pub(crate) servers: Servers,
+    pub(crate) info: AppInfo,
+    pub(crate) chat: Chat,
 }
 
 /// The chat side of the window: the store, the model flags of this run, the turns running and
 /// the tool calls waiting for the person's decision.
-struct Chat {
-    store: Result<Store, String>,
-    model_args: ModelArgs,
+pub(crate) struct Chat {
+    pub(crate) store: Result<Store, String>,
+    pub(crate) model_args: ModelArgs,
     /// The OS keyring for API keys, opened once, on first need.
-    keyring: Arc<dyn porthole_secrets::SecretStore>,
-    context: ModelContext,
-    running: Mutex<HashMap<String, CancellationToken>>,
-    approvals: Arc<Mutex<HashMap<String, tokio::sync::oneshot::Sender<Decision>>>>,
+    pub(crate) keyring: Arc<dyn porthole_secrets::SecretStore>,
+    pub(crate) context: ModelContext,
+    pub(crate) running: Mutex<HashMap<String, CancellationToken>>,
+    pub(crate) approvals: Arc<Mutex<HashMap<String, tokio::sync::oneshot::Sender<Decision>>>>,
 }
 
 impl Chat {
-    fn store(&self) -> Result<&Store, String> {
+    pub(crate) fn store(&self) -> Result<&Store, String> {
         self.store.as_ref().map_err(Clone::clone)
     }
 }
@@ -85,9 +85,9 @@ impl Approver for WindowApprover {
 /// One event of a conversation's turn, as the window receives it.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-struct ChatEvent {
-    conversation_id: String,
-    event: TurnEvent,
+pub(crate) struct ChatEvent {
+    pub(crate) conversation_id: String,
+    pub(crate) event: TurnEvent,
 }
 
 /// The model this run talks to, as far as it is known without asking the provider.
@@ -382,7 +382,7 @@ fn answer_approval(state: tauri::State<'_, AppState>, call_id: String, decision:
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-struct AppInfo {
+pub(crate) struct AppInfo {
     version: &'static str,
     profile_dir: String,
     config_file: String,
