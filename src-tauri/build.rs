@@ -25,6 +25,8 @@ const COMMANDS: &[&str] = &[
     "answer_download",
     "set_view_container",
     "teardown_view",
+    "pop_out_view",
+    "pop_out_ready",
 ];
 
 fn main() {

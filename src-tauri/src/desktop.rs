@@ -310,25 +310,43 @@ fn stop_turn(state: tauri::State<'_, AppState>, conversation_id: String) -> bool
 /// A message a view's frame posted; the front end matched `event.source` to the frame.
 #[tauri::command]
 async fn view_message(
+    webview: tauri::Webview,
     views: tauri::State<'_, Views>,
     view_id: String,
     message: serde_json::Value,
 ) -> Result<(), String> {
     // Async, so the bridge runs the view's requests on the app's runtime.
+    owned(&views, &view_id, &webview)?;
     views.receive(&view_id, message);
     Ok(())
 }
 
+/// Only the webview showing a view may speak for it (the main window, or its pop-out window).
+fn owned(views: &Views, view_id: &str, webview: &tauri::Webview) -> Result<(), String> {
+    if views.shown_in(view_id, webview.label()) {
+        Ok(())
+    } else {
+        Err("no such view in this window".into())
+    }
+}
+
 /// The frame is gone (conversation switched, scrolled away, closed): tear the view down.
 #[tauri::command]
-async fn close_view(views: tauri::State<'_, Views>, view_id: String) -> Result<(), String> {
+async fn close_view(webview: tauri::Webview, views: tauri::State<'_, Views>, view_id: String) -> Result<(), String> {
+    owned(&views, &view_id, &webview)?;
     views.close(&view_id, false).await;
     Ok(())
 }
 
 /// The window changed a view's display mode (Esc, its buttons); the view is told.
 #[tauri::command]
-fn set_view_display_mode(views: tauri::State<'_, Views>, view_id: String, mode: String) -> Result<(), String> {
+fn set_view_display_mode(
+    webview: tauri::Webview,
+    views: tauri::State<'_, Views>,
+    view_id: String,
+    mode: String,
+) -> Result<(), String> {
+    owned(&views, &view_id, &webview)?;
     views.set_display_mode(&view_id, &mode)
 }
 
@@ -339,19 +357,26 @@ async fn reopen_views(
     conversation_id: String,
     call_id: Option<String>,
 ) -> Result<(), String> {
-    views.reopen(&conversation_id, call_id.as_deref())
+    views.reopen(&conversation_id, call_id.as_deref(), MAIN_WEBVIEW)
 }
 
 /// The card's room for a view changed; the view is told its container's width.
 #[tauri::command]
-fn set_view_container(views: tauri::State<'_, Views>, view_id: String, width: f64) -> Result<(), String> {
+fn set_view_container(
+    webview: tauri::Webview,
+    views: tauri::State<'_, Views>,
+    view_id: String,
+    width: f64,
+) -> Result<(), String> {
+    owned(&views, &view_id, &webview)?;
     views.set_container(&view_id, width)
 }
 
 /// A view is about to leave the screen while its frame is still there (scrolled far away):
 /// it gets `ui/resource-teardown`, waited for, and is removed.
 #[tauri::command]
-async fn teardown_view(views: tauri::State<'_, Views>, view_id: String) -> Result<(), String> {
+async fn teardown_view(webview: tauri::Webview, views: tauri::State<'_, Views>, view_id: String) -> Result<(), String> {
+    owned(&views, &view_id, &webview)?;
     views.close(&view_id, true).await;
     Ok(())
 }
@@ -466,6 +491,33 @@ fn navigation_allowed(url: &Url) -> bool {
     }
 }
 
+/// The app's rules for any of its windows: no navigation away from its own pages, no new
+/// windows, no downloads, no device permissions.
+pub(crate) fn guarded<'a, R: tauri::Runtime, M: Manager<R>>(
+    builder: WebviewWindowBuilder<'a, R, M>,
+) -> WebviewWindowBuilder<'a, R, M> {
+    builder
+        .on_navigation(|url| {
+            let ok = navigation_allowed(url);
+            if !ok {
+                tracing::warn!(%url, "navigation refused");
+            }
+            ok
+        })
+        .on_new_window(|url, _| {
+            tracing::warn!(%url, "new window refused");
+            NewWindowResponse::Deny
+        })
+        .on_download(|_, _| {
+            tracing::warn!("download refused");
+            false
+        })
+        .on_permission_request(|_, kind| {
+            tracing::warn!(?kind, "permission request refused");
+            PermissionResponse::Deny
+        })
+}
+
 pub fn run(setup: Setup, model_args: ModelArgs) -> Result<()> {
     STARTED.get_or_init(Instant::now);
     let loaded = LoadedConfig::load(&setup.config_files);
@@ -527,9 +579,14 @@ pub fn run(setup: Setup, model_args: ModelArgs) -> Result<()> {
             teardown_views,
             answer_download,
             set_view_container,
-            teardown_view
+            teardown_view,
+            crate::pop_out::pop_out_view,
+            crate::pop_out::pop_out_ready
         ])
         .on_window_event(|window, event| {
+            if let tauri::WindowEvent::Destroyed = event {
+                crate::pop_out::window_closed(window);
+            }
             // Views follow the system theme, as the window does.
             if let tauri::WindowEvent::ThemeChanged(theme) = event {
                 window
@@ -563,6 +620,7 @@ pub fn run(setup: Setup, model_args: ModelArgs) -> Result<()> {
             }
             responder.respond(response.body(body).unwrap_or_default());
         })
+        .manage(crate::pop_out::PopOuts::default())
         .setup(move |app| {
             let store = app.state::<AppState>().chat.store.as_ref().ok().cloned();
             let context = app.state::<AppState>().chat.context.clone();
@@ -572,30 +630,15 @@ pub fn run(setup: Setup, model_args: ModelArgs) -> Result<()> {
                 store,
                 context,
             ));
-            let window = WebviewWindowBuilder::new(app, MAIN_WEBVIEW, WebviewUrl::App("index.html".into()))
-                .title("Porthole")
-                .inner_size(1180.0, 800.0)
-                .min_inner_size(640.0, 480.0)
-                .on_navigation(|url| {
-                    let ok = navigation_allowed(url);
-                    if !ok {
-                        tracing::warn!(%url, "navigation refused");
-                    }
-                    ok
-                })
-                .on_new_window(|url, _| {
-                    tracing::warn!(%url, "new window refused");
-                    NewWindowResponse::Deny
-                })
-                .on_download(|_, _| {
-                    tracing::warn!("download refused");
-                    false
-                })
-                .on_permission_request(|_, kind| {
-                    tracing::warn!(?kind, "permission request refused");
-                    PermissionResponse::Deny
-                })
-                .build()?;
+            let window = guarded(WebviewWindowBuilder::new(
+                app,
+                MAIN_WEBVIEW,
+                WebviewUrl::App("index.html".into()),
+            ))
+            .title("Porthole")
+            .inner_size(1180.0, 800.0)
+            .min_inner_size(640.0, 480.0)
+            .build()?;
             #[cfg(target_os = "linux")]
             crate::clipboard_guard::install(&window.gtk_window()?);
             #[cfg(not(target_os = "linux"))]

@@ -9,6 +9,7 @@ mod clipboard_guard;
 mod desktop;
 mod headless;
 mod model_choice;
+mod pop_out;
 mod views;
 
 use std::process::ExitCode;

@@ -82,6 +82,23 @@ pub enum ViewEvent {
     DownloadResult { view_id: String, message: String },
 }
 
+impl ViewEvent {
+    /// The view the event is about, when it names one.
+    fn view_id(&self) -> Option<&str> {
+        match self {
+            ViewEvent::Opened { view_id, .. }
+            | ViewEvent::Message { view_id, .. }
+            | ViewEvent::DisplayMode { view_id, .. }
+            | ViewEvent::Size { view_id, .. }
+            | ViewEvent::ProposedMessage { view_id, .. }
+            | ViewEvent::Closed { view_id }
+            | ViewEvent::DownloadRequest { view_id, .. }
+            | ViewEvent::DownloadResult { view_id, .. } => Some(view_id),
+            ViewEvent::State { view_id, .. } => view_id.as_deref(),
+        }
+    }
+}
+
 /// Where a view stands, for the agent loop's question "did it render?".
 #[derive(Debug, Clone, PartialEq)]
 enum Phase {
@@ -105,6 +122,8 @@ struct LiveView {
     /// The store's row for this view, once both the tool call row and the HTML are known.
     store_id: Option<i64>,
     loaded: Option<(String, String, String)>, // (uri, sha256, csp)
+    /// The webview whose frame shows the view: the main window, or a pop-out window.
+    webview: String,
 }
 
 /// All live views of the window.
@@ -177,8 +196,31 @@ impl Views {
         &self.inner.tokens
     }
 
+    /// Tells the webview that shows the event's view (the main window when it has none).
     fn emit(&self, event: ViewEvent) {
-        let _ = self.inner.app.emit_to(MAIN_WEBVIEW, "view-event", event);
+        let webview = self.webview_of(event.view_id());
+        self.emit_to(&webview, event);
+    }
+
+    fn emit_to(&self, webview: &str, event: ViewEvent) {
+        let _ = self.inner.app.emit_to(webview, "view-event", event);
+    }
+
+    /// The webview that shows a view (the main window for a view it does not know).
+    fn webview_of(&self, view_id: Option<&str>) -> String {
+        view_id
+            .and_then(|id| self.inner.live.lock().unwrap().get(id).map(|v| v.webview.clone()))
+            .unwrap_or_else(|| MAIN_WEBVIEW.to_string())
+    }
+
+    /// Whether `webview` is the one showing `view_id`: only it may speak for the view.
+    pub fn shown_in(&self, view_id: &str, webview: &str) -> bool {
+        self.inner
+            .live
+            .lock()
+            .unwrap()
+            .get(view_id)
+            .is_some_and(|v| v.webview == webview)
     }
 
     fn audit(
@@ -246,7 +288,7 @@ impl Views {
                     None => {
                         let opened = self
                             .ui_tool(name)
-                            .map(|tool| self.open(conversation_id, call_id, tool, None));
+                            .map(|tool| self.open(conversation_id, call_id, tool, None, MAIN_WEBVIEW));
                         if opened.is_none() {
                             self.inner.without_view.lock().unwrap().insert(call_key);
                         }
@@ -270,7 +312,7 @@ impl Views {
                     Some(v) => Some(v),
                     None if ui_resource_uri.is_some() => self
                         .ui_tool(name)
-                        .map(|tool| self.open(conversation_id, call_id, tool, None)),
+                        .map(|tool| self.open(conversation_id, call_id, tool, None, MAIN_WEBVIEW)),
                     None => None,
                 };
                 if let Some(view) = view {
@@ -336,9 +378,11 @@ impl Views {
                 .filter(|s| s.name == view.server)
                 .flat_map(|s| s.tools)
                 .find(|t| t.name == view.tool);
-            tool.map(|t| (t, view.input.clone()))
+            tool.map(|t| (t, view.input.clone(), view.webview.clone()))
         };
-        let Some((mut tool, input)) = found else { return };
+        let Some((mut tool, input, webview)) = found else {
+            return;
+        };
         let this = self.clone();
         let old = old_view.to_string();
         let (conversation_id, call_id) = (conversation_id.to_string(), call_id.to_string());
@@ -350,13 +394,21 @@ impl Views {
                 &call_id,
                 tool,
                 Some((input.unwrap_or(json!({})), result)),
+                &webview,
             );
         });
     }
 
     /// Creates the view of a tool call: its bridge at once (so nothing said to it is lost),
     /// then its HTML, checked, and a token for its frame. Returns the view id.
-    fn open(&self, conversation_id: &str, call_id: &str, tool: CatalogTool, replay: Option<(Value, Value)>) -> String {
+    fn open(
+        &self,
+        conversation_id: &str,
+        call_id: &str,
+        tool: CatalogTool,
+        replay: Option<(Value, Value)>,
+        webview: &str,
+    ) -> String {
         let view_id = new_view_id();
         let host = Arc::new(AppServices {
             servers: self.inner.servers.clone(),
@@ -395,6 +447,7 @@ impl Views {
                 input: replayed_input,
                 store_id: None,
                 loaded: None,
+                webview: webview.to_string(),
             },
         );
         self.inner
@@ -483,9 +536,12 @@ impl Views {
             Some(&loaded.uri),
             json!({"sha256": loaded.sha256, "csp": loaded.csp.policy}),
         );
+        let Some(webview) = self.inner.live.lock().unwrap().get(view_id).map(|v| v.webview.clone()) else {
+            return;
+        };
         let token = self.inner.tokens.mint(ServedView {
             view_id: view_id.to_string(),
-            owner_webview: MAIN_WEBVIEW.to_string(),
+            owner_webview: webview,
             html: loaded.html.clone(),
             csp: loaded.csp.policy.clone(),
             minted_at: Instant::now(),
@@ -772,7 +828,7 @@ impl Views {
             {
                 let _ = store.set_view_state(id, "closed", None);
             }
-            self.emit(ViewEvent::Closed { view_id: view.view_id });
+            self.emit_to(&view.webview, ViewEvent::Closed { view_id: view.view_id });
         }
     }
 
@@ -795,7 +851,8 @@ impl Views {
 
     /// Re-creates the views of a stored conversation with their stored input and result, or
     /// says they expired.
-    pub fn reopen(&self, conversation_id: &str, only_call: Option<&str>) -> Result<(), String> {
+    /// `webview` is the one to show them in (the main window, or a pop-out window).
+    pub fn reopen(&self, conversation_id: &str, only_call: Option<&str>, webview: &str) -> Result<(), String> {
         let Some(store) = &self.inner.store else { return Ok(()) };
         store.expire_views(now_ms()).map_err(|e| e.to_string())?;
         let calls = store.tool_calls(conversation_id).map_err(|e| e.to_string())?;
@@ -823,13 +880,16 @@ impl Views {
                 continue;
             }
             if view.expired || view.state == "expired" {
-                self.emit(ViewEvent::State {
-                    conversation_id: conversation_id.to_string(),
-                    call_id: call.call_id.clone(),
-                    view_id: None,
-                    state: "expired",
-                    reason: None,
-                });
+                self.emit_to(
+                    webview,
+                    ViewEvent::State {
+                        conversation_id: conversation_id.to_string(),
+                        call_id: call.call_id.clone(),
+                        view_id: None,
+                        state: "expired",
+                        reason: None,
+                    },
+                );
                 continue;
             }
             let tool = self
@@ -843,18 +903,21 @@ impl Views {
             match tool {
                 Some(tool) => {
                     let replay = (call.arguments.clone(), call.view_facing.clone().unwrap_or(Value::Null));
-                    self.open(conversation_id, &call.call_id, tool, Some(replay));
+                    self.open(conversation_id, &call.call_id, tool, Some(replay), webview);
                 }
-                None => self.emit(ViewEvent::State {
-                    conversation_id: conversation_id.to_string(),
-                    call_id: call.call_id.clone(),
-                    view_id: None,
-                    state: "failed",
-                    reason: Some(format!(
-                        "server {:?} is not connected (or no longer offers {:?} with a view)",
-                        call.server, call.tool
-                    )),
-                }),
+                None => self.emit_to(
+                    webview,
+                    ViewEvent::State {
+                        conversation_id: conversation_id.to_string(),
+                        call_id: call.call_id.clone(),
+                        view_id: None,
+                        state: "failed",
+                        reason: Some(format!(
+                            "server {:?} is not connected (or no longer offers {:?} with a view)",
+                            call.server, call.tool
+                        )),
+                    },
+                ),
             }
         }
         Ok(())
@@ -898,10 +961,58 @@ impl Views {
             .lock()
             .unwrap()
             .values()
-            .filter(|v| v.conversation_id == conversation_id)
+            .filter(|v| v.conversation_id == conversation_id && v.webview == MAIN_WEBVIEW)
             .map(|v| v.view_id.clone())
             .collect();
         futures::future::join_all(ids.iter().map(|id| self.close(id, true))).await;
+    }
+
+    /// A view the person wants in a window of its own: where it belongs (conversation, call,
+    /// tool). Only a view that is ready in the main window can move.
+    pub fn pop_out_source(&self, view_id: &str) -> Result<(String, String, String), String> {
+        let live = self.inner.live.lock().unwrap();
+        let view = live.get(view_id).ok_or("no such view (it may have been closed)")?;
+        if view.webview != MAIN_WEBVIEW {
+            return Err("the view is already in a window of its own".into());
+        }
+        if *view.phase.borrow() != Phase::Ready || view.store_id.is_none() {
+            return Err("only a view that has finished loading can be popped out".into());
+        }
+        Ok((view.conversation_id.clone(), view.call_id.clone(), view.tool.clone()))
+    }
+
+    /// Tells the main window that a call's view now lives in a window of its own.
+    pub fn popped_out(&self, conversation_id: &str, call_id: &str) {
+        self.emit_to(
+            MAIN_WEBVIEW,
+            ViewEvent::State {
+                conversation_id: conversation_id.to_string(),
+                call_id: call_id.to_string(),
+                view_id: None,
+                state: "popped_out",
+                reason: None,
+            },
+        );
+    }
+
+    /// A pop-out window closed: its views' frames are gone. Returns the calls they showed, so
+    /// they can go back to their cards.
+    pub async fn webview_closed(&self, webview: &str) -> Vec<(String, String)> {
+        let gone: Vec<(String, String, String)> = self
+            .inner
+            .live
+            .lock()
+            .unwrap()
+            .values()
+            .filter(|v| v.webview == webview)
+            .map(|v| (v.view_id.clone(), v.conversation_id.clone(), v.call_id.clone()))
+            .collect();
+        let mut calls = Vec::new();
+        for (view_id, conversation_id, call_id) in gone {
+            self.close(&view_id, false).await;
+            calls.push((conversation_id, call_id));
+        }
+        calls
     }
 
     /// The agent loop's view of one conversation's views.

@@ -200,7 +200,8 @@ export interface SearchHit {
 }
 
 /** What becomes of a tool call's view (desktop::ViewState). */
-export type ViewStateName = "loading" | "ready" | "failed" | "refused" | "expired" | "closed";
+/** "popped_out": the view lives in a window of its own (its card says so). */
+export type ViewStateName = "loading" | "ready" | "failed" | "refused" | "expired" | "closed" | "popped_out";
 
 /** desktop::ViewEvent: a tool call's view, as the window shows it. */
 export type ViewEvent =
@@ -289,6 +290,12 @@ export const api = {
   /** The person's answer to a view's download offer; resolves to the number of files saved
    * (each through the system's save dialog). */
   answerDownload: (requestId: string, accept: boolean) => invoke<number>("answer_download", { requestId, accept }),
+  /** Moves a ready view from its card into a window of its own; resolves to the window's label.
+   * Closing that window brings the view back to its card. */
+  popOutView: (viewId: string) => invoke<string>("pop_out_view", { viewId }),
+  /** A pop-out window's front end is listening: Rust re-creates its view in it; resolves to the
+   * tool's name. */
+  popOutReady: () => invoke<string>("pop_out_ready"),
   onViewEvent: (handler: (event: ViewEvent) => void): Promise<UnlistenFn> =>
     listen<ViewEvent>("view-event", (event) => handler(event.payload)),
 };

@@ -1,0 +1,110 @@
+//! Pop-out: a view moves from its card into a window of its own, and back to the card when that
+//! window closes. The pop-out window runs the app's own front end (`index.html#popout`), which
+//! hosts the view's sandboxed frame exactly as the card does; the view is re-created there from
+//! the call's stored input and result, with a token minted for that window only. A pop-out
+//! window's capability (`capabilities/view-window.json`) holds only the view commands, and
+//! every one of them checks that the window asking is the one showing the view.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tauri::{Manager, WebviewUrl, WebviewWindowBuilder};
+
+use crate::desktop::{MAIN_WEBVIEW, guarded};
+use crate::views::Views;
+
+/// The prefix of every pop-out window's label.
+pub const POP_OUT_PREFIX: &str = "view-";
+
+/// Pop-out windows opened and the call each is waiting to show.
+#[derive(Default)]
+pub struct PopOuts {
+    next: AtomicU64,
+    /// Window label → (conversation id, call id, tool), until its front end is ready.
+    waiting: Mutex<HashMap<String, (String, String, String)>>,
+}
+
+/// Moves a ready view from its card into a window of its own; returns the window's label.
+#[tauri::command]
+pub async fn pop_out_view(
+    app: tauri::AppHandle,
+    webview: tauri::Webview,
+    views: tauri::State<'_, Views>,
+    pop_outs: tauri::State<'_, PopOuts>,
+    view_id: String,
+) -> Result<String, String> {
+    if webview.label() != MAIN_WEBVIEW || !views.shown_in(&view_id, MAIN_WEBVIEW) {
+        return Err("no such view in this window".into());
+    }
+    let (conversation_id, call_id, tool) = views.pop_out_source(&view_id)?;
+    let label = format!("{POP_OUT_PREFIX}{}", pop_outs.next.fetch_add(1, Ordering::Relaxed) + 1);
+    pop_outs
+        .waiting
+        .lock()
+        .unwrap()
+        .insert(label.clone(), (conversation_id.clone(), call_id.clone(), tool.clone()));
+    // The view is told it is going before its frame leaves the card.
+    views.close(&view_id, true).await;
+    views.popped_out(&conversation_id, &call_id);
+    let window = guarded(WebviewWindowBuilder::new(
+        &app,
+        &label,
+        WebviewUrl::App("index.html#popout".into()),
+    ))
+    .title(format!("{tool} — Porthole"))
+    .inner_size(720.0, 560.0)
+    .min_inner_size(320.0, 240.0)
+    .build()
+    .map_err(|e| {
+        pop_outs.waiting.lock().unwrap().remove(&label);
+        // The view goes back to its card.
+        let _ = views.reopen(&conversation_id, Some(&call_id), MAIN_WEBVIEW);
+        format!("the window could not be opened: {e}")
+    })?;
+    #[cfg(target_os = "linux")]
+    if let Ok(gtk) = window.gtk_window() {
+        crate::clipboard_guard::install(&gtk);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = window;
+    tracing::info!(%label, %call_id, "view popped out");
+    Ok(label)
+}
+
+/// The pop-out window's front end listens: the view is re-created in it. Returns the tool's
+/// name, for the window's heading.
+#[tauri::command]
+pub fn pop_out_ready(
+    webview: tauri::Webview,
+    views: tauri::State<'_, Views>,
+    pop_outs: tauri::State<'_, PopOuts>,
+) -> Result<String, String> {
+    let label = webview.label().to_string();
+    let (conversation_id, call_id, tool) = pop_outs
+        .waiting
+        .lock()
+        .unwrap()
+        .remove(&label)
+        .ok_or("this window is not waiting for a view")?;
+    views.reopen(&conversation_id, Some(&call_id), &label)?;
+    Ok(tool)
+}
+
+/// A window closed; if it was a pop-out, its view goes back to its card.
+pub fn window_closed(window: &tauri::Window) {
+    let label = window.label().to_string();
+    if !label.starts_with(POP_OUT_PREFIX) {
+        return;
+    }
+    let app = window.app_handle().clone();
+    app.state::<PopOuts>().waiting.lock().unwrap().remove(&label);
+    tauri::async_runtime::spawn(async move {
+        let views = app.state::<Views>().inner().clone();
+        for (conversation_id, call_id) in views.webview_closed(&label).await {
+            if let Err(e) = views.reopen(&conversation_id, Some(&call_id), MAIN_WEBVIEW) {
+                tracing::warn!(%call_id, "the popped-out view could not go back to its card: {e}");
+            }
+        }
+    });
+}
