@@ -14,6 +14,8 @@ export type ChatApi = Pick<
   | "onChatEvent"
   | "reopenViews"
   | "teardownViews"
+  | "renameConversation"
+  | "deleteConversation"
 >;
 
 /** Longest wait for the views of a conversation being left to be torn down (ms). Rust answers
@@ -91,6 +93,23 @@ export class ChatSession {
     } catch {
       // The list keeps what it had; the store's problem shows when sending.
     }
+  }
+
+  /** Renames a conversation. Rejects with the back end's reason (an empty title is refused). */
+  async renameConversation(id: string, title: string) {
+    const trimmed = title.trim();
+    await this.#api.renameConversation(id, trimmed);
+    this.conversations = this.conversations.map((c) => (c.id === id ? { ...c, title: trimmed } : c));
+  }
+
+  /** Deletes a conversation from the store. When it is the one on screen (or being opened), the
+   * window first goes to a new chat, so its views are torn down while their frames are there. */
+  async deleteConversation(id: string) {
+    const onScreen = this.#leaving ? this.#destination === id : this.conversationId === id;
+    if (onScreen) await this.newChat();
+    await this.#api.deleteConversation(id);
+    this.#approvals.delete(id);
+    this.conversations = this.conversations.filter((c) => c.id !== id);
   }
 
   /** Sends a message in the open conversation (a new one when none is open). Returns false

@@ -24,6 +24,8 @@ function fakeApi(over: Partial<ChatApi> = {}) {
     listConversations: vi.fn(async () => conversations),
     reopenViews: vi.fn(async (_id: string, _callId?: string) => {}),
     teardownViews: vi.fn(async (_id: string) => {}),
+    renameConversation: vi.fn(async (_id: string, _title: string) => {}),
+    deleteConversation: vi.fn(async (_id: string) => {}),
     modelInfo: vi.fn(async () => model),
     onChatEvent: vi.fn(async (handler: (e: ChatEvent) => void) => {
       emit = handler;
@@ -419,5 +421,71 @@ describe("ChatSession: leaving a conversation tears its views down first", () =>
     await leaving;
     expect(chat.transcript.items).toEqual([]);
     expect(chat.busy).toBe(false);
+  });
+});
+
+describe("ChatSession: renaming and deleting conversations", () => {
+  const two: Conversation[] = [
+    { id: "c1", title: "Hello", createdAt: 1, updatedAt: 2 },
+    { id: "c2", title: "Other", createdAt: 1, updatedAt: 1 },
+  ];
+
+  it("renames with the trimmed title and shows it in the list", async () => {
+    const { fake } = fakeApi({ listConversations: vi.fn(async () => structuredClone(two)) });
+    const chat = new ChatSession(fake);
+    await chat.start();
+    await chat.renameConversation("c2", "  Trip plans ");
+    expect(fake.renameConversation).toHaveBeenCalledExactlyOnceWith("c2", "Trip plans");
+    expect(chat.conversations.map((c) => c.title)).toEqual(["Hello", "Trip plans"]);
+  });
+
+  it("keeps the old title when the back end refuses, and passes its reason on", async () => {
+    const { fake } = fakeApi({ renameConversation: vi.fn(async () => Promise.reject("a conversation needs a title")) });
+    const chat = new ChatSession(fake);
+    await chat.start();
+    await expect(chat.renameConversation("c1", " ")).rejects.toBe("a conversation needs a title");
+    expect(chat.conversations.map((c) => c.title)).toEqual(["Hello"]);
+  });
+
+  it("deletes a conversation that is not on screen without leaving the open one", async () => {
+    const { fake } = fakeApi({
+      listConversations: vi.fn(async () => structuredClone(two)),
+      openConversation: vi.fn(async (id: string) => record([ev.user(`in ${id}`)], { id })),
+    });
+    const chat = new ChatSession(fake);
+    await chat.start();
+    await chat.open("c1");
+    await chat.deleteConversation("c2");
+    expect(fake.deleteConversation).toHaveBeenCalledExactlyOnceWith("c2");
+    expect(fake.teardownViews).not.toHaveBeenCalled();
+    expect(chat.conversationId).toBe("c1");
+    expect(chat.transcript.messages.map((m) => m.text)).toEqual(["in c1"]);
+    expect(chat.conversations.map((c) => c.id)).toEqual(["c1"]);
+  });
+
+  it("goes to a new chat, views torn down, before deleting the conversation on screen", async () => {
+    const log: string[] = [];
+    const { fake } = fakeApi({
+      listConversations: vi.fn(async () => structuredClone(two)),
+      openConversation: vi.fn(async (id: string) => record([ev.user(`in ${id}`)], { id })),
+      teardownViews: vi.fn(async (id: string) => void log.push(`teardown ${id}`)),
+      deleteConversation: vi.fn(async (id: string) => void log.push(`delete ${id}`)),
+    });
+    const chat = new ChatSession(fake);
+    await chat.start();
+    await chat.open("c1");
+    await chat.deleteConversation("c1");
+    expect(log).toEqual(["teardown c1", "delete c1"]);
+    expect(chat.conversationId).toBeNull();
+    expect(chat.transcript.items).toEqual([]);
+    expect(chat.conversations.map((c) => c.id)).toEqual(["c2"]);
+  });
+
+  it("keeps the conversation listed when the back end cannot delete it", async () => {
+    const { fake } = fakeApi({ deleteConversation: vi.fn(async () => Promise.reject("disk I/O error")) });
+    const chat = new ChatSession(fake);
+    await chat.start();
+    await expect(chat.deleteConversation("c1")).rejects.toBe("disk I/O error");
+    expect(chat.conversations.map((c) => c.id)).toEqual(["c1"]);
   });
 });
