@@ -1,0 +1,414 @@
+// The fake back end of the Playwright flows: the Rust commands the window invokes, answered from
+// memory, and the turn events Rust would emit, sent as `chat-event`s through the mocked event
+// plugin. It runs in the page (installed by harness.ts before the app starts).
+//
+// A turn is scripted by what was sent: a message naming the weather asks for the `get_weather`
+// tool (which waits for the person's approval); anything else is answered "Echo: <text>",
+// streamed in pieces. What a conversation stores is what the Rust recorder would write for its
+// events (src/lib/testing/turns.ts `record`).
+import { emit } from "@tauri-apps/api/event";
+import type {
+  AppInfo,
+  CatalogTool,
+  ChatEvent,
+  Conversation,
+  Decision,
+  ModelInfo,
+  SearchHit,
+  ServerStatus,
+  StoredConversation,
+  TurnEvent,
+  ViewEvent,
+} from "../src/lib/api";
+import { ev, record, textBlock } from "../src/lib/testing/turns";
+import type { HarnessControl, Invocation } from "./control";
+
+type Args = Record<string, unknown>;
+
+/** A command's failure, as Tauri rejects it: the Rust error's text. */
+class CommandError {
+  constructor(readonly message: string) {}
+}
+
+function tool(name: string, over: Partial<CatalogTool> = {}): CatalogTool {
+  return {
+    server: "demo",
+    name,
+    modelName: name,
+    title: null,
+    description: null,
+    inputSchema: { type: "object", properties: {} },
+    uiResourceUri: null,
+    visibility: ["model", "app"],
+    metaProblems: [],
+    ...over,
+  };
+}
+
+export const SERVERS: ServerStatus[] = [
+  {
+    name: "demo",
+    state: "connected",
+    error: null,
+    endpoint: "porthole demo-server",
+    serverInfo: "porthole-demo 0.1.0",
+    protocolVersion: "2025-06-18",
+    mcpApps: true,
+    tools: [
+      tool("get_weather", {
+        title: "Weather",
+        description: "The weather in a city now.",
+        inputSchema: { type: "object", properties: { city: { type: "string", description: "City name" } }, required: ["city"] },
+      }),
+      tool("show_forecast", {
+        title: "Forecast",
+        description: "A week's forecast, as a view.",
+        inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+        uiResourceUri: "ui://demo/forecast.html",
+      }),
+      tool("repeat", {
+        description: "Repeats a text.",
+        inputSchema: {
+          type: "object",
+          properties: { text: { type: "string" }, times: { type: "integer", minimum: 1, maximum: 5 } },
+          required: ["text"],
+        },
+      }),
+    ],
+  },
+  {
+    name: "offline",
+    state: "failed",
+    error: "spawn porthole-offline-server ENOENT",
+    endpoint: "porthole-offline-server",
+    serverInfo: null,
+    protocolVersion: null,
+    mcpApps: true,
+    tools: [],
+  },
+];
+
+const APP_INFO: AppInfo = {
+  version: "0.0.0-e2e",
+  profileDir: "/tmp/porthole-e2e",
+  configFile: "/tmp/porthole-e2e/config.json",
+  configProblems: [],
+  mcpApps: true,
+};
+
+const MODEL: ModelInfo = { provider: "openai", baseUrl: "http://127.0.0.1:9/v1", model: "gpt-e2e", keySource: "env", error: null };
+
+/** One stored conversation: its row, and the events its turns emitted (the store's content is
+ * what the recorder makes of them). */
+interface Thread {
+  conversation: Conversation;
+  events: TurnEvent[];
+}
+
+/** The stored conversations the window starts with. */
+export const SEEDED = {
+  weather: "00000000000000a1",
+  release: "00000000000000b2",
+};
+
+const forecast = "Paris: sunny all week, 21 °C";
+
+function seed(): Thread[] {
+  const weather: TurnEvent[] = [
+    ev.turnStarted(SEEDED.weather),
+    ev.user("Show me the forecast for Paris"),
+    ev.step(1),
+    ev.assistant([{ type: "tool_use", id: "call-forecast", name: "show_forecast", arguments: { city: "Paris" } }]),
+    ev.callStarted("call-forecast", "show_forecast", "demo", "show_forecast", { city: "Paris" }, "ui://demo/forecast.html"),
+    ev.running("call-forecast"),
+    ev.finished("call-forecast", "ok", { content: [textBlock(forecast)], isError: false }, { content: [textBlock(forecast)] }, 420),
+    ev.toolResults([{ type: "tool_result", tool_use_id: "call-forecast", content: [textBlock(forecast)], is_error: false }]),
+    ev.step(2),
+    ev.text("It will be sunny in Paris all week."),
+    ev.assistant([{ type: "text", text: "It will be sunny in Paris all week." }]),
+    ev.done("end_turn", "It will be sunny in Paris all week."),
+  ];
+  const release: TurnEvent[] = [
+    ev.turnStarted(SEEDED.release),
+    ev.user("Draft the release notes for 0.3"),
+    ev.step(1),
+    ev.text("Here is a changelog draft: faster search and renaming of conversations."),
+    ev.assistant([{ type: "text", text: "Here is a changelog draft: faster search and renaming of conversations." }]),
+    ev.done("end_turn"),
+  ];
+  return [
+    { conversation: { id: SEEDED.release, title: "Release notes", createdAt: 1_000, updatedAt: 2_000 }, events: release },
+    { conversation: { id: SEEDED.weather, title: "Weather in Paris", createdAt: 1_000, updatedAt: 3_000 }, events: weather },
+  ];
+}
+
+/** Lower case without diacritics, as the store's tokenizer (unicode61 remove_diacritics 2) reads. */
+const fold = (text: string) => text.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
+const WORD = /[\p{L}\p{N}]+/gu;
+
+/** The store's full-text search, in small: every term of the query is a prefix of some word
+ * (AND), matches are marked `[word]`, and a long text is cut around the first match. */
+function match(text: string, terms: string[]): { snippet: string; score: number } | null {
+  const words = [...text.matchAll(WORD)];
+  const hit = (w: string) => terms.some((t) => fold(w).startsWith(t));
+  if (!terms.every((t) => words.some((w) => fold(w[0]).startsWith(t)))) return null;
+  const marked = words.filter((w) => hit(w[0]));
+  let snippet = "";
+  let at = 0;
+  for (const w of marked) {
+    snippet += `${text.slice(at, w.index)}[${w[0]}]`;
+    at = w.index + w[0].length;
+  }
+  snippet += text.slice(at);
+  const first = snippet.indexOf("[");
+  if (snippet.length > 90) {
+    const start = Math.max(0, first - 30);
+    snippet = `${start > 0 ? "…" : ""}${snippet.slice(start, start + 90)}…`;
+  }
+  return { snippet, score: marked.length };
+}
+
+const later = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
+export class FakeBackend {
+  #threads = new Map<string, Thread>(seed().map((t) => [t.conversation.id, t]));
+  #clock = 10_000;
+  #nextId = 0xc0;
+  #invocations: Invocation[] = [];
+  #unknown: string[] = [];
+  #held = new Set<string>();
+  #gates = new Map<string, () => void>();
+  /** Tool calls waiting for the person's decision. */
+  #approvals = new Map<string, (decision: Decision) => void>();
+  /** Turns running, by conversation: calling the function stops the turn. */
+  #running = new Map<string, () => void>();
+
+  readonly control: HarnessControl = {
+    invocations: this.#invocations,
+    unknownCommands: this.#unknown,
+    hold: (kind) => void this.#held.add(kind),
+    release: (kind) => {
+      this.#held.delete(kind);
+      const open = this.#gates.get(kind);
+      this.#gates.delete(kind);
+      open?.();
+    },
+    waiting: () => [...this.#gates.keys()],
+  };
+
+  /** The mocked IPC's handler: resolves with the command's answer, or rejects with its error's
+   * text (as Tauri does). */
+  async invoke(cmd: string, args: Args): Promise<unknown> {
+    this.#invocations.push({ cmd, args: structuredClone(args) });
+    try {
+      return await this.#command(cmd, args);
+    } catch (e) {
+      if (e instanceof CommandError) return Promise.reject(e.message);
+      throw e;
+    }
+  }
+
+  async #command(cmd: string, args: Args): Promise<unknown> {
+    switch (cmd) {
+      case "app_info":
+        return APP_INFO;
+      case "list_servers":
+        return SERVERS;
+      case "model_info":
+        return MODEL;
+      case "ui_ready":
+      case "close_view":
+      case "teardown_view":
+      case "teardown_views":
+      case "set_view_container":
+      case "set_view_display_mode":
+      case "view_message":
+        return null;
+      case "list_questions":
+        return [];
+      case "list_conversations":
+        return [...this.#threads.values()].map((t) => ({ ...t.conversation })).sort((a, b) => b.updatedAt - a.updatedAt);
+      case "open_conversation":
+        return this.#stored(this.#thread(args.id));
+      case "rename_conversation": {
+        const title = String(args.title ?? "").trim();
+        if (!title) throw new CommandError("a conversation needs a title");
+        this.#thread(args.id).conversation.title = title;
+        return null;
+      }
+      case "delete_conversation": {
+        const thread = this.#thread(args.id);
+        this.#running.get(thread.conversation.id)?.();
+        this.#threads.delete(thread.conversation.id);
+        return null;
+      }
+      case "search_conversations":
+        return this.#search(String(args.query ?? ""));
+      case "send_message":
+        return this.#send(args.conversationId as string | null, String(args.text ?? ""));
+      case "stop_turn": {
+        const stop = this.#running.get(String(args.conversationId));
+        stop?.();
+        return stop !== undefined;
+      }
+      case "answer_approval": {
+        const answer = this.#approvals.get(String(args.callId));
+        if (!answer) throw new CommandError(`no tool call ${String(args.callId)} is waiting for approval`);
+        this.#approvals.delete(String(args.callId));
+        answer(args.decision as Decision);
+        return null;
+      }
+      case "reopen_views":
+        await this.#reopenViews(String(args.conversationId), (args.callId as string | null) ?? null);
+        return null;
+      default:
+        this.#unknown.push(cmd);
+        throw new CommandError(`command ${cmd} not found`);
+    }
+  }
+
+  #thread(id: unknown): Thread {
+    const thread = this.#threads.get(String(id));
+    if (!thread) throw new CommandError(`no conversation ${String(id)}`);
+    return thread;
+  }
+
+  #stored(thread: Thread): StoredConversation {
+    const id = thread.conversation.id;
+    const stored = record(thread.events, { id, running: this.#running.has(id) });
+    return { ...stored, conversation: { ...thread.conversation } };
+  }
+
+  #search(query: string): SearchHit[] {
+    const terms = (fold(query).match(WORD) ?? []).filter(Boolean);
+    if (terms.length === 0) return [];
+    const hits: SearchHit[] = [];
+    for (const thread of this.#threads.values()) {
+      const { conversation } = thread;
+      const title = match(conversation.title, terms);
+      if (title) hits.push({ conversationId: conversation.id, conversationTitle: conversation.title, messageId: null, role: null, snippet: title.snippet, rank: -title.score });
+      for (const message of this.#stored(thread).messages) {
+        if (message.status === "streaming") continue;
+        const body = message.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join(" ");
+        const found = match(body, terms);
+        if (found) {
+          hits.push({
+            conversationId: conversation.id,
+            conversationTitle: conversation.title,
+            messageId: message.id,
+            role: message.role,
+            snippet: found.snippet,
+            rank: -found.score,
+          });
+        }
+      }
+    }
+    return hits.sort((a, b) => a.rank - b.rank).slice(0, 50);
+  }
+
+  /** Views of a stored conversation come back: the seeded ones are past the retention. */
+  async #reopenViews(conversationId: string, callId: string | null) {
+    const thread = this.#thread(conversationId);
+    for (const e of thread.events) {
+      if (e.type !== "tool_call_started" || !e.ui_resource_uri) continue;
+      if (callId !== null && e.call_id !== callId) continue;
+      const event: ViewEvent = {
+        type: "state",
+        conversationId,
+        callId: e.call_id,
+        viewId: null,
+        state: "expired",
+        reason: "the view's resource is kept for 7 days",
+      };
+      await emit("view-event", event);
+    }
+  }
+
+  #send(conversationId: string | null, text: string): string {
+    const trimmed = text.trim();
+    if (!trimmed) throw new CommandError("the message is empty");
+    let thread: Thread;
+    if (conversationId) {
+      thread = this.#thread(conversationId);
+    } else {
+      const id = (this.#nextId++).toString(16).padStart(16, "0");
+      const line = trimmed.split("\n").find((l) => l.trim())!.trim();
+      const title = line.length > 60 ? `${[...line].slice(0, 60).join("")}…` : line;
+      thread = { conversation: { id, title, createdAt: this.#clock, updatedAt: this.#clock }, events: [] };
+      this.#threads.set(id, thread);
+    }
+    if (this.#running.has(thread.conversation.id)) throw new CommandError("a reply is already being written in this conversation");
+    thread.conversation.updatedAt = ++this.#clock;
+    let stopped = false;
+    let stop!: () => void;
+    const stopping = new Promise<"stopped">((resolve) => (stop = () => ((stopped = true), resolve("stopped"))));
+    this.#running.set(thread.conversation.id, stop);
+    // Rust answers with the id at once; the turn's events follow.
+    void later()
+      .then(() => this.#turn(thread, trimmed, stopping, () => stopped))
+      .finally(() => this.#running.delete(thread.conversation.id));
+    return thread.conversation.id;
+  }
+
+  async #turn(thread: Thread, text: string, stopping: Promise<"stopped">, stopped: () => boolean) {
+    const id = thread.conversation.id;
+    const say = async (event: TurnEvent) => {
+      if (!this.#threads.has(id)) return;
+      thread.events.push(event);
+      const payload: ChatEvent = { conversationId: id, event };
+      await emit("chat-event", payload);
+    };
+    /** Waits for `step`, unless the turn is stopped first (then the turn ends, cancelled). */
+    const unlessStopped = async <T>(step: Promise<T>): Promise<T | "stopped"> => Promise.race([step, stopping]);
+
+    await say(ev.turnStarted(id));
+    await say(ev.user(text));
+    await say(ev.step(1));
+    if (/weather/i.test(text)) {
+      const callId = `call-${this.#clock}`;
+      const args = { city: "Paris" };
+      await say(ev.callStreaming(callId, "get_weather", JSON.stringify(args)));
+      await say(ev.assistant([{ type: "tool_use", id: callId, name: "get_weather", arguments: args }]));
+      await say(ev.callStarted(callId, "get_weather", "demo", "get_weather", args));
+      const decided = new Promise<Decision>((resolve) => this.#approvals.set(callId, resolve));
+      await say(ev.approvalRequested(callId, "demo", "get_weather", args));
+      const decision = await unlessStopped(decided);
+      if (decision === "stopped") {
+        this.#approvals.delete(callId);
+        await say(ev.finished(callId, "cancelled", { content: [textBlock("The call was cancelled.")], isError: true }, null, 0));
+        return say(ev.done("cancelled"));
+      }
+      await say(ev.approvalResolved(callId, decision));
+      const result =
+        decision === "deny"
+          ? { content: [textBlock("The person did not allow this call.")], isError: true }
+          : { content: [textBlock("Sunny, 21 °C")], isError: false };
+      if (decision !== "deny") await say(ev.running(callId));
+      await say(ev.finished(callId, decision === "deny" ? "denied" : "ok", result, decision === "deny" ? null : { content: result.content }, 35));
+      await say(ev.toolResults([{ type: "tool_result", tool_use_id: callId, content: result.content, is_error: result.isError }]));
+      await say(ev.step(2));
+      const answer = decision === "deny" ? "I could not look up the weather." : "It is sunny in Paris, 21 °C.";
+      await say(ev.text(answer));
+      await say(ev.assistant([{ type: "text", text: answer }]));
+      return say(ev.done("end_turn", answer));
+    }
+
+    const pieces = ["Echo: ", ...text.split(/(?<=\s)/)];
+    let written = "";
+    for (const [i, piece] of pieces.entries()) {
+      written += piece;
+      await say(ev.text(piece));
+      if (i === 0 && this.#held.has("reply")) {
+        if ((await unlessStopped(this.#gate("reply"))) === "stopped") break;
+      }
+      await later();
+      if (stopped()) break;
+    }
+    await say(ev.assistant([{ type: "text", text: written }], stopped()));
+    await say(ev.done(stopped() ? "cancelled" : "end_turn", written));
+  }
+
+  #gate(kind: string): Promise<void> {
+    return new Promise((resolve) => this.#gates.set(kind, resolve));
+  }
+}

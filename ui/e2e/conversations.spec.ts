@@ -1,0 +1,101 @@
+// Conversation flows: reopen one (its view comes back expired), search, rename, delete.
+import { expect, invocations, test } from "./fixtures";
+
+const WEATHER = "00000000000000a1";
+const RELEASE = "00000000000000b2";
+
+test("reopening a conversation shows what was said, and its expired view says so", async ({ page }) => {
+  await page.locator(`[data-testid="conversation"][data-conversation-id="${WEATHER}"]`).click();
+  await expect(page.locator('[data-testid="message"][data-role="user"]')).toHaveText("Show me the forecast for Paris");
+  await expect(page.locator('[data-testid="message"][data-role="assistant"]')).toHaveText("It will be sunny in Paris all week.");
+  const card = page.getByTestId("tool-call");
+  await expect(card).toHaveAttribute("data-status", "ok");
+  await expect(card.getByTestId("view-state")).toHaveText("This view expired; the result the model got is still here.");
+  expect(await invocations(page, "reopen_views")).toEqual([{ conversationId: WEATHER, callId: null }]);
+});
+
+test("search shows the store's hits, opens one, and Esc clears it", async ({ page }) => {
+  const search = page.getByTestId("conversation-search");
+  await expect(search).toHaveAccessibleName("Search conversations");
+  await search.fill("changelog");
+  const hits = page.getByTestId("search-hit");
+  await expect(hits).toHaveCount(1);
+  await expect(hits.locator(".hit-title")).toHaveText("Release notes");
+  await expect(hits.locator("mark")).toHaveText("changelog");
+  await expect(page.getByTestId("conversation")).toHaveCount(0);
+  expect((await invocations(page, "search_conversations")).at(-1)).toEqual({ query: "changelog" });
+
+  await hits.click();
+  await expect(page.locator('[data-testid="message"][data-role="user"]')).toHaveText("Draft the release notes for 0.3");
+  await expect(hits).toHaveAttribute("aria-current", "true");
+
+  // A title matches too; every term must match somewhere.
+  await search.fill("paris sunny");
+  await expect(hits).toHaveCount(1);
+  await expect(hits).toHaveAttribute("data-conversation-id", WEATHER);
+  await search.fill("paris zebra");
+  await expect(page.getByTestId("search-empty")).toHaveText("No conversation mentions “paris zebra”.");
+
+  await search.press("Escape");
+  await expect(search).toHaveValue("");
+  await expect(page.getByTestId("conversation")).toHaveText(["Weather in Paris", "Release notes"]);
+});
+
+test("a conversation is renamed in place: Enter saves, Esc cancels, an empty title is refused", async ({ page }) => {
+  const row = page.getByRole("listitem").filter({ has: page.locator(`[data-conversation-id="${RELEASE}"]`) });
+  await row.getByRole("button", { name: "Rename “Release notes”" }).click();
+  const input = page.getByTestId("conversation-title-input");
+  await expect(input).toBeFocused();
+  await expect(input).toHaveValue("Release notes");
+
+  await input.fill("   ");
+  await input.press("Enter");
+  await expect(page.getByTestId("conversation-error")).toHaveText("A conversation needs a title.");
+  await expect(input).toHaveAttribute("aria-invalid", "true");
+
+  await input.fill("Changelog 0.3");
+  await input.press("Escape");
+  await expect(input).toBeHidden();
+  await expect(page.locator(`[data-testid="conversation"][data-conversation-id="${RELEASE}"]`)).toHaveText("Release notes");
+  expect(await invocations(page, "rename_conversation")).toEqual([]);
+
+  await page.getByTestId("conversation-rename").nth(1).click();
+  await input.fill("Changelog 0.3");
+  await input.press("Enter");
+  await expect(page.locator(`[data-testid="conversation"][data-conversation-id="${RELEASE}"]`)).toHaveText("Changelog 0.3");
+  expect(await invocations(page, "rename_conversation")).toEqual([{ id: RELEASE, title: "Changelog 0.3" }]);
+  // The store has it: search finds the new title.
+  await page.getByTestId("conversation-search").fill("changelog 0.3");
+  await expect(page.getByTestId("search-hit").first().locator(".hit-title")).toContainText("Changelog 0.3");
+});
+
+test("deleting asks first; deleting the open conversation goes to a new chat", async ({ page }) => {
+  await page.locator(`[data-testid="conversation"][data-conversation-id="${WEATHER}"]`).click();
+  await expect(page.getByTestId("tool-call")).toBeVisible();
+
+  // Cancelled: nothing happens.
+  await page.getByRole("button", { name: "Delete “Weather in Paris”" }).click();
+  await expect(page.getByTestId("conversation-delete-cancel")).toBeFocused();
+  await page.getByTestId("conversation-delete-cancel").click();
+  await expect(page.getByTestId("conversation-delete-confirm")).toBeHidden();
+  expect(await invocations(page, "delete_conversation")).toEqual([]);
+
+  await page.getByRole("button", { name: "Delete “Weather in Paris”" }).click();
+  await page.getByTestId("conversation-delete-confirm").click();
+  await expect(page.getByTestId("conversation")).toHaveText(["Release notes"]);
+  await expect(page.getByTestId("tool-call")).toHaveCount(0);
+  await expect(page.getByTestId("message")).toHaveCount(0);
+  await expect(page.getByTestId("conversation-search")).toBeFocused();
+  expect(await invocations(page, "delete_conversation")).toEqual([{ id: WEATHER }]);
+  // The views were torn down before the conversation went.
+  const order = await page.evaluate(() =>
+    window.portholeE2E.invocations.map((i) => i.cmd).filter((c) => c === "teardown_views" || c === "delete_conversation"),
+  );
+  expect(order).toEqual(["teardown_views", "delete_conversation"]);
+
+  // The next message starts a new conversation.
+  await page.getByTestId("composer").fill("fresh start");
+  await page.getByTestId("composer").press("Enter");
+  await expect(page.getByTestId("conversation").first()).toHaveText("fresh start");
+  expect((await invocations(page, "send_message")).at(-1)).toEqual({ conversationId: null, text: "fresh start" });
+});

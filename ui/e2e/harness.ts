@@ -1,0 +1,12 @@
+// The page the Playwright flows open: Tauri's IPC and event plugin mocked with
+// @tauri-apps/api/mocks, answered by the in-memory back end, then the real app (src/main.ts).
+import { mockIPC, mockWindows } from "@tauri-apps/api/mocks";
+import { FakeBackend } from "./backend";
+
+mockWindows("main");
+const backend = new FakeBackend();
+mockIPC((cmd, args) => backend.invoke(cmd, (args ?? {}) as Record<string, unknown>), { shouldMockEvents: true });
+window.portholeE2E = backend.control;
+
+// Imported only now: the app asks the back end for its state as soon as it is mounted.
+await import("../src/main");
