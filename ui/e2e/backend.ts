@@ -5,7 +5,9 @@
 // A turn is scripted by what was sent: a message naming the weather asks for the `get_weather`
 // tool (which waits for the person's approval); anything else is answered "Echo: <text>",
 // streamed in pieces. What a conversation stores is what the Rust recorder would write for its
-// events (src/lib/testing/turns.ts `record`).
+// events (src/lib/testing/turns.ts `record`). The settings and the tools panel's Run check their
+// input as the Rust commands do and refuse with the same reasons. A command it does not know is
+// rejected as Tauri rejects one, and noted for the flow to fail on.
 import { emit } from "@tauri-apps/api/event";
 import type {
   AppInfo,
@@ -21,7 +23,7 @@ import type {
   ViewEvent,
 } from "../src/lib/api";
 import { ev, record, textBlock } from "../src/lib/testing/turns";
-import type { HarnessControl, Invocation } from "./control";
+import { SEEDED, type HarnessControl, type Invocation } from "./control";
 
 type Args = Record<string, unknown>;
 
@@ -96,7 +98,48 @@ const APP_INFO: AppInfo = {
   mcpApps: true,
 };
 
-const MODEL: ModelInfo = { provider: "openai", baseUrl: "http://127.0.0.1:9/v1", model: "gpt-e2e", keySource: "env", error: null };
+// The settings commands (src-tauri/src/app_settings.rs), with the same checks and reasons.
+type Provider = "openai" | "anthropic";
+type Theme = "system" | "light" | "dark";
+const PROVIDERS: Record<Provider, { defaultBaseUrl: string; keyEnvVar: string }> = {
+  openai: { defaultBaseUrl: "https://api.openai.com/v1", keyEnvVar: "OPENAI_API_KEY" },
+  anthropic: { defaultBaseUrl: "https://api.anthropic.com", keyEnvVar: "ANTHROPIC_API_KEY" },
+};
+const MAX_RETENTION_DAYS = 365;
+
+function checkProvider(provider: unknown): Provider {
+  if (provider === "openai" || provider === "anthropic") return provider;
+  throw new CommandError(`unknown provider ${JSON.stringify(provider)} (openai or anthropic)`);
+}
+
+function checkBaseUrl(input: string): string {
+  const baseUrl = input.trim();
+  if (!baseUrl) throw new CommandError("the base URL is empty");
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new CommandError(`the base URL ${JSON.stringify(baseUrl)} is not a URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new CommandError(`the base URL must start with http:// or https://, not ${url.protocol}//`);
+  }
+  if (!url.hostname) throw new CommandError(`the base URL ${JSON.stringify(baseUrl)} has no host`);
+  return baseUrl;
+}
+
+function checkRetention(days: unknown): number {
+  const range = `from 1 to ${MAX_RETENTION_DAYS}`;
+  if (typeof days !== "number" || !Number.isFinite(days)) throw new CommandError(`view retention must be a number of days ${range}`);
+  if (!Number.isInteger(days)) throw new CommandError(`view retention is a whole number of days (${range}), not ${days}`);
+  if (days < 1 || days > MAX_RETENTION_DAYS) throw new CommandError(`view retention must be ${range} days, not ${days}`);
+  return days;
+}
+
+function checkTheme(theme: unknown): Theme {
+  if (theme === "system" || theme === "light" || theme === "dark") return theme;
+  throw new CommandError(`unknown theme ${JSON.stringify(theme)} (system, light or dark)`);
+}
 
 /** One stored conversation: its row, and the events its turns emitted (the store's content is
  * what the recorder makes of them). */
@@ -104,12 +147,6 @@ interface Thread {
   conversation: Conversation;
   events: TurnEvent[];
 }
-
-/** The stored conversations the window starts with. */
-export const SEEDED = {
-  weather: "00000000000000a1",
-  release: "00000000000000b2",
-};
 
 const forecast = "Paris: sunny all week, 21 °C";
 
@@ -182,6 +219,9 @@ export class FakeBackend {
   #approvals = new Map<string, (decision: Decision) => void>();
   /** Turns running, by conversation: calling the function stops the turn. */
   #running = new Map<string, () => void>();
+  #model: { provider: Provider; baseUrl: string; model: string | null } = { provider: "openai", baseUrl: "http://127.0.0.1:9/v1", model: "gpt-e2e" };
+  #keysStored = new Set<Provider>();
+  #general: { viewRetentionDays: number; theme: Theme } = { viewRetentionDays: 7, theme: "system" };
 
   readonly control: HarnessControl = {
     invocations: this.#invocations,
@@ -215,7 +255,7 @@ export class FakeBackend {
       case "list_servers":
         return SERVERS;
       case "model_info":
-        return MODEL;
+        return { ...this.#model, keySource: "env", error: null } satisfies ModelInfo;
       case "ui_ready":
       case "close_view":
       case "teardown_view":
@@ -258,6 +298,54 @@ export class FakeBackend {
         answer(args.decision as Decision);
         return null;
       }
+      case "retry_turn":
+        this.#rerun(String(args.conversationId), null);
+        return null;
+      case "edit_and_resend":
+        this.#rerun(String(args.conversationId), String(args.text ?? ""));
+        return null;
+      case "run_tool":
+        return this.#runTool((args.conversationId as string | null) ?? null, String(args.server), String(args.tool), args.arguments);
+      case "model_settings":
+        return this.#modelSettings();
+      case "save_model_settings": {
+        const provider = checkProvider(args.provider);
+        const baseUrl = checkBaseUrl(String(args.baseUrl ?? ""));
+        const model = args.model === null || args.model === undefined ? null : String(args.model).trim();
+        if (model === "") throw new CommandError("the model name is empty");
+        this.#model = { provider, baseUrl, model };
+        return null;
+      }
+      case "list_provider_models":
+        checkBaseUrl(String(args.baseUrl ?? ""));
+        return checkProvider(args.provider) === "openai" ? ["gpt-e2e", "gpt-e2e-mini"] : ["claude-e2e"];
+      case "test_model": {
+        checkProvider(args.provider);
+        checkBaseUrl(String(args.baseUrl ?? ""));
+        const model = String(args.model ?? "").trim();
+        if (!model) throw new CommandError("pick or type a model to test");
+        return { ok: true, model, reply: "OK", error: null, ms: 42 };
+      }
+      case "save_api_key": {
+        const provider = checkProvider(args.provider);
+        if (!String(args.key ?? "").trim()) throw new CommandError("the API key is empty");
+        this.#keysStored.add(provider);
+        return null;
+      }
+      case "delete_api_key":
+        this.#keysStored.delete(checkProvider(args.provider));
+        return null;
+      case "general_settings":
+        return { ...this.#general };
+      case "save_general_settings": {
+        const days = args.viewRetentionDays === null || args.viewRetentionDays === undefined ? null : checkRetention(args.viewRetentionDays);
+        const theme = args.theme === null || args.theme === undefined ? null : checkTheme(args.theme);
+        if (days !== null) this.#general.viewRetentionDays = days;
+        if (theme !== null) this.#general.theme = theme;
+        return { ...this.#general };
+      }
+      case "system_theme_changed":
+        return null;
       case "reopen_views":
         await this.#reopenViews(String(args.conversationId), (args.callId as string | null) ?? null);
         return null;
@@ -265,6 +353,20 @@ export class FakeBackend {
         this.#unknown.push(cmd);
         throw new CommandError(`command ${cmd} not found`);
     }
+  }
+
+  #modelSettings() {
+    return {
+      ...this.#model,
+      flagsOverride: { provider: null, baseUrl: null, model: null },
+      providers: (Object.keys(PROVIDERS) as Provider[]).map((provider) => ({
+        provider,
+        ...PROVIDERS[provider],
+        keyFromEnv: provider === "openai",
+        keyStored: this.#keysStored.has(provider),
+      })),
+      keyringProblem: null,
+    };
   }
 
   #thread(id: unknown): Thread {
@@ -324,43 +426,96 @@ export class FakeBackend {
     }
   }
 
+  #newThread(title: string): Thread {
+    const id = (this.#nextId++).toString(16).padStart(16, "0");
+    const thread = { conversation: { id, title, createdAt: this.#clock, updatedAt: this.#clock }, events: [] };
+    this.#threads.set(id, thread);
+    return thread;
+  }
+
   #send(conversationId: string | null, text: string): string {
     const trimmed = text.trim();
     if (!trimmed) throw new CommandError("the message is empty");
-    let thread: Thread;
-    if (conversationId) {
-      thread = this.#thread(conversationId);
-    } else {
-      const id = (this.#nextId++).toString(16).padStart(16, "0");
-      const line = trimmed.split("\n").find((l) => l.trim())!.trim();
-      const title = line.length > 60 ? `${[...line].slice(0, 60).join("")}…` : line;
-      thread = { conversation: { id, title, createdAt: this.#clock, updatedAt: this.#clock }, events: [] };
-      this.#threads.set(id, thread);
+    if (conversationId) this.#claimable(this.#thread(conversationId));
+    const line = trimmed.split("\n").find((l) => l.trim())!.trim();
+    const chars = [...line];
+    const thread = conversationId ? this.#thread(conversationId) : this.#newThread(chars.length > 60 ? `${chars.slice(0, 60).join("")}…` : line);
+    this.#start(thread, (turn) => this.#reply(turn, trimmed));
+    return thread.conversation.id;
+  }
+
+  /** Retry (`replacement` null) or edit and resend: the last user message's turn is dropped,
+   * and a turn starts again with its text or the replacement. */
+  #rerun(conversationId: string, replacement: string | null) {
+    if (replacement !== null && !replacement.trim()) throw new CommandError("the message is empty");
+    const thread = this.#thread(conversationId);
+    this.#claimable(thread);
+    const last = lastIndex(thread.events, thread.events.length, "user_message");
+    const user = thread.events[last];
+    if (!user || user.type !== "user_message") throw new CommandError("there is no message to run again");
+    const text = replacement?.trim() ?? user.message.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n");
+    const from = lastIndex(thread.events, last, "turn_started");
+    thread.events.splice(from === -1 ? last : from);
+    this.#start(thread, (turn) => this.#reply(turn, text));
+  }
+
+  /** The tools panel's Run: the call's events as ToolRunner::run_call sends them (no approval),
+   * then `done`. */
+  #runTool(conversationId: string | null, server: string, toolName: string, args: unknown): { conversationId: string; callId: string } {
+    const input = args ?? {};
+    if (typeof input !== "object" || Array.isArray(input)) throw new CommandError(`the arguments must be a JSON object, not ${JSON.stringify(input)}`);
+    const status = SERVERS.find((s) => s.name === server);
+    if (!status) throw new CommandError(`there is no server ${JSON.stringify(server)}`);
+    if (status.state !== "connected") throw new CommandError(`server ${JSON.stringify(server)} is not connected`);
+    const found = status.tools.find((t) => t.name === toolName);
+    if (!found) throw new CommandError(`server ${JSON.stringify(server)} has no tool ${JSON.stringify(toolName)}`);
+    if (conversationId) this.#claimable(this.#thread(conversationId));
+    const thread = conversationId ? this.#thread(conversationId) : this.#newThread(`Run ${toolName}`);
+    const callId = `run-${(this.#clock + 1).toString(16).padStart(16, "0")}`;
+    const text = toolText(toolName, input as Record<string, unknown>);
+    this.#start(thread, async ({ say }) => {
+      await say(ev.callStarted(callId, found.modelName, server, toolName, input, null));
+      await say(ev.running(callId));
+      await say(ev.finished(callId, "ok", { content: [textBlock(text)], isError: false }, { content: [textBlock(text)] }, 12));
+      await say(ev.done("end_turn"));
+    });
+    return { conversationId: thread.conversation.id, callId };
+  }
+
+  /** Refused, as Rust refuses, while a turn runs in the conversation. */
+  #claimable(thread: Thread) {
+    if (this.#running.has(thread.conversation.id)) {
+      throw new CommandError("a reply is still being written in this conversation; stop it first");
     }
-    if (this.#running.has(thread.conversation.id)) throw new CommandError("a reply is already being written in this conversation");
+  }
+
+  /** Starts a turn in the background (Rust answers the command at once; the events follow). */
+  #start(thread: Thread, run: (turn: Turn) => Promise<void>) {
+    this.#claimable(thread);
+    const id = thread.conversation.id;
     thread.conversation.updatedAt = ++this.#clock;
     let stopped = false;
     let stop!: () => void;
     const stopping = new Promise<"stopped">((resolve) => (stop = () => ((stopped = true), resolve("stopped"))));
-    this.#running.set(thread.conversation.id, stop);
-    // Rust answers with the id at once; the turn's events follow.
+    this.#running.set(id, stop);
+    const turn: Turn = {
+      id,
+      say: async (event) => {
+        if (!this.#threads.has(id)) return;
+        thread.events.push(event);
+        const payload: ChatEvent = { conversationId: id, event };
+        await emit("chat-event", payload);
+      },
+      unlessStopped: (step) => Promise.race([step, stopping]),
+      stopped: () => stopped,
+    };
     void later()
-      .then(() => this.#turn(thread, trimmed, stopping, () => stopped))
-      .finally(() => this.#running.delete(thread.conversation.id));
-    return thread.conversation.id;
+      .then(() => run(turn))
+      .finally(() => this.#running.delete(id));
   }
 
-  async #turn(thread: Thread, text: string, stopping: Promise<"stopped">, stopped: () => boolean) {
-    const id = thread.conversation.id;
-    const say = async (event: TurnEvent) => {
-      if (!this.#threads.has(id)) return;
-      thread.events.push(event);
-      const payload: ChatEvent = { conversationId: id, event };
-      await emit("chat-event", payload);
-    };
-    /** Waits for `step`, unless the turn is stopped first (then the turn ends, cancelled). */
-    const unlessStopped = async <T>(step: Promise<T>): Promise<T | "stopped"> => Promise.race([step, stopping]);
-
+  /** A model's reply to `text`: the weather tool (with approval) or an echo, streamed. */
+  async #reply({ id, say, unlessStopped, stopped }: Turn, text: string) {
     await say(ev.turnStarted(id));
     await say(ev.user(text));
     await say(ev.step(1));
@@ -379,15 +534,15 @@ export class FakeBackend {
         return say(ev.done("cancelled"));
       }
       await say(ev.approvalResolved(callId, decision));
-      const result =
-        decision === "deny"
-          ? { content: [textBlock("The person did not allow this call.")], isError: true }
-          : { content: [textBlock("Sunny, 21 °C")], isError: false };
-      if (decision !== "deny") await say(ev.running(callId));
-      await say(ev.finished(callId, decision === "deny" ? "denied" : "ok", result, decision === "deny" ? null : { content: result.content }, 35));
+      const denied = decision === "deny";
+      const result = denied
+        ? { content: [textBlock("The person did not allow this call.")], isError: true }
+        : { content: [textBlock("Sunny, 21 °C")], isError: false };
+      if (!denied) await say(ev.running(callId));
+      await say(ev.finished(callId, denied ? "denied" : "ok", result, denied ? null : { content: result.content }, 35));
       await say(ev.toolResults([{ type: "tool_result", tool_use_id: callId, content: result.content, is_error: result.isError }]));
       await say(ev.step(2));
-      const answer = decision === "deny" ? "I could not look up the weather." : "It is sunny in Paris, 21 °C.";
+      const answer = denied ? "I could not look up the weather." : "It is sunny in Paris, 21 °C.";
       await say(ev.text(answer));
       await say(ev.assistant([{ type: "text", text: answer }]));
       return say(ev.done("end_turn", answer));
@@ -410,5 +565,33 @@ export class FakeBackend {
 
   #gate(kind: string): Promise<void> {
     return new Promise((resolve) => this.#gates.set(kind, resolve));
+  }
+}
+
+/** The index of the last event of `type` before `end`; -1 when there is none. */
+function lastIndex(events: TurnEvent[], end: number, type: TurnEvent["type"]): number {
+  for (let i = end - 1; i >= 0; i--) if (events[i].type === type) return i;
+  return -1;
+}
+
+/** A running turn, as its script sees it. */
+interface Turn {
+  id: string;
+  /** Records the event in the conversation and sends it to the window. */
+  say: (event: TurnEvent) => Promise<void>;
+  /** Waits for `step`, unless the turn is stopped first. */
+  unlessStopped: <T>(step: Promise<T>) => Promise<T | "stopped">;
+  stopped: () => boolean;
+}
+
+/** What the demo server's tools answer. */
+function toolText(tool: string, args: Record<string, unknown>): string {
+  switch (tool) {
+    case "repeat":
+      return Array.from({ length: Number(args.times ?? 1) }, () => String(args.text ?? "")).join(" ");
+    case "get_weather":
+      return `${String(args.city ?? "?")}: sunny, 21 °C`;
+    default:
+      return forecast;
   }
 }

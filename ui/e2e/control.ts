@@ -1,5 +1,14 @@
 // What the flows (Node, Playwright) can see and steer of the fake back end running in the page
-// (e2e/backend.ts), as `window.portholeE2E`. Types only: both sides import this file.
+// (e2e/backend.ts), as `window.portholeE2E`, and what they can count on it holding. Both sides
+// import this file: nothing here may need a browser or Node.
+
+/** The stored conversations the fake back end starts with. */
+export const SEEDED = {
+  /** "Weather in Paris": a forecast tool call whose view expired, and a reply. */
+  weather: "00000000000000a1",
+  /** "Release notes": a message and a reply about a changelog. */
+  release: "00000000000000b2",
+};
 
 /** One command the front end invoked, with the arguments it passed. */
 export interface Invocation {

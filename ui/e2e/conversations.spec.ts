@@ -1,8 +1,8 @@
 // Conversation flows: reopen one (its view comes back expired), search, rename, delete.
+import { SEEDED } from "./control";
 import { expect, invocations, test } from "./fixtures";
 
-const WEATHER = "00000000000000a1";
-const RELEASE = "00000000000000b2";
+const { weather: WEATHER, release: RELEASE } = SEEDED;
 
 test("reopening a conversation shows what was said, and its expired view says so", async ({ page }) => {
   await page.locator(`[data-testid="conversation"][data-conversation-id="${WEATHER}"]`).click();
