@@ -521,3 +521,64 @@ fn a_view_that_never_starts_fails_visibly_and_the_model_is_not_told_it_rendered(
     assert_eq!(last["content"], "silent view", "the tool's content, and no note");
     Ok(())
 }
+
+/// A view popped out of its card runs in a window of its own, with the call's result; closing
+/// that window brings it back to the card.
+#[test]
+fn a_popped_out_view_gets_its_own_window_and_comes_back_when_it_closes() -> Result<()> {
+    let example = examples()
+        .into_iter()
+        .find(|e| e["name"] == "basic-vanillajs")
+        .context("the basic-vanillajs example")?;
+    let tool = example["tool"].as_str().unwrap();
+    let server = json!({
+        "command": example["command"],
+        "args": example["args"],
+        "cwd": fixtures(),
+        "alwaysAllow": [tool],
+    });
+    let chat = chat("basic", server, tool, &example["arguments"])?;
+    let app = launch(&chat)?;
+    let s = &app.session;
+    ask(s, "basic", "What time is it?")?;
+    let card = format!("[data-testid=tool-call][data-tool-name={tool}]");
+    let ready = format!("{card} [data-testid=view-state][data-state=ready]");
+    s.wait_for_element(&ready, WAIT)?;
+    let time = view_facing(chat.dir.path())?["structuredContent"]["time"]
+        .as_str()
+        .context("the result's time")?
+        .to_string();
+    let main = s.window_handle()?;
+
+    s.click(&s.wait_for_element(&format!("{card} [data-testid=view-pop-out]"), WAIT)?)?;
+    let moved = s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=popped_out]"), WAIT)?;
+    assert!(s.text(&moved)?.contains("window of its own"));
+    assert!(
+        s.find_all(&format!("{card} iframe")).unwrap_or_default().is_empty(),
+        "the card no longer holds the frame"
+    );
+    let pop_out = s.wait_for("the pop-out window", WAIT, |s| {
+        Ok(s.window_handles()?.into_iter().find(|h| *h != main))
+    })?;
+    s.switch_to_window(&pop_out)?;
+    let frame = s.wait_for_element("[data-testid=view][data-state=ready] iframe[data-testid=mcp-app-view]", WAIT)?;
+    assert_eq!(s.attribute(&frame, "sandbox")?.as_deref(), Some("allow-scripts"));
+    s.switch_to_frame(&frame)?;
+    s.wait_for("the result in the popped-out view", WAIT, |s| {
+        Ok(frame_text(s)?.contains(time.as_str()).then_some(()))
+    })?;
+    s.switch_to_parent()?;
+
+    s.close_window()?;
+    s.switch_to_window(&main)?;
+    s.wait_for_element(&ready, WAIT)?;
+    let frame = s.wait_for_element(&format!("{card} iframe[data-testid=mcp-app-view]"), WAIT)?;
+    s.switch_to_frame(&frame)?;
+    s.wait_for("the result back on the card", WAIT, |s| {
+        Ok(frame_text(s)?.contains(time.as_str()).then_some(()))
+    })?;
+    s.switch_to_parent()?;
+    let posts = chat.fake.requests().into_iter().filter(|r| r.method == "POST").count();
+    assert_eq!(posts, 2, "moving the view asked the model nothing");
+    Ok(())
+}

@@ -253,6 +253,29 @@ impl Session {
         self.call("POST", "/frame/parent", None).map(drop)
     }
 
+    /// The handles of the app's windows that WebDriver sees (the main one and any pop-outs).
+    pub fn window_handles(&self) -> Result<Vec<String>> {
+        let v = self.call("GET", "/window/handles", None)?;
+        Ok(v.as_array()
+            .map(|a| a.iter().filter_map(|h| h.as_str().map(String::from)).collect())
+            .unwrap_or_default())
+    }
+
+    /// The handle of the window later commands run in.
+    pub fn window_handle(&self) -> Result<String> {
+        Ok(self.call("GET", "/window", None)?.as_str().unwrap_or("").to_string())
+    }
+
+    /// Makes the window `handle` the one later commands run in.
+    pub fn switch_to_window(&self, handle: &str) -> Result<()> {
+        self.call("POST", "/window", Some(json!({"handle": handle}))).map(drop)
+    }
+
+    /// Closes the current window (as its close button would).
+    pub fn close_window(&self) -> Result<()> {
+        self.call("DELETE", "/window", None).map(drop)
+    }
+
     pub fn title(&self) -> Result<String> {
         Ok(self.call("GET", "/title", None)?.as_str().unwrap_or("").to_string())
     }
