@@ -62,9 +62,15 @@ pub async fn pop_out_view(
         let _ = views.reopen(&conversation_id, Some(&call_id), MAIN_WEBVIEW);
         format!("the window could not be opened: {e}")
     })?;
+    // The same clipboard guard as the main window (GTK: on the main thread).
     #[cfg(target_os = "linux")]
-    if let Ok(gtk) = window.gtk_window() {
-        crate::clipboard_guard::install(&gtk);
+    {
+        let window = window.clone();
+        let _ = app.run_on_main_thread(move || {
+            if let Ok(gtk) = window.gtk_window() {
+                crate::clipboard_guard::install(&gtk);
+            }
+        });
     }
     #[cfg(not(target_os = "linux"))]
     let _ = window;
