@@ -264,7 +264,7 @@ fn fill_entry(
     })
 }
 
-fn parse_config_with(file: &Path, text: &str, env: &dyn Fn(&str) -> Option<String>) -> LoadedConfig {
+pub(crate) fn parse_config_with(file: &Path, text: &str, env: &dyn Fn(&str) -> Option<String>) -> LoadedConfig {
     let mut loaded = LoadedConfig::default();
     let problem = |line: Option<usize>, server: Option<&str>, field: Option<&str>, message: String| ConfigProblem {
         file: file.to_path_buf(),

@@ -345,8 +345,8 @@ async fn connect_with(
                 c.max_json_response_size = 64 << 20;
                 Ok(c)
             };
-            let signed_in = match (oauth, sign_in) {
-                (None, _) => None,
+            let signed_in = match (oauth, &sign_in) {
+                (None, _) | (Some(_), SignIn::Never) => None,
                 (Some(oauth), SignIn::Now(challenge)) => Some(
                     oauth
                         .sign_in(url, challenge.as_deref())
@@ -365,6 +365,9 @@ async fn connect_with(
             }
             let transport = StreamableHttpClientTransport::from_config(transport_config()?);
             match handshake(client.clone(), transport, config, lifecycle).await {
+                Err(ConnectError::AuthRequired(_)) if sign_in == SignIn::Never => Err(ConnectError::Auth(
+                    "signed out, and the server requires sign-in: sign in to connect".into(),
+                )),
                 Err(ConnectError::AuthRequired(challenge)) if oauth.is_some() => {
                     let manager = oauth
                         .unwrap()
@@ -436,6 +439,9 @@ pub enum SignIn {
     IfStored,
     /// Sign in first, answering this `WWW-Authenticate` challenge (if any).
     Now(Option<String>),
+    /// Connect without tokens and never sign in (just signed out): a server that requires
+    /// sign-in fails with the reason.
+    Never,
 }
 
 async fn handshake<T, E, A>(
@@ -469,26 +475,32 @@ where
     }
 }
 
+/// The name of a stdio server's log file in the server log folder: `<name>.log`, with every
+/// character other than ASCII letters, digits, `-`, `_` and `.` written as `_`.
+pub fn log_file_name(server: &str) -> String {
+    let safe: String = server
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{safe}.log")
+}
+
 /// Every line the server writes to stderr goes to `tracing` (target `mcp_server`) and, when a
 /// folder is given, to that server's own log file.
 async fn forward_stderr(server: String, stderr: tokio::process::ChildStderr, log_dir: Option<PathBuf>) {
     let mut file = match log_dir {
         Some(dir) => {
             let _ = tokio::fs::create_dir_all(&dir).await;
-            let safe: String = server
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .collect();
             tokio::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
-                .open(dir.join(format!("{safe}.log")))
+                .open(dir.join(log_file_name(&server)))
                 .await
                 .ok()
         }

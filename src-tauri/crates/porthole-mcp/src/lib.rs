@@ -7,7 +7,9 @@
 
 pub mod catalog;
 pub mod config;
+pub mod config_file;
 pub mod connection;
+pub mod import;
 pub mod oauth;
 pub mod outcome;
 
@@ -134,15 +136,30 @@ pub fn mcp_apps_enabled_by_env() -> bool {
 
 struct Entry {
     config: ServerConfig,
+    /// Whether this server is told about MCP Apps (the global switch and its own are both on).
+    /// Fixed for the entry's life: changing it makes a new entry, and so a new connection.
+    advertise: bool,
     session: Mutex<Option<Session>>,
+    /// Cancelled when the entry leaves the running set: a connection being made is abandoned,
+    /// and nothing connects it again.
+    retired: CancellationToken,
 }
 
-/// All configured servers and their connections.
+/// The servers running now, in the order of their statuses.
+struct Running {
+    entries: Vec<Arc<Entry>>,
+    mcp_apps: bool,
+}
+
+/// All configured servers and their connections. Clones share everything: a clone sees the
+/// changes [`Servers::reconfigure`] makes.
 #[derive(Clone)]
 pub struct Servers {
-    entries: Arc<Vec<Entry>>,
+    /// Lock order: `running` before `statuses`, never the other way round.
+    running: Arc<std::sync::RwLock<Running>>,
     statuses: Arc<watch::Sender<Vec<ServerStatus>>>,
-    options: ConnectOptions,
+    /// `options.mcp_apps` is the switch at start; the switch now is `running.mcp_apps`.
+    options: Arc<ConnectOptions>,
 }
 
 fn endpoint(config: &ServerConfig) -> String {
@@ -159,65 +176,260 @@ fn endpoint(config: &ServerConfig) -> String {
     }
 }
 
+fn first_status(config: &ServerConfig, advertise: bool) -> ServerStatus {
+    ServerStatus {
+        name: config.name.clone(),
+        state: if config.enabled {
+            ServerState::Connecting
+        } else {
+            ServerState::Disabled
+        },
+        error: None,
+        endpoint: endpoint(config),
+        server_info: None,
+        protocol_version: None,
+        mcp_apps: advertise,
+        tools: Vec::new(),
+    }
+}
+
+/// Gives every tool of every server its model-facing name, unique across servers.
+fn assign_model_names(all: &mut [ServerStatus]) {
+    let mut tools: Vec<CatalogTool> = all.iter_mut().flat_map(|s| s.tools.drain(..)).collect();
+    catalog::assign_model_names(&mut tools);
+    for tool in tools {
+        if let Some(s) = all.iter_mut().find(|s| s.name == tool.server) {
+            s.tools.push(tool);
+        }
+    }
+}
+
+fn catalog_tools(entry: &Entry, tools: Vec<rmcp::model::Tool>) -> Vec<CatalogTool> {
+    let config = &entry.config;
+    tools
+        .into_iter()
+        .map(|t| {
+            let link = catalog::read_ui_meta(t.meta.as_ref().map(|m| &m.0));
+            for p in &link.problems {
+                tracing::warn!(server = %config.name, tool = %t.name, "{p}");
+            }
+            CatalogTool {
+                server: config.name.clone(),
+                name: t.name.to_string(),
+                model_name: String::new(),
+                title: t.title.clone(),
+                description: t.description.as_deref().map(str::to_string),
+                input_schema: Value::Object((*t.input_schema).clone()),
+                // A server we did not tell about MCP Apps gets no views.
+                ui_resource_uri: if entry.advertise { link.resource_uri } else { None },
+                visibility: if entry.advertise {
+                    link.visibility
+                } else {
+                    vec![Audience::Model]
+                },
+                meta_problems: link.problems,
+            }
+        })
+        .collect()
+}
+
+/// Closes an entry's connection, if it has one; stdio servers are asked to exit, then stopped.
+async fn close(entry: &Entry) {
+    if let Some(session) = entry.session.lock().await.take() {
+        let _ = session.cancel().await;
+    }
+}
+
 impl Servers {
     /// Starts connecting to every enabled server at once and returns immediately; watch
     /// [`Servers::subscribe`] or await [`Servers::settled`] for the outcome.
     pub fn start(configs: Vec<ServerConfig>, options: ConnectOptions) -> Servers {
-        let initial = configs
-            .iter()
-            .map(|c| ServerStatus {
-                name: c.name.clone(),
-                state: if c.enabled {
-                    ServerState::Connecting
-                } else {
-                    ServerState::Disabled
-                },
-                error: None,
-                endpoint: endpoint(c),
-                server_info: None,
-                protocol_version: None,
-                mcp_apps: options.mcp_apps && c.mcp_apps,
-                tools: Vec::new(),
-            })
-            .collect();
         let servers = Servers {
-            entries: Arc::new(
-                configs
-                    .into_iter()
-                    .map(|config| Entry {
-                        config,
-                        session: Mutex::new(None),
-                    })
-                    .collect(),
-            ),
-            statuses: Arc::new(watch::channel(initial).0),
-            options,
+            running: Arc::new(std::sync::RwLock::new(Running {
+                entries: Vec::new(),
+                mcp_apps: options.mcp_apps,
+            })),
+            statuses: Arc::new(watch::channel(Vec::new()).0),
+            options: Arc::new(options),
         };
-        for index in 0..servers.entries.len() {
-            if servers.entries[index].config.enabled {
-                let this = servers.clone();
-                tokio::spawn(async move { this.connect_one(index).await });
-            }
-        }
+        let (_, fresh) = servers.install(configs, servers.options.mcp_apps);
+        servers.connect_all(fresh);
         servers
     }
 
-    /// Connects (or reconnects) server `index`, lists its tools and publishes the result.
+    /// Changes the running set while it runs: servers whose config (and MCP Apps switch) is
+    /// unchanged keep their connection; removed ones are closed; changed, added and enabled ones
+    /// connect anew; disabled ones are closed and shown `disabled`. `mcp_apps` is the global MCP
+    /// Apps switch: servers it changes for reconnect, so the capability is (or is no longer)
+    /// advertised. Returns once the removed connections are closed, without waiting for the new
+    /// ones (see [`Servers::settled`]). Every clone of this `Servers` sees the change, and the
+    /// statuses change on the same channel.
+    pub async fn reconfigure(&self, configs: Vec<ServerConfig>, mcp_apps: bool) {
+        let (retired, fresh) = self.install(configs, mcp_apps);
+        futures::future::join_all(retired.iter().map(|e| close(e))).await;
+        for entry in &retired {
+            tracing::info!(server = %entry.config.name, "closed (settings changed)");
+        }
+        self.connect_all(fresh);
+    }
+
+    /// The global MCP Apps switch now.
+    pub fn mcp_apps(&self) -> bool {
+        self.running.read().unwrap().mcp_apps
+    }
+
+    /// Where a stdio server's stderr is written, if this run keeps server logs.
+    pub fn log_file(&self, server: &str) -> Option<PathBuf> {
+        let dir = self.options.server_log_dir.as_ref()?;
+        Some(dir.join(connection::log_file_name(server)))
+    }
+
+    /// The URL and OAuth settings of a remote server, for signing in or out.
+    fn remote(&self, server: &str) -> Result<(Arc<Entry>, String, &oauth::OAuth), String> {
+        let entry = self
+            .entry_named(server)
+            .ok_or_else(|| format!("no server named {server:?}"))?;
+        let Transport::StreamableHttp { url, .. } = &entry.config.transport else {
+            return Err(format!(
+                "{server:?} is a stdio server; only remote (HTTP) servers sign in"
+            ));
+        };
+        let url = url.clone();
+        let oauth = self
+            .options
+            .oauth
+            .as_ref()
+            .ok_or_else(|| "signing in (OAuth) is not set up in this run".to_string())?;
+        Ok((entry, url, oauth))
+    }
+
+    /// Signs in to a remote server (OAuth, through the configured authorizer) and reconnects
+    /// it with the new tokens. When signing in fails, the connection it had is left alone.
+    pub async fn sign_in(&self, server: &str) -> Result<(), String> {
+        let (entry, url, oauth) = self.remote(server)?;
+        if !entry.config.enabled {
+            return Err(format!("{server:?} is disabled; enable it first"));
+        }
+        tokio::select! {
+            signed_in = oauth.sign_in(&url, None) => { signed_in?; }
+            _ = entry.retired.cancelled() => return Err("the server's settings changed meanwhile".into()),
+        }
+        tracing::info!(server, "signed in");
+        let mut slot = entry.session.lock().await;
+        if self
+            .connect_locked(&entry, &mut slot, connection::SignIn::IfStored)
+            .await
+        {
+            Ok(())
+        } else {
+            Err(self
+                .status_of(&entry)
+                .and_then(|s| s.error)
+                .unwrap_or_else(|| "the server's settings changed meanwhile".into()))
+        }
+    }
+
+    /// Forgets a remote server's stored tokens and reconnects it without signing in (a server
+    /// that requires sign-in then shows as failed, saying so). Returns whether any tokens were
+    /// stored.
+    pub async fn sign_out(&self, server: &str) -> Result<bool, String> {
+        let (entry, url, oauth) = self.remote(server)?;
+        let store = oauth.tokens.credential_store(&url);
+        let had_tokens = store
+            .load()
+            .await
+            .map_err(|e| format!("cannot read the stored sign-in: {e}"))?
+            .is_some();
+        store
+            .clear()
+            .await
+            .map_err(|e| format!("cannot delete the stored sign-in: {e}"))?;
+        tracing::info!(server, had_tokens, "signed out");
+        let mut slot = entry.session.lock().await;
+        if entry.config.enabled {
+            self.connect_locked(&entry, &mut slot, connection::SignIn::Never).await;
+        }
+        Ok(had_tokens)
+    }
+
+    /// Replaces the running set with `configs` and publishes the statuses; returns the entries
+    /// that left it (already marked retired) and the new ones to connect.
+    fn install(&self, configs: Vec<ServerConfig>, mcp_apps: bool) -> (Vec<Arc<Entry>>, Vec<Arc<Entry>>) {
+        let mut running = self.running.write().unwrap();
+        let old_statuses = self.statuses.borrow().clone();
+        let mut entries = Vec::with_capacity(configs.len());
+        let mut statuses = Vec::with_capacity(configs.len());
+        let mut fresh = Vec::new();
+        for config in configs {
+            let advertise = mcp_apps && config.mcp_apps;
+            let same = running.entries.iter().position(|e| {
+                e.config == config && e.advertise == advertise && !entries.iter().any(|k| Arc::ptr_eq(k, e))
+            });
+            match same {
+                Some(i) => {
+                    entries.push(running.entries[i].clone());
+                    statuses.push(old_statuses[i].clone());
+                }
+                None => {
+                    statuses.push(first_status(&config, advertise));
+                    let entry = Arc::new(Entry {
+                        config,
+                        advertise,
+                        session: Mutex::new(None),
+                        retired: CancellationToken::new(),
+                    });
+                    if entry.config.enabled {
+                        fresh.push(entry.clone());
+                    }
+                    entries.push(entry);
+                }
+            }
+        }
+        let retired: Vec<Arc<Entry>> = running
+            .entries
+            .iter()
+            .filter(|e| !entries.iter().any(|k| Arc::ptr_eq(k, e)))
+            .cloned()
+            .collect();
+        for entry in &retired {
+            entry.retired.cancel();
+        }
+        running.entries = entries;
+        running.mcp_apps = mcp_apps;
+        assign_model_names(&mut statuses);
+        self.statuses.send_replace(statuses);
+        (retired, fresh)
+    }
+
+    fn connect_all(&self, entries: Vec<Arc<Entry>>) {
+        for entry in entries {
+            let this = self.clone();
+            tokio::spawn(async move { this.connect_one(&entry).await });
+        }
+    }
+
+    /// Connects (or reconnects) one server, lists its tools and publishes the result.
     /// Returns whether it is connected. The caller holds the server's session lock.
-    async fn connect_locked(&self, index: usize, slot: &mut Option<Session>, sign_in: connection::SignIn) -> bool {
-        let entry = &self.entries[index];
+    async fn connect_locked(
+        &self,
+        entry: &Arc<Entry>,
+        slot: &mut Option<Session>,
+        sign_in: connection::SignIn,
+    ) -> bool {
         let config = &entry.config;
-        let advertise = self.advertises_mcp_apps(index);
         if let Some(old) = slot.take() {
             let _ = old.cancel().await;
         }
+        if entry.retired.is_cancelled() {
+            return false;
+        }
         let (changed_tx, changed_rx) = mpsc::unbounded_channel();
-        let outcome = async {
+        let attempt = async {
             let mut sign_in = sign_in;
             loop {
                 let session = connection::connect(
                     config,
-                    advertise,
+                    entry.advertise,
                     self.options.server_log_dir.as_deref(),
                     self.options.elicitation.clone(),
                     Some(changed_tx.clone()),
@@ -248,14 +460,22 @@ impl Servers {
                     Err(e) => return Err(format!("tools/list failed: {e}")),
                 }
             }
-        }
-        .await;
+        };
+        // A server removed or changed meanwhile is abandoned (its process goes with the attempt).
+        let outcome = tokio::select! {
+            outcome = attempt => outcome,
+            _ = entry.retired.cancelled() => return false,
+        };
         match outcome {
+            Ok((session, _, _)) if entry.retired.is_cancelled() => {
+                let _ = session.cancel().await;
+                false
+            }
             Ok((session, (info, version), tools)) => {
-                let tools = self.catalog_tools(index, tools);
+                let tools = catalog_tools(entry, tools);
                 tracing::info!(server = %config.name, tools = tools.len(), "connected");
                 *slot = Some(session);
-                self.update(index, |s| {
+                self.update(entry, |s| {
                     s.state = ServerState::Connected;
                     s.error = None;
                     s.server_info = info;
@@ -263,12 +483,13 @@ impl Servers {
                     s.tools = tools;
                 });
                 let this = self.clone();
-                tokio::spawn(async move { this.follow_tool_changes(index, changed_rx).await });
+                let entry = entry.clone();
+                tokio::spawn(async move { this.follow_tool_changes(&entry, changed_rx).await });
                 true
             }
             Err(error) => {
                 tracing::warn!(server = %config.name, %error, "cannot connect");
-                self.update(index, |s| {
+                self.update(entry, |s| {
                     s.state = ServerState::Failed;
                     s.error = Some(error);
                     s.tools.clear();
@@ -278,60 +499,24 @@ impl Servers {
         }
     }
 
-    /// Whether server `index` is told about MCP Apps: the global switch and its own are both on.
-    fn advertises_mcp_apps(&self, index: usize) -> bool {
-        self.options.mcp_apps && self.entries[index].config.mcp_apps
-    }
-
-    async fn connect_one(&self, index: usize) {
-        let mut slot = self.entries[index].session.lock().await;
-        self.connect_locked(index, &mut slot, connection::SignIn::IfStored)
+    async fn connect_one(&self, entry: &Arc<Entry>) {
+        let mut slot = entry.session.lock().await;
+        self.connect_locked(entry, &mut slot, connection::SignIn::IfStored)
             .await;
-    }
-
-    fn catalog_tools(&self, index: usize, tools: Vec<rmcp::model::Tool>) -> Vec<CatalogTool> {
-        let config = &self.entries[index].config;
-        let advertise = self.advertises_mcp_apps(index);
-        tools
-            .into_iter()
-            .map(|t| {
-                let link = catalog::read_ui_meta(t.meta.as_ref().map(|m| &m.0));
-                for p in &link.problems {
-                    tracing::warn!(server = %config.name, tool = %t.name, "{p}");
-                }
-                CatalogTool {
-                    server: config.name.clone(),
-                    name: t.name.to_string(),
-                    model_name: String::new(),
-                    title: t.title.clone(),
-                    description: t.description.as_deref().map(str::to_string),
-                    input_schema: Value::Object((*t.input_schema).clone()),
-                    // A server we did not tell about MCP Apps gets no views.
-                    ui_resource_uri: if advertise { link.resource_uri } else { None },
-                    visibility: if advertise {
-                        link.visibility
-                    } else {
-                        vec![Audience::Model]
-                    },
-                    meta_problems: link.problems,
-                }
-            })
-            .collect()
     }
 
     /// Re-lists a server's tools each time it sends `notifications/tools/list_changed`, until
     /// that connection ends.
-    async fn follow_tool_changes(&self, index: usize, mut changed: mpsc::UnboundedReceiver<()>) {
-        let entry = &self.entries[index];
+    async fn follow_tool_changes(&self, entry: &Arc<Entry>, mut changed: mpsc::UnboundedReceiver<()>) {
         while changed.recv().await.is_some() {
             while changed.try_recv().is_ok() {}
             let slot = entry.session.lock().await;
             let Some(session) = slot.as_ref() else { return };
             match tokio::time::timeout(entry.config.timeout, session.list_all_tools()).await {
                 Ok(Ok(tools)) => {
-                    let tools = self.catalog_tools(index, tools);
+                    let tools = catalog_tools(entry, tools);
                     tracing::info!(server = %entry.config.name, tools = tools.len(), "tool list changed");
-                    self.update(index, |s| s.tools = tools);
+                    self.update(entry, |s| s.tools = tools);
                 }
                 Ok(Err(e)) => tracing::warn!(server = %entry.config.name, "re-listing tools failed: {e}"),
                 Err(_) => tracing::warn!(server = %entry.config.name, "re-listing tools timed out"),
@@ -339,13 +524,23 @@ impl Servers {
         }
     }
 
-    fn index_of(&self, server: &str) -> Option<usize> {
-        self.entries.iter().position(|e| e.config.name == server)
+    fn entry_named(&self, server: &str) -> Option<Arc<Entry>> {
+        let running = self.running.read().unwrap();
+        running.entries.iter().find(|e| e.config.name == server).cloned()
+    }
+
+    /// The status of `entry`, while it is in the running set.
+    fn status_of(&self, entry: &Entry) -> Option<ServerStatus> {
+        let running = self.running.read().unwrap();
+        let index = running.entries.iter().position(|e| std::ptr::eq(&**e, entry))?;
+        Some(self.statuses.borrow()[index].clone())
     }
 
     /// Whether the config says calls to `tool` on `server` need no approval (`alwaysAllow`).
     pub fn always_allowed(&self, server: &str, tool: &str) -> bool {
-        self.entries
+        let running = self.running.read().unwrap();
+        running
+            .entries
             .iter()
             .any(|e| e.config.name == server && e.config.always_allow.iter().any(|t| t == tool))
     }
@@ -383,11 +578,11 @@ impl Servers {
         }
     }
 
-    /// The peer and progress dispatcher of server `index`, connecting first when the connection
+    /// The peer and progress dispatcher of a server, connecting first when the connection
     /// is gone (a crashed stdio server is started again) or when asked to sign in again.
     async fn live_session(
         &self,
-        index: usize,
+        entry: &Arc<Entry>,
         sign_in_again: Option<Option<String>>,
     ) -> Result<
         (
@@ -396,7 +591,6 @@ impl Servers {
         ),
         CallError,
     > {
-        let entry = &self.entries[index];
         let server = entry.config.name.as_str();
         if !entry.config.enabled {
             return Err(CallError::NotConnected {
@@ -417,9 +611,12 @@ impl Servers {
             None => None,
         };
         if let Some(sign_in) = sign_in
-            && !self.connect_locked(index, &mut slot, sign_in).await
+            && !self.connect_locked(entry, &mut slot, sign_in).await
         {
-            let reason = self.statuses.borrow()[index].error.clone().unwrap_or_default();
+            let reason = match self.status_of(entry) {
+                Some(status) => status.error.unwrap_or_default(),
+                None => "its settings changed meanwhile".into(),
+            };
             return Err(CallError::NotConnected {
                 server: server.into(),
                 reason,
@@ -430,11 +627,11 @@ impl Servers {
     }
 
     async fn peer_of(&self, server: &str) -> Result<(rmcp::Peer<rmcp::RoleClient>, Duration), CallError> {
-        let index = self
-            .index_of(server)
+        let entry = self
+            .entry_named(server)
             .ok_or_else(|| CallError::UnknownServer(server.into()))?;
-        let (peer, _) = self.live_session(index, None).await?;
-        Ok((peer, self.entries[index].config.timeout))
+        let (peer, _) = self.live_session(&entry, None).await?;
+        Ok((peer, entry.config.timeout))
     }
 
     /// `resources/read` on one server (for views: their HTML, and what they read themselves).
@@ -483,12 +680,15 @@ impl Servers {
         options: &CallOptions,
         sign_in_again: Option<Option<String>>,
     ) -> Result<ToolOutcome, CallError> {
-        let index = self
-            .index_of(server)
+        let entry = self
+            .entry_named(server)
             .ok_or_else(|| CallError::UnknownServer(server.into()))?;
-        let timeout = options.timeout.unwrap_or(self.entries[index].config.timeout);
-        let (peer, dispatcher) = self.live_session(index, sign_in_again).await?;
-        if !self.statuses.borrow()[index].tools.iter().any(|t| t.name == tool) {
+        let timeout = options.timeout.unwrap_or(entry.config.timeout);
+        let (peer, dispatcher) = self.live_session(&entry, sign_in_again).await?;
+        let has_tool = self
+            .status_of(&entry)
+            .is_some_and(|s| s.tools.iter().any(|t| t.name == tool));
+        if !has_tool {
             return Err(CallError::UnknownTool {
                 server: server.into(),
                 tool: tool.into(),
@@ -560,8 +760,8 @@ impl Servers {
             Some(Ok(ServerResult::CallToolResult(result))) => {
                 // A server marked failed by an earlier call (an HTTP server that restarted, say,
                 // and that the transport re-initialized) is plainly back.
-                if self.statuses.borrow()[index].state == ServerState::Failed {
-                    self.update(index, |s| {
+                if self.status_of(&entry).is_some_and(|s| s.state == ServerState::Failed) {
+                    self.update(&entry, |s| {
                         s.state = ServerState::Connected;
                         s.error = None;
                     });
@@ -578,7 +778,7 @@ impl Servers {
             }
             Some(Err(e)) => {
                 let reason = format!("{e}");
-                self.update(index, |s| {
+                self.update(&entry, |s| {
                     s.state = ServerState::Failed;
                     s.error = Some(format!("the connection was lost: {reason}"));
                 });
@@ -587,16 +787,15 @@ impl Servers {
         }
     }
 
-    fn update(&self, index: usize, change: impl FnOnce(&mut ServerStatus)) {
+    /// Changes the status of `entry`; nothing happens when it has left the running set.
+    fn update(&self, entry: &Entry, change: impl FnOnce(&mut ServerStatus)) {
+        let running = self.running.read().unwrap();
+        let Some(index) = running.entries.iter().position(|e| std::ptr::eq(&**e, entry)) else {
+            return;
+        };
         self.statuses.send_modify(|all| {
             change(&mut all[index]);
-            let mut tools: Vec<CatalogTool> = all.iter_mut().flat_map(|s| s.tools.drain(..)).collect();
-            catalog::assign_model_names(&mut tools);
-            for tool in tools {
-                if let Some(s) = all.iter_mut().find(|s| s.name == tool.server) {
-                    s.tools.push(tool);
-                }
-            }
+            assign_model_names(all);
         });
     }
 
@@ -622,10 +821,9 @@ impl Servers {
 
     /// Closes every connection; stdio servers are asked to exit, then stopped.
     pub async fn shutdown(&self) {
-        for entry in self.entries.iter() {
-            if let Some(session) = entry.session.lock().await.take() {
-                let _ = session.cancel().await;
-            }
+        let entries = self.running.read().unwrap().entries.clone();
+        for entry in &entries {
+            close(entry).await;
         }
     }
 }
