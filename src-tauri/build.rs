@@ -15,6 +15,8 @@ const COMMANDS: &[&str] = &[
     "delete_conversation",
     "search_conversations",
     "send_message",
+    "retry_turn",
+    "edit_and_resend",
     "stop_turn",
     "answer_approval",
     "view_message",

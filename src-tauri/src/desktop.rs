@@ -11,7 +11,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use porthole_agent::record::{Recorder, StoredApprovals, load_history, title_from};
 use porthole_agent::{
-    Agent, ApprovalRequest, Approver, Decision, EventSink, Message, ModelContext, StopReason, TurnEvent,
+    Agent, ApprovalRequest, Approver, Decision, EventSink, Message, ModelContext, Part, Role, StopReason, TurnEvent,
 };
 use porthole_mcp::{
     ConfigProblem, ElicitationAnswer, ElicitationPolicy, ElicitationRequest, LoadedConfig, ServerStatus, Servers,
@@ -88,6 +88,30 @@ impl Approver for WindowApprover {
 pub(crate) struct ChatEvent {
     pub(crate) conversation_id: String,
     pub(crate) event: TurnEvent,
+}
+
+/// Where a conversation's events go, in order: the store (`recorder`), the views (a call with
+/// a view gets it) and the window (`chat-event`). A model's turn and a tools-panel run alike.
+pub(crate) fn window_sink(
+    app: &tauri::AppHandle,
+    recorder: Recorder,
+    conversation_id: &str,
+) -> impl Fn(&TurnEvent) + Send + Sync + 'static {
+    let app = app.clone();
+    let views = app.state::<Views>().inner().clone();
+    let conversation_id = conversation_id.to_string();
+    move |event: &TurnEvent| {
+        recorder.emit(event);
+        views.on_turn_event(&conversation_id, event);
+        let _ = app.emit_to(
+            MAIN_WEBVIEW,
+            "chat-event",
+            ChatEvent {
+                conversation_id: conversation_id.clone(),
+                event: event.clone(),
+            },
+        );
+    }
 }
 
 /// The model this run talks to, as far as it is known without asking the provider.
@@ -200,10 +224,7 @@ async fn send_message(
     let store = chat.store()?.clone();
     let id = match conversation_id {
         Some(id) => {
-            store
-                .conversation(&id)
-                .map_err(|e| e.to_string())?
-                .ok_or_else(|| format!("no conversation {id}"))?;
+            existing_conversation(&store, &id)?;
             id
         }
         None => {
@@ -213,37 +234,85 @@ async fn send_message(
                 .id
         }
     };
-    let cancel = CancellationToken::new();
-    {
-        let mut running = chat.running.lock().unwrap();
-        if running.contains_key(&id) {
-            return Err("a reply is still being written in this conversation; stop it first".into());
-        }
-        running.insert(id.clone(), cancel.clone());
+    let cancel = claim_turn(chat, &id)?;
+    start_turn(&app, &state, store, id.clone(), Message::user(text), cancel);
+    Ok(id)
+}
+
+/// Runs the conversation's last user message again: its replies (messages, tool calls and
+/// their views) are dropped and a new turn starts with the same message. Refused while a reply
+/// is being written. The turn's events arrive as `chat-event`.
+#[tauri::command]
+async fn retry_turn(
+    app: tauri::AppHandle,
+    state: tauri::State<'_, AppState>,
+    conversation_id: String,
+) -> Result<(), String> {
+    rerun(&app, &state, conversation_id, None).await
+}
+
+/// Replaces the conversation's last user message with `text`, drops everything after it, and
+/// starts a turn with the new text. Refused while a reply is being written.
+#[tauri::command]
+async fn edit_and_resend(
+    app: tauri::AppHandle,
+    state: tauri::State<'_, AppState>,
+    conversation_id: String,
+    text: String,
+) -> Result<(), String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err("the message is empty".into());
     }
+    rerun(&app, &state, conversation_id, Some(Message::user(text))).await
+}
+
+fn existing_conversation(store: &Store, id: &str) -> Result<Conversation, String> {
+    store
+        .conversation(id)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("no conversation {id}"))
+}
+
+/// Marks a turn as running in the conversation (so no other starts there, and `stop_turn` can
+/// cancel it) and returns its cancellation token; refused while one is running. The mark goes
+/// when the turn ends ([`start_turn`]), or with [`release_turn`] if it never starts.
+fn claim_turn(chat: &Chat, conversation_id: &str) -> Result<CancellationToken, String> {
+    let cancel = CancellationToken::new();
+    let mut running = chat.running.lock().unwrap();
+    if running.contains_key(conversation_id) {
+        return Err("a reply is still being written in this conversation; stop it first".into());
+    }
+    running.insert(conversation_id.to_string(), cancel.clone());
+    Ok(cancel)
+}
+
+fn release_turn(chat: &Chat, conversation_id: &str) {
+    chat.running.lock().unwrap().remove(conversation_id);
+}
+
+/// Runs a turn, in the background, of a conversation claimed with [`claim_turn`]: the model
+/// gets the stored history and then `user`. Every event goes to the store, the views and the
+/// window (`chat-event`); without a usable model the message is kept and the reason is shown
+/// where the reply would be. The claim ends with the turn.
+fn start_turn(
+    app: &tauri::AppHandle,
+    state: &AppState,
+    store: Store,
+    conversation_id: String,
+    user: Message,
+    cancel: CancellationToken,
+) {
+    let chat = &state.chat;
     let choice = model_choice(chat);
     let servers = state.servers.clone();
     let context = chat.context.clone();
     let approvals = chat.approvals.clone();
-    let conversation_id = id.clone();
+    let app = app.clone();
     tauri::async_runtime::spawn(async move {
         let recorder = Recorder::new(store.clone(), conversation_id.clone());
-        let handle = app.clone();
-        let cid = conversation_id.clone();
-        let views = app.state::<Views>().inner().clone();
-        let view_reports = views.reports(&conversation_id);
-        let sink = move |event: &TurnEvent| {
-            recorder.emit(event);
-            views.on_turn_event(&cid, event);
-            let _ = handle.emit_to(
-                MAIN_WEBVIEW,
-                "chat-event",
-                ChatEvent {
-                    conversation_id: cid.clone(),
-                    event: event.clone(),
-                },
-            );
-        };
+        let view_reports = app.state::<Views>().reports(&conversation_id);
+        let sink = window_sink(&app, recorder, &conversation_id);
         let model = match choice {
             Ok(choice) => choice
                 .resolve_model()
@@ -261,21 +330,13 @@ async fn send_message(
                 agent.context = context;
                 agent.views = view_reports;
                 agent
-                    .run_turn(
-                        Some(conversation_id.clone()),
-                        history,
-                        Message::user(text),
-                        &sink,
-                        cancel,
-                    )
+                    .run_turn(Some(conversation_id.clone()), history, user, &sink, cancel)
                     .await;
             }
             Err(error) => {
                 // No model: the message is kept, and the reason is shown where the reply would be.
                 let message = format!("No model can answer: {error}");
-                sink.emit(&TurnEvent::UserMessage {
-                    message: Message::user(text),
-                });
+                sink.emit(&TurnEvent::UserMessage { message: user });
                 sink.emit(&TurnEvent::StepStarted { step: 1 });
                 sink.emit(&TurnEvent::Error { message });
                 sink.emit(&TurnEvent::Done {
@@ -285,14 +346,98 @@ async fn send_message(
                 });
             }
         }
-        app.state::<AppState>()
-            .chat
-            .running
-            .lock()
-            .unwrap()
-            .remove(&conversation_id);
+        release_turn(&app.state::<AppState>().chat, &conversation_id);
     });
-    Ok(id)
+}
+
+/// Where a retry or an edit starts from: the conversation's last user message.
+#[derive(Debug)]
+struct RewindPoint {
+    /// The message's store id: it and every later message are dropped.
+    message_id: i64,
+    /// The message as it was sent (what a retry sends again).
+    user: Message,
+    /// Whether a tool call among the dropped messages has (or had) a view.
+    drops_views: bool,
+}
+
+fn rewind_point(store: &Store, conversation_id: &str) -> Result<RewindPoint, String> {
+    let messages = store.messages(conversation_id).map_err(|e| e.to_string())?;
+    let last = messages
+        .iter()
+        .rev()
+        .find(|m| m.role == "user")
+        .ok_or("this conversation has no message of yours to send again")?;
+    let parts: Vec<Part> = serde_json::from_value(last.parts.clone())
+        .map_err(|e| format!("your last message could not be read back: {e}"))?;
+    let user = Message {
+        role: Role::User,
+        parts,
+    };
+    if user.text().trim().is_empty() {
+        return Err("your last message has no text to send again".into());
+    }
+    let dropped_calls: Vec<i64> = store
+        .tool_calls(conversation_id)
+        .map_err(|e| e.to_string())?
+        .iter()
+        .filter(|c| c.message_id >= last.id)
+        .map(|c| c.id)
+        .collect();
+    let drops_views = !dropped_calls.is_empty()
+        && store
+            .views(conversation_id)
+            .map_err(|e| e.to_string())?
+            .iter()
+            .any(|v| dropped_calls.contains(&v.tool_call_id));
+    Ok(RewindPoint {
+        message_id: last.id,
+        user,
+        drops_views,
+    })
+}
+
+/// Drops the conversation's last user message and everything after it, then runs a turn with
+/// `replacement` (a retry: the same message). When views go with the dropped tool calls, the
+/// conversation's views are torn down first, while their frames still show them, and those of
+/// the calls that stay are re-created after.
+async fn rerun(
+    app: &tauri::AppHandle,
+    state: &AppState,
+    conversation_id: String,
+    replacement: Option<Message>,
+) -> Result<(), String> {
+    let chat = &state.chat;
+    let store = chat.store()?.clone();
+    existing_conversation(&store, &conversation_id)?;
+    let cancel = claim_turn(chat, &conversation_id)?;
+    let rewound = async {
+        let point = rewind_point(&store, &conversation_id)?;
+        let views = app.state::<Views>();
+        if point.drops_views {
+            views.teardown_conversation(&conversation_id).await;
+        }
+        store
+            .delete_messages_from(&conversation_id, point.message_id)
+            .map_err(|e| e.to_string())?;
+        if point.drops_views
+            && let Err(e) = views.reopen(&conversation_id, None, MAIN_WEBVIEW)
+        {
+            tracing::warn!(conversation_id, "the views that stay could not be re-created: {e}");
+        }
+        Ok::<Message, String>(replacement.unwrap_or(point.user))
+    }
+    .await;
+    match rewound {
+        Ok(user) => {
+            start_turn(app, state, store, conversation_id, user, cancel);
+            Ok(())
+        }
+        Err(e) => {
+            release_turn(chat, &conversation_id);
+            Err(e)
+        }
+    }
 }
 
 /// Stops the reply being written in a conversation (the partial reply is kept).
@@ -570,6 +715,8 @@ pub fn run(setup: Setup, model_args: ModelArgs) -> Result<()> {
             delete_conversation,
             search_conversations,
             send_message,
+            retry_turn,
+            edit_and_resend,
             stop_turn,
             answer_approval,
             view_message,
@@ -695,6 +842,99 @@ pub fn run(setup: Setup, model_args: ModelArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parts(message: &Message) -> serde_json::Value {
+        serde_json::to_value(&message.parts).unwrap()
+    }
+
+    fn call(conversation_id: &str, message_id: i64, call_id: &str) -> porthole_store::NewToolCall {
+        porthole_store::NewToolCall {
+            conversation_id: conversation_id.into(),
+            message_id,
+            call_id: call_id.into(),
+            server: "demo".into(),
+            tool: "chart".into(),
+            arguments: serde_json::json!({}),
+            status: porthole_store::ToolCallStatus::Ok,
+        }
+    }
+
+    fn view(tool_call_id: i64) -> porthole_store::NewView {
+        porthole_store::NewView {
+            tool_call_id,
+            server: "demo".into(),
+            tool: "chart".into(),
+            uri: "ui://demo/chart.html".into(),
+            html_sha256: "ab".repeat(32),
+            csp: "default-src 'none'".into(),
+            expires_at: i64::MAX,
+        }
+    }
+
+    /// A conversation of two turns; the first turn's call has a view, and so does the second's
+    /// when `second_view`. Returns the store, the conversation id and the message ids.
+    fn two_turns(second_view: bool) -> (Store, String, Vec<i64>) {
+        use porthole_store::MessageStatus::Complete;
+        let store = Store::open_in_memory().unwrap();
+        let id = store.create_conversation("chart").unwrap().id;
+        let add = |role: &str, parts: serde_json::Value| store.append_message(&id, role, &parts, Complete).unwrap();
+        let answer = |text: &str| serde_json::json!([{"type": "text", "text": text}]);
+        let ids = vec![
+            add("user", parts(&Message::user("one"))),
+            add("assistant", answer("first")),
+            add("user", parts(&Message::user("two"))),
+            add("assistant", answer("second")),
+            add("tool", serde_json::json!([])),
+        ];
+        let first = store.insert_tool_call(&call(&id, ids[1], "c1")).unwrap();
+        store.insert_view(&view(first)).unwrap();
+        let second = store.insert_tool_call(&call(&id, ids[3], "c2")).unwrap();
+        if second_view {
+            store.insert_view(&view(second)).unwrap();
+        }
+        (store, id, ids)
+    }
+
+    #[test]
+    fn a_rerun_starts_from_the_last_user_message_and_knows_whether_views_go_with_it() {
+        let (store, id, ids) = two_turns(true);
+        let point = rewind_point(&store, &id).unwrap();
+        assert_eq!(point.message_id, ids[2]);
+        assert_eq!(point.user, Message::user("two"));
+        assert!(point.drops_views);
+
+        // Only the first turn's call has a view: nothing of the second turn's needs tearing down.
+        let (store, id, _) = two_turns(false);
+        assert!(!rewind_point(&store, &id).unwrap().drops_views);
+    }
+
+    #[test]
+    fn dropping_from_the_rewind_point_leaves_the_earlier_turn_its_call_and_view() {
+        let (store, id, ids) = two_turns(true);
+        let point = rewind_point(&store, &id).unwrap();
+        store.delete_messages_from(&id, point.message_id).unwrap();
+        let left: Vec<i64> = store.messages(&id).unwrap().iter().map(|m| m.id).collect();
+        assert_eq!(left, &ids[..2]);
+        let calls = store.tool_calls(&id).unwrap();
+        assert_eq!(calls.iter().map(|c| c.call_id.as_str()).collect::<Vec<_>>(), ["c1"]);
+        assert_eq!(store.views(&id).unwrap().len(), 1);
+        // The history the model gets next ends with the first reply; the next point is "one".
+        let history = load_history(&store, &id).unwrap();
+        assert_eq!(history.last().map(Message::text).as_deref(), Some("first"));
+        assert_eq!(rewind_point(&store, &id).unwrap().user, Message::user("one"));
+    }
+
+    #[test]
+    fn there_is_no_rerun_without_a_user_message() {
+        let store = Store::open_in_memory().unwrap();
+        let id = store.create_conversation("empty").unwrap().id;
+        assert!(rewind_point(&store, &id).unwrap_err().contains("no message of yours"));
+        let tool_only = serde_json::json!([]);
+        store
+            .append_message(&id, "tool", &tool_only, porthole_store::MessageStatus::Complete)
+            .unwrap();
+        assert!(rewind_point(&store, &id).is_err());
+    }
 
     #[test]
     fn only_the_apps_own_pages_are_navigable() {

@@ -4,13 +4,31 @@ import { flushSync } from "svelte";
 import type { TurnEvent } from "../lib/api";
 import { ev, textBlock } from "../lib/testing/turns";
 import { Transcript } from "../lib/transcript.svelte";
+import { views } from "../lib/views.svelte";
 import TranscriptView from "./TranscriptView.svelte";
 
 const answerApproval = vi.fn(async (_callId: string, _decision: string) => {});
-vi.mock("../lib/api", () => ({ api: { answerApproval: (callId: string, decision: string) => answerApproval(callId, decision) } }));
+const reopenViews = vi.fn(async (_conversationId: string, _callId?: string) => {});
+const teardownView = vi.fn(async (_viewId: string) => {});
+const closeView = vi.fn(async (_viewId: string) => {});
+vi.mock("../lib/api", () => ({
+  api: {
+    answerApproval: (callId: string, decision: string) => answerApproval(callId, decision),
+    reopenViews: (conversationId: string, callId?: string) => reopenViews(conversationId, callId),
+    teardownView: (viewId: string) => teardownView(viewId),
+    closeView: (viewId: string) => closeView(viewId),
+    setViewContainer: async () => {},
+    setViewDisplayMode: async () => {},
+  },
+}));
 
-afterEach(cleanup);
-beforeEach(() => answerApproval.mockReset());
+afterEach(() => {
+  cleanup();
+  views.reset();
+});
+beforeEach(() => {
+  for (const f of [answerApproval, reopenViews, teardownView, closeView]) f.mockReset();
+});
 
 function show(events: TurnEvent[], transcript = new Transcript()) {
   for (const e of events) transcript.apply(e);
@@ -129,11 +147,12 @@ describe("TranscriptView", () => {
       ev.error("No model can answer: no API key"),
       ev.done("error"),
     ]);
-    const errors = getAllByTestId("message-error");
-    expect(errors.map((e) => [e.getAttribute("role"), e.textContent])).toEqual([
+    const errors = getAllByTestId("turn-error");
+    expect(errors.map((e) => [e.getAttribute("role"), e.querySelector("[data-testid=message-error]")?.textContent])).toEqual([
       ["alert", "the connection was cut"],
       ["alert", "No model can answer: no API key"],
     ]);
+    expect(getAllByTestId("message-error")).toHaveLength(2);
     expect(getByTestId("message-status").textContent).toBe("Interrupted");
     // The failed reply has no bubble of its own.
     expect(getAllByTestId("message").map((m) => m.dataset.role)).toEqual(["user", "assistant", "user"]);
@@ -188,5 +207,309 @@ describe("TranscriptView following the end", () => {
     } finally {
       vi.unstubAllGlobals();
     }
+  });
+});
+
+describe("TranscriptView: Markdown replies", () => {
+  function stubClipboard() {
+    const writeText = vi.fn(async (_text: string) => {});
+    Object.defineProperty(navigator, "clipboard", { value: { writeText }, configurable: true });
+    return writeText;
+  }
+
+  it("renders the reply as sanitised Markdown, with highlighted code and a copy button that copies it", async () => {
+    const writeText = stubClipboard();
+    const text = "Here is **code**:\n\n```js\nconst a = 1;\n```\n\n<script>window.bad = 1</script>";
+    const { getByTestId } = show([ev.user("Code?"), ev.step(1), ev.text(text), ev.assistant([{ type: "text", text }]), ev.done("end_turn")]);
+    const reply = getByTestId("assistant-message");
+    const markdown = reply.querySelector("[data-testid=markdown]")!;
+    expect(markdown.querySelector("strong")?.textContent).toBe("code");
+    expect(markdown.querySelector("code.language-javascript .hljs-keyword")?.textContent).toBe("const");
+    expect(markdown.querySelector("script")).toBeNull();
+    expect(markdown.textContent).toContain("<script>window.bad = 1</script>");
+
+    const copy = markdown.querySelector<HTMLButtonElement>("[data-testid=copy-code]")!;
+    expect(copy.getAttribute("aria-label")).toBe("Copy code");
+    await fireEvent.click(copy);
+    await Promise.resolve();
+    expect(writeText).toHaveBeenCalledExactlyOnceWith("const a = 1;");
+    await vi.waitFor(() => expect(copy.textContent).toBe("Copied"));
+  });
+
+  it("never follows a link: a click copies its address and says so", async () => {
+    const writeText = stubClipboard();
+    const text = "See [the docs](https://example.com/docs).";
+    const { getByTestId, findByTestId } = show([ev.user("Docs?"), ev.step(1), ev.assistant([{ type: "text", text }]), ev.done("end_turn")]);
+    const link = getByTestId("markdown").querySelector("a")!;
+    expect(link.getAttribute("rel")).toBe("noopener noreferrer");
+    const click = new MouseEvent("click", { bubbles: true, cancelable: true });
+    link.dispatchEvent(click);
+    expect(click.defaultPrevented).toBe(true);
+    expect(writeText).toHaveBeenCalledExactlyOnceWith("https://example.com/docs");
+    expect((await findByTestId("link-note")).textContent).toBe("Link address copied: https://example.com/docs");
+  });
+
+  it("keeps user messages plain text", () => {
+    const { getByTestId } = show([ev.user("**not bold** and <i>not italic</i>")]);
+    const message = getByTestId("message");
+    expect(message.textContent).toBe("**not bold** and <i>not italic</i>");
+    expect(message.querySelector("strong, i, [data-testid=markdown]")).toBeNull();
+  });
+
+  it("renders streamed text at most once per animation frame, with the latest text", () => {
+    const frames: FrameRequestCallback[] = [];
+    vi.stubGlobal("requestAnimationFrame", (cb: FrameRequestCallback) => frames.push(cb));
+    vi.stubGlobal("cancelAnimationFrame", () => {});
+    try {
+      const { getByTestId, transcript } = show([ev.user("Go"), ev.step(1), ev.text("**He")]);
+      const markdown = () => getByTestId("markdown");
+      // The first text shows at once.
+      expect(markdown().textContent).toBe("**He");
+      transcript.apply(ev.text("llo**"));
+      transcript.apply(ev.text(" and\n\n```py\nprint("));
+      flushSync();
+      expect(markdown().textContent).toBe("**He");
+      expect(frames).toHaveLength(1);
+      frames.shift()!(0);
+      flushSync();
+      expect(markdown().querySelector("strong")?.textContent).toBe("Hello");
+      // The unfinished code fence renders as code so far.
+      expect(markdown().querySelector("pre code.language-python")?.textContent).toBe("print(");
+      // The finished message renders at once, without waiting for a frame.
+      transcript.apply(ev.text(")\n```"));
+      transcript.apply(ev.assistant([{ type: "text", text: "**Hello** and\n\n```py\nprint()\n```" }]));
+      flushSync();
+      expect(markdown().querySelector("pre code")?.textContent).toBe("print()");
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+});
+
+describe("TranscriptView: retry and edit", () => {
+  const turn: TurnEvent[] = [ev.user("first"), ev.step(1), ev.assistant([{ type: "text", text: "one" }]), ev.done("end_turn"), ev.user("second"), ev.step(1), ev.assistant([{ type: "text", text: "two" }]), ev.done("end_turn")];
+
+  function showWith(events: TurnEvent[], props: Record<string, unknown>) {
+    const transcript = new Transcript();
+    for (const e of events) transcript.apply(e);
+    return { ...render(TranscriptView, { transcript, servers: [], ...props }), transcript };
+  }
+
+  it("offers Retry on the last reply only, and Edit on the last message only", async () => {
+    const onRetry = vi.fn();
+    const { getAllByTestId, getByTestId } = showWith(turn, { canRewind: true, onRetry });
+    const retry = getAllByTestId("retry");
+    expect(retry).toHaveLength(1);
+    const replies = getAllByTestId("assistant-message");
+    expect(replies[1].contains(retry[0])).toBe(true);
+    expect(retry[0].getAttribute("aria-label")).toMatch(/^Retry/);
+    await fireEvent.click(retry[0]);
+    expect(onRetry).toHaveBeenCalledOnce();
+
+    const edit = getByTestId("edit-message");
+    expect(edit.getAttribute("aria-label")).toMatch(/^Edit/);
+    // It belongs to the last user message, and is not part of the message's text.
+    const users = getAllByTestId("message").filter((m) => m.dataset.role === "user");
+    expect(users[1].parentElement!.contains(edit)).toBe(true);
+    expect(users.map((u) => u.textContent)).toEqual(["first", "second"]);
+  });
+
+  it("offers neither while a reply is being written", () => {
+    const { queryByTestId } = showWith([...turn, ev.user("third"), ev.step(1), ev.text("thr")], { canRewind: false });
+    expect(queryByTestId("retry")).toBeNull();
+    expect(queryByTestId("edit-message")).toBeNull();
+  });
+
+  it("puts Retry on the error that ended the last turn", async () => {
+    const onRetry = vi.fn();
+    const { getAllByTestId } = showWith([...turn, ev.user("third"), ev.step(1), ev.error("rate limited"), ev.done("error")], { canRewind: true, onRetry });
+    const errors = getAllByTestId("turn-error");
+    const retry = getAllByTestId("retry");
+    expect(retry).toHaveLength(1);
+    expect(errors.at(-1)!.contains(retry[0])).toBe(true);
+    expect(errors.at(-1)!.getAttribute("role")).toBe("alert");
+    await fireEvent.click(retry[0]);
+    expect(onRetry).toHaveBeenCalledOnce();
+  });
+
+  it("edits the last message in place: Send gives the new text, Cancel and Esc leave it as it was", async () => {
+    const onEdit = vi.fn((_text: string) => true);
+    const { getByTestId, queryByTestId } = showWith(turn, { canRewind: true, onEdit });
+    await fireEvent.click(getByTestId("edit-message"));
+    const input = getByTestId("edit-message-input") as HTMLTextAreaElement;
+    expect(input.value).toBe("second");
+    expect(document.activeElement).toBe(input);
+    expect(input.labels?.[0]?.textContent).toBe("Your message");
+    expect(queryByTestId("edit-message")).toBeNull();
+
+    await fireEvent.click(getByTestId("edit-message-cancel"));
+    expect(queryByTestId("edit-message-input")).toBeNull();
+    expect(onEdit).not.toHaveBeenCalled();
+
+    await fireEvent.click(getByTestId("edit-message"));
+    const escape = new KeyboardEvent("keydown", { key: "Escape", bubbles: true, cancelable: true });
+    getByTestId("edit-message-input").dispatchEvent(escape);
+    flushSync();
+    expect(escape.defaultPrevented).toBe(true);
+    expect(queryByTestId("edit-message-input")).toBeNull();
+
+    await fireEvent.click(getByTestId("edit-message"));
+    await fireEvent.input(getByTestId("edit-message-input"), { target: { value: "  " } });
+    expect((getByTestId("edit-message-send") as HTMLButtonElement).disabled).toBe(true);
+    await fireEvent.input(getByTestId("edit-message-input"), { target: { value: "second, better" } });
+    await fireEvent.click(getByTestId("edit-message-send"));
+    expect(onEdit).toHaveBeenCalledExactlyOnceWith("second, better");
+    expect(queryByTestId("edit-message-input")).toBeNull();
+  });
+
+  it("sends the edit on Enter and keeps Shift+Enter as a new line", async () => {
+    const onEdit = vi.fn((_text: string) => true);
+    const { getByTestId } = showWith(turn, { canRewind: true, onEdit });
+    await fireEvent.click(getByTestId("edit-message"));
+    const input = getByTestId("edit-message-input");
+    await fireEvent.keyDown(input, { key: "Enter", shiftKey: true });
+    expect(onEdit).not.toHaveBeenCalled();
+    await fireEvent.keyDown(input, { key: "Enter" });
+    expect(onEdit).toHaveBeenCalledExactlyOnceWith("second");
+  });
+});
+
+describe("TranscriptView: long transcripts", () => {
+  /** A transcript of `n` exchanges, shown in a log of 800 px whose scroll height follows the
+   * spacers and rows (jsdom lays nothing out: rows are taken at their estimated heights). */
+  function long(n: number, before: TurnEvent[] = []) {
+    const events: TurnEvent[] = [...before];
+    for (let i = 0; i < n; i++) events.push(ev.user(`question ${i}`), ev.step(1), ev.assistant([{ type: "text", text: `answer ${i}` }]), ev.done("end_turn"));
+    const view = show(events);
+    const log = view.getByTestId("transcript");
+    Object.defineProperty(log, "clientHeight", { get: () => 800, configurable: true });
+    Object.defineProperty(log, "scrollHeight", {
+      get: () => Array.from(log.querySelectorAll<HTMLElement>("[data-testid=transcript-gap]")).reduce((sum, g) => sum + parseFloat(g.style.height), 0) + log.querySelectorAll(".row").length * 50,
+      configurable: true,
+    });
+    const scrollTo = (top: number) => {
+      log.scrollTop = top;
+      fireEvent.scroll(log);
+      flushSync();
+    };
+    const texts = () => view.getAllByTestId("message").map((m) => m.textContent);
+    return { ...view, log, scrollTo, texts };
+  }
+
+  it("renders only the items near what is visible, with spacers for the rest, and follows the end", () => {
+    const { texts, getAllByTestId } = long(1000);
+    const shown = texts();
+    expect(shown.length).toBeGreaterThan(10);
+    expect(shown.length).toBeLessThan(120);
+    expect(shown.at(-1)).toBe("answer 999");
+    expect(shown).not.toContain("question 0");
+    const gaps = getAllByTestId("transcript-gap");
+    expect(gaps).toHaveLength(1);
+    expect(parseFloat(gaps[0].style.height)).toBeGreaterThan(10_000);
+  });
+
+  it("renders the start when the reader scrolls there, and a new reply does not pull them back", () => {
+    const { texts, scrollTo, transcript } = long(1000);
+    scrollTo(0);
+    expect(texts()[0]).toBe("question 0");
+    expect(texts()).not.toContain("answer 999");
+    transcript.apply(ev.user("one more"));
+    flushSync();
+    expect(texts()[0]).toBe("question 0");
+    expect(texts()).not.toContain("one more");
+  });
+
+  it("keeps what the reader sees in place when a row above it turns out taller or shorter than estimated", () => {
+    const observed: Element[] = [];
+    let callback: ResizeObserverCallback = () => {};
+    vi.stubGlobal(
+      "ResizeObserver",
+      class {
+        constructor(cb: ResizeObserverCallback) {
+          callback = cb;
+        }
+        observe(el: Element) {
+          observed.push(el);
+        }
+        unobserve() {}
+        disconnect() {}
+      },
+    );
+    try {
+      const { log, scrollTo, container } = long(300);
+      scrollTo(8000);
+      const rows = Array.from(container.querySelectorAll<HTMLElement>(".row"));
+      expect(rows.every((r) => observed.includes(r))).toBe(true);
+      const measure = (row: HTMLElement, height: number) =>
+        callback([{ target: row, borderBoxSize: [{ blockSize: height, inlineSize: 600 }] } as unknown as ResizeObserverEntry], {} as ResizeObserver);
+      // The first rendered row is above the visible part (the overscan): it measures 100 px taller
+      // than estimated (49 px for a short question), and the reader's view moves with it.
+      const above = rows.slice(0, 4).find((r) => r.querySelector("[data-role=user]"))!;
+      measure(above, 149);
+      flushSync();
+      expect(log.scrollTop).toBe(8100);
+      // The same row shrinking brings it back.
+      measure(above, 49);
+      flushSync();
+      expect(log.scrollTop).toBe(8000);
+      // A row below the visible part changing moves nothing.
+      measure(rows.at(-1)!, 400);
+      flushSync();
+      expect(log.scrollTop).toBe(8000);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
+  it("keeps a card whose view is alive in the document however far away, and lets it go once the view is parked", async () => {
+    const callTurn: TurnEvent[] = [
+      ev.user("chart"),
+      ev.step(1),
+      ev.assistant([{ type: "tool_use", id: "t1", name: "demo__chart", arguments: {} }]),
+      ev.callStarted("t1", "demo__chart", "demo", "chart", {}, "ui://demo/chart.html"),
+      ev.finished("t1", "ok", { content: [], isError: false }, { content: [] }, 4),
+      ev.done("end_turn"),
+    ];
+    // The call comes first, 600 exchanges above the end the transcript shows.
+    const { queryByTestId, scrollTo, texts } = long(600, callTurn);
+    expect(queryByTestId("tool-call")).toBeNull();
+
+    // Its view opens (as when a conversation is reopened): the card comes in, far away as it is,
+    // without its neighbours.
+    views.handle({
+      type: "opened",
+      conversationId: "c1",
+      callId: "t1",
+      viewId: "v1",
+      url: "mcpview://localhost/view/token",
+      allow: "",
+      prefersBorder: null,
+      displayModes: ["inline"],
+      cspDropped: [],
+    });
+    flushSync();
+    expect(queryByTestId("tool-call")?.dataset.callId).toBe("t1");
+    expect(queryByTestId("mcp-app-view")).not.toBeNull();
+    expect(texts()).not.toContain("chart");
+
+    // Parked (as its zone does when it stays out of sight): the card stays while the view answers
+    // its teardown, with its frame, then goes, without the view being closed a second time.
+    let answered!: () => void;
+    teardownView.mockImplementation(() => new Promise<void>((resolve) => (answered = resolve)));
+    expect(views.park("v1", 300)).toBe(true);
+    flushSync();
+    expect(teardownView).toHaveBeenCalledExactlyOnceWith("v1");
+    expect(queryByTestId("tool-call")).not.toBeNull();
+    answered();
+    await new Promise((r) => setTimeout(r, 0));
+    flushSync();
+    expect(queryByTestId("tool-call")).toBeNull();
+    expect(closeView).not.toHaveBeenCalled();
+    expect(reopenViews).not.toHaveBeenCalled();
+
+    // Scrolled back to: the card returns and its view is re-created.
+    scrollTo(0);
+    expect(queryByTestId("tool-call")?.dataset.callId).toBe("t1");
+    expect(reopenViews).toHaveBeenCalledExactlyOnceWith("c1", "t1");
   });
 });

@@ -298,4 +298,12 @@ export const api = {
   popOutReady: () => invoke<string>("pop_out_ready"),
   onViewEvent: (handler: (event: ViewEvent) => void): Promise<UnlistenFn> =>
     listen<ViewEvent>("view-event", (event) => handler(event.payload)),
+  // --- retry and edit ---
+  /** Runs the conversation's last user message again: its replies (messages, tool calls, views)
+   * are dropped and a new turn starts; its events follow as chat-event. Refused while a reply
+   * is being written. */
+  retryTurn: (conversationId: string) => invoke<void>("retry_turn", { conversationId }),
+  /** Replaces the conversation's last user message with `text`, drops everything after it and
+   * starts a turn with it; its events follow as chat-event. Refused while a reply is being written. */
+  editAndResend: (conversationId: string, text: string) => invoke<void>("edit_and_resend", { conversationId, text }),
 };

@@ -2,7 +2,7 @@
 // and the routing of every turn's events into the open conversation's transcript.
 import { api, type ChatEvent, type Conversation, type ModelInfo, type TurnEvent } from "./api";
 import { errorText } from "./chatFormat";
-import { Transcript } from "./transcript.svelte";
+import { Transcript, lastUserIndex, type UserItem } from "./transcript.svelte";
 
 export type ChatApi = Pick<
   typeof api,
@@ -16,6 +16,8 @@ export type ChatApi = Pick<
   | "teardownViews"
   | "renameConversation"
   | "deleteConversation"
+  | "retryTurn"
+  | "editAndResend"
 >;
 
 /** Longest wait for the views of a conversation being left to be torn down (ms). Rust answers
@@ -53,7 +55,12 @@ export class ChatSession {
   #generation = 0;
   /** A first message was sent and its new conversation's id is not known yet. */
   #awaitingId = false;
+  /** Stop was asked for before the turn could be stopped (its conversation id, or its rewind,
+   * is not known yet): it is stopped as soon as it can be. */
   #stopWhenKnown = false;
+  /** The back end is dropping the last turn to run it again (retry, edit); its events are held
+   * until it answers. */
+  #rewinding = $state(false);
   /** Events held back while the open conversation's id or stored state is not known yet. */
   #held: ChatEvent[] = [];
   /** Tool calls waiting for a decision, by conversation (so reopening one can show its prompt). */
@@ -69,6 +76,77 @@ export class ChatSession {
 
   get busy(): boolean {
     return this.transcript.busy;
+  }
+
+  /** Whether the last turn can be run again now (retry, or edit-and-resend): no reply is being
+   * written, and the conversation is neither being opened nor left. */
+  get canRewind(): boolean {
+    if (this.busy || this.loading || this.switching || this.#rewinding) return false;
+    const index = lastUserIndex(this.transcript.items);
+    if (index < 0) return false;
+    const last = this.transcript.items[index] as UserItem;
+    return last.unsent || this.conversationId !== null;
+  }
+
+  /** Runs the last user message again: its replies are dropped and a new turn starts. A
+   * message that never reached the back end is simply sent again. Returns false when that
+   * cannot be done now. */
+  retry(): boolean {
+    if (!this.canRewind) return false;
+    const last = this.transcript.items[lastUserIndex(this.transcript.items)] as UserItem;
+    if (last.unsent) return this.#resendUnsent(last.text);
+    const id = this.conversationId!;
+    void this.#rewind(last.text, () => this.#api.retryTurn(id));
+    return true;
+  }
+
+  /** Replaces the last user message with `text`, drops everything after it, and sends it.
+   * Returns false (nothing changes) when that cannot be done now or the text is blank. */
+  editAndResend(text: string): boolean {
+    const trimmed = text.trim();
+    if (!trimmed || !this.canRewind) return false;
+    const last = this.transcript.items[lastUserIndex(this.transcript.items)] as UserItem;
+    if (last.unsent) return this.#resendUnsent(trimmed);
+    const id = this.conversationId!;
+    void this.#rewind(trimmed, () => this.#api.editAndResend(id, trimmed));
+    return true;
+  }
+
+  /** The last message failed to be sent: it (and its error) go, and `text` is sent anew. */
+  #resendUnsent(text: string): boolean {
+    this.transcript.dropLastTurn();
+    return this.send(text);
+  }
+
+  /** Asks the back end to drop the last turn and start it again with `text`. The transcript
+   * keeps showing the old turn (its views' frames are there while they are torn down) until
+   * the back end agrees; then it shows `text` being sent and the new turn's events. */
+  async #rewind(text: string, request: () => Promise<void>) {
+    const generation = this.#generation;
+    this.#rewinding = true;
+    this.transcript.holdForRewind();
+    try {
+      await request();
+      if (generation !== this.#generation) return;
+      this.#rewinding = false;
+      this.transcript.rewind(text);
+      const held = this.#held;
+      this.#held = [];
+      for (const e of held) this.handle(e);
+      if (this.#stopWhenKnown) {
+        this.#stopWhenKnown = false;
+        if (this.busy) await this.stop();
+      }
+    } catch (e) {
+      if (generation !== this.#generation) return;
+      this.#rewinding = false;
+      this.#stopWhenKnown = false;
+      this.stopping = false;
+      const held = this.#held;
+      this.#held = [];
+      this.transcript.cancelRewind(`Could not send the message again: ${errorText(e)}`);
+      for (const e of held) this.handle(e);
+    }
   }
 
   /** Listens for turn events and loads the model line and the conversation list. Returns the
@@ -157,7 +235,7 @@ export class ChatSession {
     if (!this.busy) return;
     this.stopping = true;
     const id = this.conversationId;
-    if (!id) {
+    if (!id || this.#rewinding) {
       this.#stopWhenKnown = true;
       return;
     }
@@ -264,7 +342,9 @@ export class ChatSession {
   handle(e: ChatEvent) {
     const { conversationId: id, event } = e;
     this.#track(id, event);
-    if (id === this.conversationId && !this.loading) {
+    if (id === this.conversationId && this.#rewinding) {
+      this.#held.push(e);
+    } else if (id === this.conversationId && !this.loading) {
       this.transcript.apply(event);
       if (event.type === "turn_started" && this.model && !this.model.error && !this.model.model) {
         this.model = { ...this.model, model: event.model };
@@ -280,6 +360,7 @@ export class ChatSession {
     this.#generation++;
     this.#awaitingId = false;
     this.#stopWhenKnown = false;
+    this.#rewinding = false;
     this.#held = [];
     this.loading = false;
     this.stopping = false;

@@ -26,6 +26,8 @@ function fakeApi(over: Partial<ChatApi> = {}) {
     teardownViews: vi.fn(async (_id: string) => {}),
     renameConversation: vi.fn(async (_id: string, _title: string) => {}),
     deleteConversation: vi.fn(async (_id: string) => {}),
+    retryTurn: vi.fn(async (_id: string) => {}),
+    editAndResend: vi.fn(async (_id: string, _text: string) => {}),
     modelInfo: vi.fn(async () => model),
     onChatEvent: vi.fn(async (handler: (e: ChatEvent) => void) => {
       emit = handler;
@@ -487,5 +489,155 @@ describe("ChatSession: renaming and deleting conversations", () => {
     await chat.start();
     await expect(chat.deleteConversation("c1")).rejects.toBe("disk I/O error");
     expect(chat.conversations.map((c) => c.id)).toEqual(["c1"]);
+  });
+});
+
+describe("ChatSession: retry and edit-and-resend", () => {
+  /** A session showing conversation c1: "Weather?" answered "Sunny", with a tool call between. */
+  async function answered(over: Partial<ChatApi> = {}) {
+    const api = fakeApi({
+      openConversation: vi.fn(async (id: string) =>
+        record(
+          [
+            ev.user("Weather?"),
+            ev.step(1),
+            ev.assistant([{ type: "tool_use", id: "t1", name: "demo__forecast", arguments: {} }]),
+            ev.callStarted("t1", "demo__forecast", "demo", "forecast", {}),
+            ev.finished("t1", "ok", { content: [], isError: false }, null, 5),
+            ev.step(2),
+            ev.assistant([{ type: "text", text: "Sunny" }]),
+            ev.done("end_turn", "Sunny"),
+          ],
+          { id },
+        ),
+      ),
+      ...over,
+    });
+    const chat = new ChatSession(api.fake);
+    await chat.start();
+    await chat.open("c1");
+    return { ...api, chat };
+  }
+
+  const kinds = (chat: ChatSession) => chat.transcript.items.map((i) => (i.kind === "user" || i.kind === "assistant" ? `${i.kind}:${i.text}` : i.kind));
+
+  it("retries: the old turn stays until the back end agrees, then the message is shown being sent and the new turn follows", async () => {
+    const answer = deferred<void>();
+    const { fake, emit, chat } = await answered({ retryTurn: vi.fn(() => answer.promise) });
+    expect(chat.canRewind).toBe(true);
+
+    expect(chat.retry()).toBe(true);
+    expect(fake.retryTurn).toHaveBeenCalledExactlyOnceWith("c1");
+    expect(chat.busy).toBe(true);
+    expect(chat.canRewind).toBe(false);
+    expect(chat.retry()).toBe(false);
+    expect(chat.send("meanwhile")).toBe(false);
+    // The old turn is still shown (its views are torn down while their frames are there).
+    expect(kinds(chat)).toEqual(["user:Weather?", "assistant:", "tool-call", "assistant:Sunny"]);
+    // The new turn's first events may come before the answer: held, not mixed into the old turn.
+    emit(chatEvents("c1", [ev.turnStarted(), ev.user("Weather?"), ev.step(1)]));
+    expect(kinds(chat)).toEqual(["user:Weather?", "assistant:", "tool-call", "assistant:Sunny"]);
+
+    answer.resolve();
+    await flush();
+    expect(kinds(chat)).toEqual(["user:Weather?", "assistant:"]);
+    expect(chat.transcript.items[0]).toMatchObject({ pending: false });
+    emit(chatEvents("c1", [ev.text("Rainy"), ev.assistant([{ type: "text", text: "Rainy" }]), ev.done("end_turn", "Rainy")]));
+    expect(kinds(chat)).toEqual(["user:Weather?", "assistant:Rainy"]);
+    expect(chat.busy).toBe(false);
+    expect(chat.canRewind).toBe(true);
+  });
+
+  it("edits the last message and sends it in its place", async () => {
+    const { fake, emit, chat } = await answered();
+    expect(chat.editAndResend("   ")).toBe(false);
+    expect(chat.editAndResend("  Weather in Oslo? ")).toBe(true);
+    expect(fake.editAndResend).toHaveBeenCalledExactlyOnceWith("c1", "Weather in Oslo?");
+    await flush();
+    expect(kinds(chat)).toEqual(["user:Weather in Oslo?"]);
+    expect(chat.transcript.items[0]).toMatchObject({ pending: true });
+    emit(chatEvents("c1", [ev.turnStarted(), ev.user("Weather in Oslo?"), ev.step(1), ev.text("Cold")]));
+    expect(kinds(chat)).toEqual(["user:Weather in Oslo?", "assistant:Cold"]);
+    expect(chat.transcript.items[0]).toMatchObject({ pending: false });
+  });
+
+  it("keeps the conversation as it was and says why when the back end refuses", async () => {
+    const { chat } = await answered({ retryTurn: vi.fn(async () => Promise.reject("a reply is still being written in this conversation; stop it first")) });
+    chat.retry();
+    await flush();
+    expect(chat.busy).toBe(false);
+    expect(kinds(chat)).toEqual(["user:Weather?", "assistant:", "tool-call", "assistant:Sunny", "notice"]);
+    expect(chat.transcript.notices.at(-1)).toMatchObject({
+      kind: "error",
+      text: "Could not send the message again: a reply is still being written in this conversation; stop it first",
+    });
+    expect(chat.canRewind).toBe(true);
+  });
+
+  it("is not offered while a reply is being written, a conversation is opened, or with nothing sent", async () => {
+    const { fake } = fakeApi();
+    const chat = new ChatSession(fake);
+    await chat.start();
+    expect(chat.canRewind).toBe(false);
+    expect(chat.retry()).toBe(false);
+    chat.send("Hi");
+    await flush();
+    expect(chat.canRewind).toBe(false);
+    expect(chat.retry()).toBe(false);
+    expect(chat.editAndResend("Hello")).toBe(false);
+    expect(fake.retryTurn).not.toHaveBeenCalled();
+    expect(fake.editAndResend).not.toHaveBeenCalled();
+  });
+
+  it("stops the new turn as soon as it can when Stop is pressed while the back end prepares it", async () => {
+    const answer = deferred<void>();
+    const { fake, chat } = await answered({ retryTurn: vi.fn(() => answer.promise) });
+    chat.retry();
+    await chat.stop();
+    expect(chat.stopping).toBe(true);
+    expect(fake.stopTurn).not.toHaveBeenCalled();
+    answer.resolve();
+    await flush();
+    expect(fake.stopTurn).toHaveBeenCalledExactlyOnceWith("c1");
+  });
+
+  it("drops an answer that comes after the window left the conversation", async () => {
+    const answer = deferred<void>();
+    const { chat } = await answered({ retryTurn: vi.fn(() => answer.promise) });
+    chat.retry();
+    await chat.newChat();
+    answer.resolve();
+    await flush();
+    expect(chat.conversationId).toBeNull();
+    expect(chat.transcript.items).toEqual([]);
+    expect(chat.busy).toBe(false);
+  });
+
+  it("sends a message that never reached the back end again, in place of the failed one", async () => {
+    const { fake } = fakeApi({ sendMessage: vi.fn(async () => Promise.reject("the store is locked")) });
+    const chat = new ChatSession(fake);
+    await chat.start();
+    chat.send("Hello");
+    await flush();
+    expect(kinds(chat)).toEqual(["user:Hello", "error"]);
+    expect(chat.conversationId).toBeNull();
+    expect(chat.canRewind).toBe(true);
+
+    fake.sendMessage.mockImplementation(async () => "c9");
+    expect(chat.retry()).toBe(true);
+    expect(fake.sendMessage).toHaveBeenLastCalledWith(null, "Hello");
+    expect(fake.retryTurn).not.toHaveBeenCalled();
+    expect(kinds(chat)).toEqual(["user:Hello"]);
+    await flush();
+    expect(chat.conversationId).toBe("c9");
+
+    // Edited, a failed message is sent with the new text.
+    fake.sendMessage.mockImplementation(async () => Promise.reject("still locked"));
+    chat.transcript.settle();
+    chat.send("Second");
+    await flush();
+    expect(chat.editAndResend("Second, edited")).toBe(true);
+    expect(fake.sendMessage).toHaveBeenLastCalledWith("c9", "Second, edited");
+    expect(fake.editAndResend).not.toHaveBeenCalled();
   });
 });

@@ -45,6 +45,8 @@ export interface UserItem {
   text: string;
   /** Sent from this window, not yet echoed back by the turn. */
   pending: boolean;
+  /** It never reached the back end (sending failed): sending it again is a new send. */
+  unsent: boolean;
 }
 
 export interface AssistantItem {
@@ -115,6 +117,60 @@ export interface Notice {
   text: string;
 }
 
+/** Where the transcript offers to run the last turn again: on the last turn's last error (an
+ * error item, or a reply's error), else on its last reply. */
+export interface RetrySpot {
+  index: number;
+  /** "error": the error shown at `index` (an error item, or the reply's error); "reply": the reply. */
+  on: "error" | "reply";
+}
+
+/** What the transcript's windowing needs of an item, kept outside the reactive state (reading
+ * thousands of items through it on every update would be slow). Fixed when the item is added. */
+export interface Row {
+  id: number;
+  kind: Item["kind"];
+  /** The tool call's id (tool calls only). */
+  callId: string | null;
+  /** Its height (px) until it is measured, from what it held when added. */
+  estimate: number;
+}
+
+/** Index of the last user message (the one that can be edited or sent again), or -1. */
+export function lastUserIndex(items: readonly Pick<Item, "kind">[]): number {
+  for (let i = items.length - 1; i >= 0; i--) if (items[i].kind === "user") return i;
+  return -1;
+}
+
+/** Where Retry goes for the last turn (the items after the last user message), or null when
+ * there is nothing to run again. */
+export function retrySpot(items: readonly Item[]): RetrySpot | null {
+  const user = lastUserIndex(items);
+  if (user < 0) return null;
+  let reply: number | null = null;
+  for (let i = items.length - 1; i > user; i--) {
+    const item = items[i];
+    if (item.kind === "error" || (item.kind === "assistant" && item.error)) return { index: i, on: "error" };
+    if (item.kind === "assistant" && reply === null) reply = i;
+  }
+  return reply === null ? null : { index: reply, on: "reply" };
+}
+
+/** A rough height (px) of an item not measured yet, for the transcript's windowing. */
+export function estimatedHeight(item: Item): number {
+  const lines = (text: string) => text.split("\n").reduce((n, line) => n + 1 + Math.floor(line.length / 90), 0);
+  switch (item.kind) {
+    case "user":
+      return 28 + 21 * lines(item.text);
+    case "assistant":
+      return item.text || item.status === "streaming" ? 40 + 21 * lines(item.text) : 24;
+    case "tool-call":
+      return item.uiResourceUri ? 420 : 110;
+    default:
+      return 36;
+  }
+}
+
 const FINAL: ReadonlySet<ToolCallStatus> = new Set(["ok", "error", "failed", "denied", "cancelled", "interrupted"]);
 
 /** Whether a tool call is over. */
@@ -170,17 +226,29 @@ let nextId = 1;
 
 export class Transcript {
   items = $state<Item[]>([]);
+  /** Bumped when items are added or removed (not when one changes). */
+  listRevision = $state(0);
   /** True from sending a message until its turn is done. */
   busy = $state(false);
   /** Bumped on every change, for followers (scrolling) that cannot watch deep state cheaply. */
   revision = $state(0);
 
+  /** `items` as rows, in the same order. */
+  #rows: Row[] = [];
+  /** Index of the user message sent from this window and not yet confirmed by its turn. */
+  #pending: number | null = null;
   /** Index of the assistant message being streamed. */
   #streaming: number | null = null;
   /** Index of the current turn's last assistant message (turn errors attach to it). */
   #turnAssistant: number | null = null;
   /** Index of each tool call of the current turn (all calls, after `load`), by call id. */
   #calls = new Map<string, number>();
+
+  /** The items as the windowing sees them (plain objects; read it again after `listRevision` changes). */
+  get rows(): readonly Row[] {
+    void this.listRevision;
+    return this.#rows;
+  }
 
   /** The user and assistant messages, in order. */
   get messages(): Message[] {
@@ -201,7 +269,7 @@ export class Transcript {
   addUserMessage(text: string): boolean {
     const trimmed = text.trim();
     if (!trimmed) return false;
-    this.#push({ kind: "user", id: nextId++, text: trimmed, pending: false });
+    this.#push({ kind: "user", id: nextId++, text: trimmed, pending: false, unsent: false });
     return true;
   }
 
@@ -210,7 +278,7 @@ export class Transcript {
   beginTurn(text: string): boolean {
     const trimmed = text.trim();
     if (!trimmed) return false;
-    this.#push({ kind: "user", id: nextId++, text: trimmed, pending: true });
+    this.#pending = this.#push({ kind: "user", id: nextId++, text: trimmed, pending: true, unsent: false });
     this.busy = true;
     this.#touch();
     return true;
@@ -218,10 +286,50 @@ export class Transcript {
 
   /** The message could not be sent: says why, and the composer is free again. */
   failTurn(message: string) {
-    for (const item of this.items) if (item.kind === "user") item.pending = false;
+    const pending = this.#takePending();
+    if (pending) pending.unsent = true;
     this.#push({ kind: "error", id: nextId++, text: message });
     this.busy = false;
     this.#touch();
+  }
+
+  /** The last turn is about to be run again (retry, edit): busy until it is, or until
+   * `rewind` / `cancelRewind`; the items stay as they are meanwhile. */
+  holdForRewind() {
+    this.busy = true;
+    this.#touch();
+  }
+
+  /** The back end dropped the last user message and what followed: so does the transcript, and
+   * `text` is shown as the message being sent (the turn's `user_message` confirms it). */
+  rewind(text: string) {
+    this.dropLastTurn();
+    this.#pending = this.#push({ kind: "user", id: nextId++, text: text.trim(), pending: true, unsent: false });
+    this.busy = true;
+    this.#touch();
+  }
+
+  /** Running the last turn again failed before it started: nothing changed; says why. */
+  cancelRewind(message: string) {
+    this.busy = false;
+    this.addNotice("error", message);
+  }
+
+  /** Removes the last user message and everything after it; returns its text (null when there
+   * is no user message). */
+  dropLastTurn(): string | null {
+    const index = lastUserIndex(this.#rows);
+    if (index < 0) return null;
+    const text = (this.items[index] as UserItem).text;
+    this.items.splice(index);
+    this.#rows.splice(index);
+    this.listRevision++;
+    if (this.#pending !== null && this.#pending >= index) this.#pending = null;
+    this.#streaming = null;
+    this.#turnAssistant = null;
+    this.#calls.clear();
+    this.#touch();
+    return text;
   }
 
   addNotice(kind: Notice["kind"], text: string) {
@@ -230,6 +338,9 @@ export class Transcript {
 
   clear() {
     this.items = [];
+    this.#rows = [];
+    this.listRevision++;
+    this.#pending = null;
     this.busy = false;
     this.#streaming = null;
     this.#turnAssistant = null;
@@ -254,12 +365,11 @@ export class Transcript {
         this.#turnAssistant = null;
         this.#calls.clear();
         const text = textOf(event.message.parts);
-        const pending = this.items.find((i): i is UserItem => i.kind === "user" && i.pending);
+        const pending = this.#takePending();
         if (pending) {
           pending.text = text;
-          pending.pending = false;
         } else {
-          this.#push({ kind: "user", id: nextId++, text, pending: false });
+          this.#push({ kind: "user", id: nextId++, text, pending: false, unsent: false });
         }
         break;
       }
@@ -385,7 +495,15 @@ export class Transcript {
     stored.messages.forEach((message, n) => {
       const parts = partsOf(message.parts);
       if (message.role === "user") {
-        this.#push({ kind: "user", id: nextId++, text: textOf(parts), pending: false });
+        this.#push({ kind: "user", id: nextId++, text: textOf(parts), pending: false, unsent: false });
+        return;
+      }
+      if (message.role === "tool") {
+        // A tools-panel run: its call belongs to an empty tool message of its own, here.
+        for (const record of byMessage.get(message.id) ?? []) {
+          placed.add(record);
+          this.#pushRecord(record, record.tool, running, waiting);
+        }
         return;
       }
       if (message.role !== "assistant") return; // tool results: shown on the tool cards
@@ -440,6 +558,8 @@ export class Transcript {
   }
 
   #push(item: Item): number {
+    this.#rows.push({ id: item.id, kind: item.kind, callId: item.kind === "tool-call" ? item.callId : null, estimate: estimatedHeight(item) });
+    this.listRevision++;
     this.items.push(item);
     this.#touch();
     return this.items.length - 1;
@@ -447,6 +567,15 @@ export class Transcript {
 
   #touch() {
     this.revision++;
+  }
+
+  /** The message waiting for its turn's confirmation, no longer pending. */
+  #takePending(): UserItem | null {
+    if (this.#pending === null) return null;
+    const item = this.items[this.#pending] as UserItem;
+    this.#pending = null;
+    item.pending = false;
+    return item;
   }
 
   #assistantAt(index: number): AssistantItem {
@@ -528,7 +657,7 @@ export class Transcript {
       const call = this.items[index] as ToolCallItem;
       if (!isFinal(call.status)) call.status = "interrupted";
     }
-    for (const item of this.items) if (item.kind === "user" && item.pending) item.pending = false;
+    this.#takePending();
     this.busy = false;
   }
 }

@@ -3,7 +3,15 @@ import type { StoredConversation, TurnEvent } from "./api";
 import { retryText } from "./chatFormat";
 import { isSendKey } from "./composer";
 import { ev, record, shown, textBlock } from "./testing/turns";
-import { hasBubble, Transcript, type AssistantItem, type ToolCallItem } from "./transcript.svelte";
+import {
+  estimatedHeight,
+  hasBubble,
+  lastUserIndex,
+  retrySpot,
+  Transcript,
+  type AssistantItem,
+  type ToolCallItem,
+} from "./transcript.svelte";
 
 function run(events: TurnEvent[], t = new Transcript()): Transcript {
   for (const e of events) t.apply(e);
@@ -416,5 +424,89 @@ describe("isSendKey", () => {
     expect(isSendKey(key({ shiftKey: true }))).toBe(false);
     expect(isSendKey(key({ isComposing: true }))).toBe(false);
     expect(isSendKey(key({ key: "a" }))).toBe(false);
+  });
+});
+
+describe("Transcript: running the last turn again", () => {
+  const answered: TurnEvent[] = [
+    ev.user("one"),
+    ev.step(1),
+    ev.text("first"),
+    ev.assistant([{ type: "text", text: "first" }]),
+    ev.done("end_turn", "first"),
+    ev.user("two"),
+    ev.step(1),
+    ev.assistant([{ type: "tool_use", id: "t1", name: "demo__chart", arguments: {} }]),
+    ev.callStarted("t1", "demo__chart", "demo", "chart", {}),
+    ev.finished("t1", "ok", parisModel, parisView, 3),
+    ev.step(2),
+    ev.text("second"),
+    ev.assistant([{ type: "text", text: "second" }]),
+    ev.done("end_turn", "second"),
+  ];
+  const kinds = (t: Transcript) => t.items.map((i) => i.kind);
+
+  it("finds the last user message and where Retry goes: the last reply of the last turn", () => {
+    const t = run(answered);
+    expect(lastUserIndex(t.items)).toBe(2);
+    expect(retrySpot(t.items)).toEqual({ index: 5, on: "reply" });
+    expect(lastUserIndex([])).toBe(-1);
+    expect(retrySpot([])).toBeNull();
+  });
+
+  it("puts Retry on the last turn's error when it has one (a reply's, or an error item)", () => {
+    const failed = run([...answered, ev.user("three"), ev.step(1), ev.text("Hal"), ev.error("the connection was cut"), ev.done("error")]);
+    expect(retrySpot(failed.items)).toEqual({ index: 7, on: "error" });
+    const cut = run([...answered, ev.user("three"), ev.error("no model"), ev.done("error")]);
+    expect(kinds(cut).slice(6)).toEqual(["user", "error"]);
+    expect(retrySpot(cut.items)).toEqual({ index: 7, on: "error" });
+  });
+
+  it("offers no Retry for a turn with no reply at all (stopped before the model said anything)", () => {
+    const t = run([...answered, ev.user("three"), ev.done("cancelled")]);
+    expect(retrySpot(t.items)).toBeNull();
+  });
+
+  it("holds the old turn while the back end drops it, then shows the message being sent", () => {
+    const t = run(answered);
+    t.holdForRewind();
+    expect(t.busy).toBe(true);
+    expect(t.items).toHaveLength(6);
+    t.rewind(" two, again ");
+    expect(kinds(t)).toEqual(["user", "assistant", "user"]);
+    expect(t.items[2]).toMatchObject({ text: "two, again", pending: true, unsent: false });
+    // The new turn's events confirm it and stream after it.
+    for (const e of [ev.user("two, again"), ev.step(1), ev.text("third")]) t.apply(e);
+    expect(t.messages.map((m) => m.text)).toEqual(["one", "first", "two, again", "third"]);
+    expect(t.items[2]).toMatchObject({ pending: false });
+    expect(t.busy).toBe(true);
+  });
+
+  it("keeps everything and says why when running the turn again failed", () => {
+    const t = run(answered);
+    t.holdForRewind();
+    t.cancelRewind("Could not send the message again: busy");
+    expect(t.busy).toBe(false);
+    expect(kinds(t)).toEqual(["user", "assistant", "user", "assistant", "tool-call", "assistant", "notice"]);
+  });
+
+  it("marks a message that could not be sent as unsent; dropping the last turn removes it and its error", () => {
+    const t = run(answered);
+    t.beginTurn("three");
+    t.failTurn("The message could not be sent: locked");
+    expect(t.items.at(-2)).toMatchObject({ kind: "user", text: "three", unsent: true, pending: false });
+    expect(t.items.filter((i) => i.kind === "user" && i.unsent)).toHaveLength(1);
+    expect(t.dropLastTurn()).toBe("three");
+    expect(t.items).toHaveLength(6);
+    expect(new Transcript().dropLastTurn()).toBeNull();
+  });
+
+  it("estimates taller items for longer text, and a card with a view taller than one without", () => {
+    const t = run([...answered, ev.callStarted("t2", "demo__chart", "demo", "chart", {}, "ui://demo/chart.html")]);
+    const [user, , , , plainCard, , viewCard] = t.items;
+    const long = { ...user, text: "word ".repeat(200) } as typeof user;
+    expect(estimatedHeight(long)).toBeGreaterThan(estimatedHeight(user));
+    expect(estimatedHeight(viewCard)).toBeGreaterThan(estimatedHeight(plainCard));
+    expect(estimatedHeight({ ...user, text: "a\nb\nc" } as typeof user)).toBeGreaterThan(estimatedHeight(user));
   });
 });

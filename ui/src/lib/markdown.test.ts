@@ -1,0 +1,181 @@
+import { describe, expect, it } from "vitest";
+import { cachedMarkdownToHtml, codeLanguage, codeOf, linkAddress, markdownBlocks, markdownToHtml } from "./markdown";
+
+function dom(text: string): HTMLElement {
+  const div = document.createElement("div");
+  div.innerHTML = markdownToHtml(text);
+  return div;
+}
+
+describe("markdownToHtml", () => {
+  it("renders Markdown: emphasis, lists, tables, quotes, inline code", () => {
+    const root = dom("Some **bold** and *em* and `x < y`.\n\n- one\n- two\n\n> quoted\n\n| a | b |\n|---|:-:|\n| 1 | 2 |");
+    expect(root.querySelector("strong")?.textContent).toBe("bold");
+    expect(root.querySelector("em")?.textContent).toBe("em");
+    expect(root.querySelector("p code")?.textContent).toBe("x < y");
+    expect(Array.from(root.querySelectorAll("li")).map((l) => l.textContent)).toEqual(["one", "two"]);
+    expect(root.querySelector("blockquote")?.textContent?.trim()).toBe("quoted");
+    expect(root.querySelectorAll("table td")).toHaveLength(2);
+    expect(root.querySelector("th[align=center]")?.textContent).toBe("b");
+  });
+
+  it("shows raw HTML as text: scripts, event handlers, iframes, forms and styles never become elements", () => {
+    const hostile = [
+      "<script>window.pwned = 1</script>",
+      'Look: <img src="x" onerror="window.pwned = 1">',
+      '<iframe src="https://evil.example/"></iframe>',
+      '<form action="https://evil.example/"><input name="q"></form>',
+      "<style>body { display: none }</style>",
+      '<a href="https://evil.example/" onclick="window.pwned = 1">click</a>',
+      '<svg><script>window.pwned = 1</script></svg>',
+      "<b>not bold</b>",
+    ].join("\n\n");
+    const root = dom(hostile);
+    for (const tag of ["script", "img", "iframe", "form", "input", "style", "svg", "b"]) {
+      expect(root.querySelector(tag), tag).toBeNull();
+    }
+    for (const el of Array.from(root.querySelectorAll("*"))) {
+      for (const attr of Array.from(el.attributes)) expect(attr.name.startsWith("on"), `${el.tagName} ${attr.name}`).toBe(false);
+    }
+    // What was written is still there to read, as text.
+    expect(root.textContent).toContain("<script>window.pwned = 1</script>");
+    expect(root.textContent).toContain('<img src="x" onerror="window.pwned = 1">');
+    expect(root.textContent).toContain("<b>not bold</b>");
+    expect((window as { pwned?: number }).pwned).toBeUndefined();
+  });
+
+  it("keeps only http(s) and mailto link addresses, with rel=noopener and no target", () => {
+    const root = dom(
+      [
+        "[safe](https://example.com/a?b=1)",
+        "[mail](mailto:someone@example.com)",
+        "[js](javascript:alert(1))",
+        "[js2](JaVaScRiPt:alert(1))",
+        "[data](data:text/html,<script>alert(1)</script>)",
+        "[file](file:///etc/passwd)",
+        "<https://auto.example/>",
+      ].join(" "),
+    );
+    const links = Array.from(root.querySelectorAll("a")).map((a) => [a.textContent, a.getAttribute("href")]);
+    expect(links).toEqual([
+      ["safe", "https://example.com/a?b=1"],
+      ["mail", "mailto:someone@example.com"],
+      ["js", null],
+      ["js2", null],
+      ["data", null],
+      ["file", null],
+      ["https://auto.example/", "https://auto.example/"],
+    ]);
+    for (const a of Array.from(root.querySelectorAll("a"))) {
+      expect(a.getAttribute("rel")).toBe("noopener noreferrer");
+      expect(a.hasAttribute("target")).toBe(false);
+    }
+  });
+
+  it("never loads an image: it becomes a link named by its alt text", () => {
+    const root = dom('![a chart](https://evil.example/leak?secret=1 "Chart") and ![](javascript:alert(1))');
+    expect(root.querySelector("img")).toBeNull();
+    const links = Array.from(root.querySelectorAll("a"));
+    expect(links.map((a) => [a.textContent, a.getAttribute("href"), a.getAttribute("title")])).toEqual([
+      ["Image: a chart", "https://evil.example/leak?secret=1", "Chart"],
+      ["Image", null, null],
+    ]);
+  });
+
+  it("highlights code in a known language and gives every block a labelled copy button", () => {
+    const root = dom('```ts\nconst x: number = 1; // one\n```\n\n```\nplain <text>\n```');
+    const blocks = root.querySelectorAll(".code-block");
+    expect(blocks).toHaveLength(2);
+    const ts = blocks[0].querySelector("pre code")!;
+    expect(ts.className).toBe("hljs language-typescript");
+    expect(ts.querySelector(".hljs-keyword")?.textContent).toBe("const");
+    expect(ts.querySelector(".hljs-comment")?.textContent).toBe("// one");
+    expect(ts.textContent).toBe("const x: number = 1; // one");
+    expect(blocks[0].querySelector(".code-language")?.textContent).toBe("typescript");
+    const plain = blocks[1].querySelector("pre code")!;
+    expect(plain.querySelector("span")).toBeNull();
+    expect(plain.textContent).toBe("plain <text>");
+    const buttons = root.querySelectorAll("[data-testid=copy-code]");
+    expect(buttons).toHaveLength(2);
+    for (const button of Array.from(buttons)) {
+      expect(button.tagName).toBe("BUTTON");
+      expect(button.getAttribute("type")).toBe("button");
+      expect(button.getAttribute("aria-label")).toBe("Copy code");
+    }
+    expect(codeOf(buttons[0])).toBe("const x: number = 1; // one");
+    expect(codeOf(buttons[1])).toBe("plain <text>");
+  });
+
+  it("knows the common languages by their usual names", () => {
+    const names = ["js", "ts", "json", "py", "python", "rust", "rs", "bash", "sh", "html", "css", "sql", "yaml", "yml", "go"];
+    expect(names.map(codeLanguage)).toEqual([
+      "javascript", "typescript", "json", "python", "python", "rust", "rust", "bash", "bash", "xml", "css", "sql", "yaml", "yaml", "go",
+    ]);
+    expect(codeLanguage("cobol")).toBeNull();
+    expect(codeLanguage("")).toBeNull();
+    expect(codeLanguage("Python {linenos}")).toBe("python");
+  });
+
+  it("renders an unfinished code fence (mid-stream) as code up to the end, highlighted", () => {
+    const root = dom("Here:\n\n```python\ndef f(x):\n    return x +");
+    expect(root.querySelector("p")?.textContent).toBe("Here:");
+    const code = root.querySelector(".code-block pre code")!;
+    expect(code.className).toContain("language-python");
+    expect(code.textContent).toBe("def f(x):\n    return x +");
+    expect(code.querySelector(".hljs-keyword")?.textContent).toBe("def");
+  });
+
+  it("keeps a soft line break as a newline in the text", () => {
+    expect(dom("first\nsecond").querySelector("p")?.textContent).toBe("first\nsecond");
+  });
+
+  it("renders task lists without form inputs", () => {
+    const root = dom("- [x] done\n- [ ] to do");
+    expect(root.querySelector("input")).toBeNull();
+    expect(Array.from(root.querySelectorAll("li")).map((l) => l.textContent?.trim())).toEqual(["☑ done", "☐ to do"]);
+  });
+
+  it("caches finished text", () => {
+    const text = "cached **text** " + Math.random();
+    const first = cachedMarkdownToHtml(text);
+    expect(cachedMarkdownToHtml(text)).toBe(first);
+    expect(first).toBe(markdownToHtml(text));
+  });
+});
+
+describe("linkAddress", () => {
+  it("gives the address of the link clicked (or inside it), and null elsewhere", () => {
+    const root = dom("[**bold link**](https://example.com/) and [bad](javascript:alert(1)) and text");
+    expect(linkAddress(root.querySelector("strong")!)).toBe("https://example.com/");
+    expect(linkAddress(root.querySelectorAll("a")[1])).toBeNull();
+    expect(linkAddress(root.querySelector("p")!)).toBeNull();
+  });
+});
+
+describe("markdownBlocks (streaming)", () => {
+  it("renders the same as the whole text, block by block", () => {
+    const text = "# Title\n\nSome *text* with [a link](https://example.com/).\n\n- a\n- b\n\n```rust\nfn main() {}\n```\n\n> quote\n\n<script>x()</script>";
+    const blocks = markdownBlocks(text);
+    expect(blocks).toHaveLength(6);
+    // The same HTML, but for the newlines between tags.
+    const tight = (html: string) => html.replace(/\s*\n\s*/g, "");
+    expect(tight(blocks.join(""))).toBe(tight(markdownToHtml(text)));
+  });
+
+  it("renders finished blocks once: the same strings come back while the last block grows", () => {
+    const first = markdownBlocks("Intro.\n\n```py\nx = 1");
+    const later = markdownBlocks("Intro.\n\n```py\nx = 1\ny = 2\n```\n\nAnd then");
+    expect(later[0]).toBe(first[0]);
+    expect(later[1]).not.toBe(first[1]);
+    expect(later[1]).toContain("y");
+    expect(later[2]).toBe("<p>And then</p>");
+  });
+
+  it("sanitises each block", () => {
+    const html = markdownBlocks("[x](javascript:alert(1))\n\n<iframe src=https://evil.example/></iframe>").join("");
+    const root = document.createElement("div");
+    root.innerHTML = html;
+    expect(root.querySelector("iframe")).toBeNull();
+    expect(root.querySelector("a")?.hasAttribute("href")).toBe(false);
+  });
+});

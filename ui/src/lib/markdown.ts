@@ -1,0 +1,194 @@
+// Assistant text as Markdown: parsed by marked, sanitised by DOMPurify, code highlighted by
+// highlight.js (a handful of common languages), each code block given a copy button.
+//
+// The model's text is not trusted (a tool result can steer what it writes), so:
+// - raw HTML in the text is shown as text, never interpreted;
+// - the HTML marked makes is sanitised again with a small allowlist (no scripts, event handlers,
+//   styles, frames, forms or inputs);
+// - links keep only http(s) and mailto addresses, carry rel="noopener noreferrer" and no target;
+//   a click on one never navigates: it copies the address (see `linkAddress`);
+// - images are never loaded (a remote image is a way to send data out): each becomes a link to
+//   its address, labelled by its alt text.
+import DOMPurify from "dompurify";
+import { Marked, type Token, type TokensList, type Tokens } from "marked";
+import hljs from "highlight.js/lib/core";
+import bash from "highlight.js/lib/languages/bash";
+import css from "highlight.js/lib/languages/css";
+import go from "highlight.js/lib/languages/go";
+import javascript from "highlight.js/lib/languages/javascript";
+import json from "highlight.js/lib/languages/json";
+import python from "highlight.js/lib/languages/python";
+import rust from "highlight.js/lib/languages/rust";
+import sql from "highlight.js/lib/languages/sql";
+import typescript from "highlight.js/lib/languages/typescript";
+import xml from "highlight.js/lib/languages/xml";
+import yaml from "highlight.js/lib/languages/yaml";
+
+for (const [name, language] of Object.entries({ bash, css, go, javascript, json, python, rust, sql, typescript, xml, yaml })) {
+  hljs.registerLanguage(name, language);
+}
+
+/** The copy button's label, and what it says for a moment after copying. */
+export const COPY_LABEL = "Copy";
+export const COPIED_LABEL = "Copied";
+
+/** Link addresses kept: http(s) and mailto. Anything else (javascript:, data:, file:, relative)
+ * loses its href. */
+const SAFE_URL = /^(?:https?:|mailto:)/i;
+
+const ALLOWED_TAGS = [
+  "a", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "li", "ol",
+  "p", "pre", "span", "strong", "table", "tbody", "td", "th", "thead", "tr", "ul",
+];
+const ALLOWED_ATTR = ["href", "title", "class", "start", "align"];
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** The highlight.js language for a fence's info string ("ts", "Python {linenos}"), if known. */
+export function codeLanguage(info: string | undefined): string | null {
+  const name = (info ?? "").trim().split(/\s+/)[0]?.toLowerCase() ?? "";
+  if (!name) return null;
+  const language = hljs.getLanguage(name);
+  return language ? (hljs.listLanguages().find((l) => hljs.getLanguage(l) === language) ?? name) : null;
+}
+
+const marked = new Marked({ gfm: true, breaks: false, async: false });
+marked.use({
+  renderer: {
+    // Raw HTML (a block or an inline tag) is shown as the text it is.
+    html({ text }: Tokens.HTML | Tokens.Tag) {
+      return escapeHtml(text);
+    },
+    code({ text, lang }: Tokens.Code) {
+      const language = codeLanguage(lang);
+      const body = language ? hljs.highlight(text, { language, ignoreIllegals: true }).value : escapeHtml(text);
+      const cls = language ? `hljs language-${language}` : "hljs";
+      return `<pre><code class="${cls}">${body}</code></pre>\n`;
+    },
+    image({ href, title, text }: Tokens.Image) {
+      const label = text.trim() ? `Image: ${text}` : "Image";
+      const t = title ? ` title="${escapeHtml(title)}"` : "";
+      return `<a href="${escapeHtml(href)}"${t}>${escapeHtml(label)}</a>`;
+    },
+    checkbox({ checked }: Tokens.Checkbox) {
+      return checked ? "☑ " : "☐ ";
+    },
+  },
+});
+
+let purifier: ReturnType<typeof DOMPurify> | null = null;
+
+function purify(): ReturnType<typeof DOMPurify> {
+  if (purifier) return purifier;
+  const p = DOMPurify(window);
+  p.addHook("afterSanitizeAttributes", (node) => {
+    if (node.nodeName !== "A") return;
+    const href = node.getAttribute("href");
+    if (href !== null && !SAFE_URL.test(href.trim())) node.removeAttribute("href");
+    node.setAttribute("rel", "noopener noreferrer");
+    node.removeAttribute("target");
+  });
+  purifier = p;
+  return p;
+}
+
+/** Wraps each code block with a bar holding its language and a copy button. */
+function decorate(root: DocumentFragment) {
+  const doc = root.ownerDocument ?? document;
+  for (const pre of Array.from(root.querySelectorAll("pre"))) {
+    const code = pre.querySelector("code");
+    const language = code?.className.match(/\blanguage-([\w-]+)/)?.[1] ?? "";
+    const block = doc.createElement("div");
+    block.className = "code-block";
+    const bar = doc.createElement("div");
+    bar.className = "code-bar";
+    const name = doc.createElement("span");
+    name.className = "code-language";
+    name.textContent = language;
+    const button = doc.createElement("button");
+    button.type = "button";
+    button.className = "copy-code";
+    button.setAttribute("data-testid", "copy-code");
+    button.setAttribute("aria-label", "Copy code");
+    button.textContent = COPY_LABEL;
+    bar.append(name, button);
+    pre.replaceWith(block);
+    block.append(bar, pre);
+  }
+}
+
+/** HTML from marked, sanitised, with the code blocks decorated. */
+function finish(raw: string): string {
+  const fragment = purify().sanitize(raw.trim(), {
+    ALLOWED_TAGS,
+    ALLOWED_ATTR,
+    ALLOW_DATA_ATTR: false,
+    ALLOW_ARIA_ATTR: false,
+    RETURN_DOM_FRAGMENT: true,
+  });
+  decorate(fragment);
+  const holder = document.createElement("div");
+  holder.append(fragment);
+  return holder.innerHTML;
+}
+
+/** Markdown to sanitised HTML (a string for `{@html}`), with the code blocks decorated. */
+export function markdownToHtml(text: string): string {
+  return finish(marked.parse(text) as string);
+}
+
+/** A small least-recently-used map of rendered HTML by source text. */
+class Rendered {
+  #map = new Map<string, string>();
+  constructor(readonly size: number) {}
+
+  get(source: string, render: (source: string) => string): string {
+    const hit = this.#map.get(source);
+    if (hit !== undefined) {
+      this.#map.delete(source);
+      this.#map.set(source, hit);
+      return hit;
+    }
+    const html = render(source);
+    this.#map.set(source, html);
+    if (this.#map.size > this.size) this.#map.delete(this.#map.keys().next().value as string);
+    return html;
+  }
+}
+
+/** Finished messages' HTML: the transcript's windowing re-creates a message's view each time
+ * it scrolls back, and finished text never changes. */
+const messages = new Rendered(500);
+/** Finished blocks of streaming messages. */
+const blocks = new Rendered(1000);
+
+/** `markdownToHtml`, remembered for the last 500 texts. Only for finished text: a streaming
+ * message changes on every delta (see `markdownBlocks`). */
+export function cachedMarkdownToHtml(text: string): string {
+  return messages.get(text, markdownToHtml);
+}
+
+/** Text still being written, as the sanitised HTML of each top-level block (paragraph, list,
+ * code block…). Only the last block can still change: the others are rendered once and
+ * remembered, so each frame of a long reply costs its last block (and the lexing), and a
+ * renderer that keeps one node per block replaces only the last one. A reference link
+ * defined after its use may show unresolved until the message is finished. */
+export function markdownBlocks(text: string): string[] {
+  const tokens = marked.lexer(text);
+  const content = tokens.filter((t) => t.type !== "space");
+  const one = (token: Token) => finish(marked.parser(Object.assign([token], { links: tokens.links }) as TokensList));
+  return content.map((token, i) => (i === content.length - 1 ? one(token) : blocks.get(token.raw, () => one(token))));
+}
+
+/** The code a copy button stands for. */
+export function codeOf(button: Element): string | null {
+  return button.closest(".code-block")?.querySelector("pre code")?.textContent ?? null;
+}
+
+/** The address a click on a rendered link would go to, or null when it is no link of ours. */
+export function linkAddress(target: Element): string | null {
+  const link = target.closest("a");
+  return link?.getAttribute("href") ?? null;
+}
