@@ -29,6 +29,15 @@ const COMMANDS: &[&str] = &[
     "teardown_view",
     "pop_out_view",
     "pop_out_ready",
+    "model_settings",
+    "save_model_settings",
+    "list_provider_models",
+    "test_model",
+    "save_api_key",
+    "delete_api_key",
+    "general_settings",
+    "save_general_settings",
+    "system_theme_changed",
 ];
 
 fn main() {

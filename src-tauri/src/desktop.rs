@@ -728,7 +728,16 @@ pub fn run(setup: Setup, model_args: ModelArgs) -> Result<()> {
             set_view_container,
             teardown_view,
             crate::pop_out::pop_out_view,
-            crate::pop_out::pop_out_ready
+            crate::pop_out::pop_out_ready,
+            crate::app_settings::model_settings,
+            crate::app_settings::save_model_settings,
+            crate::app_settings::list_provider_models,
+            crate::app_settings::test_model,
+            crate::app_settings::save_api_key,
+            crate::app_settings::delete_api_key,
+            crate::app_settings::general_settings,
+            crate::app_settings::save_general_settings,
+            crate::app_settings::system_theme_changed
         ])
         .on_window_event(|window, event| {
             if let tauri::WindowEvent::Destroyed = event {

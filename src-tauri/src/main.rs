@@ -3,6 +3,7 @@
 // On Windows a GUI app must not open a console window.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+mod app_settings;
 mod cli;
 #[cfg(target_os = "linux")]
 mod clipboard_guard;
@@ -10,6 +11,7 @@ mod desktop;
 mod headless;
 mod model_choice;
 mod pop_out;
+mod theme;
 mod views;
 
 use std::process::ExitCode;

@@ -11,7 +11,7 @@ use porthole_agent::providers::{self, ProviderConfig, ProviderKind, default_base
 use porthole_agent::{Provider, RetryPolicy};
 use porthole_secrets::SecretStore;
 use porthole_store::Store;
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// The model flags; they apply to this run only.
 #[derive(Debug, Clone, Default, Args)]
@@ -48,29 +48,10 @@ impl ModelChoice {
         let saved = store
             .and_then(|s| s.setting(MODEL_SETTING).ok().flatten())
             .unwrap_or(json!({}));
-        let saved_kind = saved
-            .get("provider")
-            .and_then(|v| v.as_str())
-            .and_then(|s| s.parse::<ProviderKind>().ok());
-        let kind = args.provider.or(saved_kind).unwrap_or(ProviderKind::OpenAi);
-        let same_provider = saved_kind == Some(kind);
-        let base_url = args
-            .base_url
-            .clone()
-            .or_else(|| {
-                same_provider
-                    .then(|| saved.get("baseUrl").and_then(|v| v.as_str()).map(String::from))
-                    .flatten()
-            })
-            .unwrap_or_else(|| default_base_url(kind).to_string());
+        let (kind, base_url, model) = chosen(args, &saved);
         if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
             bail!("--base-url must be an http:// or https:// URL, not {base_url:?}");
         }
-        let model = args.model.clone().or_else(|| {
-            same_provider
-                .then(|| saved.get("model").and_then(|v| v.as_str()).map(String::from))
-                .flatten()
-        });
         let env = |var: &str| std::env::var(var).ok();
         let found = if env(key_env_var(kind)).is_some_and(|v| !v.trim().is_empty()) {
             find_key(kind, env, None)?
@@ -128,6 +109,30 @@ impl ModelChoice {
             }
         }
     }
+}
+
+/// The provider, base URL and model that the flags and the saved `model` setting choose, before
+/// any key is looked for: the flags win; the saved base URL and model count only for the saved
+/// provider; otherwise the provider's default base URL and no model.
+pub fn chosen(args: &ModelArgs, saved: &Value) -> (ProviderKind, String, Option<String>) {
+    let saved_kind = saved
+        .get("provider")
+        .and_then(|v| v.as_str())
+        .and_then(|s| s.parse::<ProviderKind>().ok());
+    let kind = args.provider.or(saved_kind).unwrap_or(ProviderKind::OpenAi);
+    let same_provider = saved_kind == Some(kind);
+    let saved_field = |field: &str| {
+        same_provider
+            .then(|| saved.get(field).and_then(|v| v.as_str()).map(String::from))
+            .flatten()
+    };
+    let base_url = args
+        .base_url
+        .clone()
+        .or_else(|| saved_field("baseUrl"))
+        .unwrap_or_else(|| default_base_url(kind).to_string());
+    let model = args.model.clone().or_else(|| saved_field("model"));
+    (kind, base_url, model)
 }
 
 /// The keyring entry name for a provider's key (for `porthole key`).

@@ -23,6 +23,7 @@ use tauri::{AppHandle, Emitter};
 use tokio::sync::watch;
 
 use crate::desktop::MAIN_WEBVIEW;
+use crate::theme::{THEME_SETTING, Theme, ThemePreference, WindowTheme, theme_context};
 
 /// How long a view has to answer `ui/initialize` once its frame is created.
 pub const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -146,6 +147,8 @@ struct Inner {
     without_view: Mutex<std::collections::HashSet<String>>,
     /// Files views offered, waiting for the person's answer, by request id.
     downloads: Mutex<HashMap<String, (String, Vec<DownloadFile>)>>,
+    /// The theme preference and the system's theme: what views are told.
+    theme: Mutex<WindowTheme>,
 }
 
 fn key(conversation_id: &str, call_id: &str) -> String {
@@ -176,6 +179,8 @@ pub fn view_url(token: &str) -> String {
 
 impl Views {
     pub fn new(app: AppHandle, servers: Servers, store: Option<Store>, context: ModelContext) -> Views {
+        let stored_theme = store.as_ref().and_then(|s| s.setting(THEME_SETTING).ok().flatten());
+        let theme = WindowTheme::new(ThemePreference::from_setting(stored_theme.as_ref()));
         Views {
             inner: Arc::new(Inner {
                 app,
@@ -187,6 +192,7 @@ impl Views {
                 by_call: Mutex::new(HashMap::new()),
                 without_view: Mutex::new(Default::default()),
                 downloads: Mutex::new(HashMap::new()),
+                theme: Mutex::new(theme),
             }),
         }
     }
@@ -421,7 +427,7 @@ impl Views {
             tool: tool.clone(),
             tool_definition: tool_definition(&tool),
             tool_call_request_id: None,
-            host_context: host_context(&self.inner.app),
+            host_context: host_context(self.theme()),
             granted: json!({"permissions": {}, "csp": {}}),
         };
         let (bridge, mut to_view, mut actions) = ViewBridge::new(config, host);
@@ -936,8 +942,47 @@ impl Views {
         Ok(())
     }
 
-    /// The system theme changed: every live view is told (`host-context-changed`).
+    /// The theme views are shown in: the preference, or the system's theme while it is
+    /// "system" (asked of the window when nobody said yet).
+    pub fn theme(&self) -> Theme {
+        if let Some(theme) = self.inner.theme.lock().unwrap().known() {
+            return theme;
+        }
+        use tauri::Manager;
+        let system = self
+            .inner
+            .app
+            .get_webview_window(MAIN_WEBVIEW)
+            .and_then(|w| w.theme().ok())
+            .map(|t| Theme::from_dark(t == tauri::Theme::Dark));
+        match system {
+            Some(system) => {
+                self.inner.theme.lock().unwrap().system_changed(system);
+                system
+            }
+            None => Theme::Light,
+        }
+    }
+
+    /// The theme setting changed: every live view is told the theme it comes to, with its
+    /// style variables (`host-context-changed`; a view already showing it is told nothing).
+    pub fn set_theme_preference(&self, preference: ThemePreference) {
+        self.inner.theme.lock().unwrap().set_preference(preference);
+        if !self.inner.live.lock().unwrap().is_empty() {
+            self.tell_theme(self.theme());
+        }
+    }
+
+    /// The system's theme changed (`dark` or not): while the preference is "system", every
+    /// live view is told; an explicit light or dark preference stays as it is.
     pub fn theme_changed(&self, dark: bool) {
+        let changed = self.inner.theme.lock().unwrap().system_changed(Theme::from_dark(dark));
+        if let Some(theme) = changed {
+            self.tell_theme(theme);
+        }
+    }
+
+    fn tell_theme(&self, theme: Theme) {
         let bridges: Vec<ViewBridge> = self
             .inner
             .live
@@ -947,7 +992,7 @@ impl Views {
             .map(|v| v.bridge.clone())
             .collect();
         for bridge in bridges {
-            bridge.host_context_changed(json!({ "theme": if dark { "dark" } else { "light" } }));
+            bridge.host_context_changed(theme_context(theme));
         }
     }
 
@@ -1171,15 +1216,8 @@ fn tool_definition(tool: &CatalogTool) -> Value {
 
 /// The host context a view starts with: theme, style variables, display modes, locale, time
 /// zone, platform.
-fn host_context(app: &AppHandle) -> Value {
-    use tauri::Manager;
-    let dark = app
-        .get_webview_window(MAIN_WEBVIEW)
-        .and_then(|w| w.theme().ok())
-        .is_some_and(|t| t == tauri::Theme::Dark);
-    json!({
-        "theme": if dark { "dark" } else { "light" },
-        "styles": { "variables": style_variables() },
+fn host_context(theme: Theme) -> Value {
+    let mut context = json!({
         "displayMode": "inline",
         "availableDisplayModes": ["inline", "fullscreen", "pip"],
         "containerDimensions": { "maxHeight": 4000 },
@@ -1187,165 +1225,11 @@ fn host_context(app: &AppHandle) -> Value {
         "timeZone": time_zone(),
         "platform": "desktop",
         "userAgent": format!("Porthole/{}", env!("CARGO_PKG_VERSION")),
-    })
-}
-
-/// The spec's 76 standard style variables, as `light-dark()` pairs matching Porthole's own look.
-pub fn style_variables() -> Value {
-    let mut vars = serde_json::Map::new();
-    let mut put = |k: String, v: String| {
-        vars.insert(k, Value::String(v));
-    };
-    // (light, dark) for each colour role and tone.
-    let tones: [(&str, [(&str, &str); 10]); 3] = [
-        (
-            "background",
-            [
-                ("primary", "#ffffff"),
-                ("secondary", "#f5f6f8"),
-                ("tertiary", "#eceef2"),
-                ("inverse", "#1c1d21"),
-                ("ghost", "transparent"),
-                ("info", "#e8f0fe"),
-                ("danger", "#fdecec"),
-                ("success", "#e7f6ec"),
-                ("warning", "#fff6e0"),
-                ("disabled", "#f0f1f3"),
-            ],
-        ),
-        (
-            "text",
-            [
-                ("primary", "#1c1d21"),
-                ("secondary", "#555a64"),
-                ("tertiary", "#777c86"),
-                ("inverse", "#ffffff"),
-                ("info", "#1a56c4"),
-                ("danger", "#b42318"),
-                ("success", "#1e7a3c"),
-                ("warning", "#8a5a00"),
-                ("disabled", "#a0a4ab"),
-                ("ghost", "#777c86"),
-            ],
-        ),
-        (
-            "border",
-            [
-                ("primary", "#d5d8de"),
-                ("secondary", "#e4e6ea"),
-                ("tertiary", "#eceef2"),
-                ("inverse", "#1c1d21"),
-                ("ghost", "transparent"),
-                ("info", "#9bb9f0"),
-                ("danger", "#f3b1ab"),
-                ("success", "#a6d9b6"),
-                ("warning", "#f0d28a"),
-                ("disabled", "#e4e6ea"),
-            ],
-        ),
-    ];
-    let dark = |role: &str, tone: &str| -> &'static str {
-        match (role, tone) {
-            ("background", "primary") => "#1c1d21",
-            ("background", "secondary") => "#25262b",
-            ("background", "tertiary") => "#2d2f35",
-            ("background", "inverse") => "#f5f6f8",
-            ("background", "info") => "#1d2b45",
-            ("background", "danger") => "#46201f",
-            ("background", "success") => "#1b3a26",
-            ("background", "warning") => "#43361a",
-            ("background", "disabled") => "#2a2b30",
-            ("text", "primary") => "#ececf1",
-            ("text", "secondary") => "#b4b7c0",
-            ("text", "tertiary") | ("text", "ghost") => "#8d919b",
-            ("text", "inverse") => "#1c1d21",
-            ("text", "info") => "#8ab4f8",
-            ("text", "danger") => "#f28b82",
-            ("text", "success") => "#81c995",
-            ("text", "warning") => "#fdd663",
-            ("text", "disabled") => "#6b6f78",
-            ("border", "primary") => "#3a3d44",
-            ("border", "secondary") | ("border", "disabled") => "#30333a",
-            ("border", "tertiary") => "#2a2c31",
-            ("border", "inverse") => "#f5f6f8",
-            ("border", "info") => "#3b5a8f",
-            ("border", "danger") => "#7a3a36",
-            ("border", "success") => "#3a6b48",
-            ("border", "warning") => "#7a6430",
-            _ => "transparent",
-        }
-    };
-    for (role, pairs) in tones {
-        for (tone, light) in pairs {
-            put(
-                format!("--color-{role}-{tone}"),
-                format!("light-dark({light}, {})", dark(role, tone)),
-            );
-        }
+    });
+    if let (Some(context), Value::Object(themed)) = (context.as_object_mut(), theme_context(theme)) {
+        context.extend(themed);
     }
-    for (tone, light, dark) in [
-        ("primary", "#1a56c4", "#8ab4f8"),
-        ("secondary", "#777c86", "#8d919b"),
-        ("inverse", "#ffffff", "#1c1d21"),
-        ("info", "#1a56c4", "#8ab4f8"),
-        ("danger", "#b42318", "#f28b82"),
-        ("success", "#1e7a3c", "#81c995"),
-        ("warning", "#8a5a00", "#fdd663"),
-    ] {
-        put(format!("--color-ring-{tone}"), format!("light-dark({light}, {dark})"));
-    }
-    put(
-        "--font-sans".into(),
-        "system-ui, -apple-system, 'Segoe UI', Cantarell, sans-serif".into(),
-    );
-    put(
-        "--font-mono".into(),
-        "ui-monospace, 'DejaVu Sans Mono', Menlo, monospace".into(),
-    );
-    for (k, v) in [
-        ("normal", "400"),
-        ("medium", "500"),
-        ("semibold", "600"),
-        ("bold", "700"),
-    ] {
-        put(format!("--font-weight-{k}"), v.into());
-    }
-    for (k, size, line) in [("xs", 11, 16), ("sm", 13, 18), ("md", 14, 20), ("lg", 16, 24)] {
-        put(format!("--font-text-{k}-size"), format!("{size}px"));
-        put(format!("--font-text-{k}-line-height"), format!("{line}px"));
-    }
-    for (k, size, line) in [
-        ("xs", 12, 16),
-        ("sm", 14, 20),
-        ("md", 16, 22),
-        ("lg", 18, 24),
-        ("xl", 22, 28),
-        ("2xl", 26, 32),
-        ("3xl", 32, 38),
-    ] {
-        put(format!("--font-heading-{k}-size"), format!("{size}px"));
-        put(format!("--font-heading-{k}-line-height"), format!("{line}px"));
-    }
-    for (k, v) in [
-        ("xs", "2px"),
-        ("sm", "4px"),
-        ("md", "8px"),
-        ("lg", "12px"),
-        ("xl", "16px"),
-        ("full", "9999px"),
-    ] {
-        put(format!("--border-radius-{k}"), v.into());
-    }
-    put("--border-width-regular".into(), "1px".into());
-    for (k, v) in [
-        ("hairline", "0 0 0 1px rgb(0 0 0 / 0.06)"),
-        ("sm", "0 1px 2px rgb(0 0 0 / 0.08)"),
-        ("md", "0 2px 8px rgb(0 0 0 / 0.12)"),
-        ("lg", "0 8px 24px rgb(0 0 0 / 0.16)"),
-    ] {
-        put(format!("--shadow-{k}"), v.into());
-    }
-    Value::Object(vars)
+    context
 }
 
 fn locale() -> String {
@@ -1455,24 +1339,100 @@ mod tests {
         assert!(url.ends_with("/view/0123456789abcdef0123456789abcdef"));
     }
 
-    #[test]
-    fn style_variables_are_the_76_standard_keys() {
-        let vars = style_variables();
-        assert_eq!(vars.as_object().unwrap().len(), 76);
-        assert!(vars.as_object().unwrap().keys().all(|k| k.starts_with("--")));
-        for key in [
-            "--color-ring-warning",
-            "--font-heading-3xl-line-height",
-            "--shadow-hairline",
-            "--border-radius-full",
-        ] {
-            assert!(vars.get(key).is_some(), "{key}");
+    /// A view's bridge with no server behind it: enough to follow what the view is told.
+    struct NoServer;
+
+    impl HostServices for NoServer {
+        fn call_tool(
+            &self,
+            _: &str,
+            _: &str,
+            _: Option<Map<String, Value>>,
+        ) -> BoxFuture<'static, Result<Value, String>> {
+            async { Err("no server in this test".to_string()) }.boxed()
         }
-        assert!(
-            vars["--color-background-primary"]
-                .as_str()
-                .unwrap()
-                .starts_with("light-dark(")
+        fn tool(&self, _: &str, _: &str) -> Option<CatalogTool> {
+            None
+        }
+        fn read_resource(&self, _: &str, _: &str) -> BoxFuture<'static, Result<Value, String>> {
+            async { Err("no server in this test".to_string()) }.boxed()
+        }
+        fn list_resources(&self, _: &str) -> BoxFuture<'static, Result<Value, String>> {
+            async { Err("no server in this test".to_string()) }.boxed()
+        }
+        fn list_resource_templates(&self, _: &str) -> BoxFuture<'static, Result<Value, String>> {
+            async { Err("no server in this test".to_string()) }.boxed()
+        }
+        fn list_prompts(&self, _: &str) -> BoxFuture<'static, Result<Value, String>> {
+            async { Err("no server in this test".to_string()) }.boxed()
+        }
+        fn audit(&self, _: AuditNote) {}
+    }
+
+    #[tokio::test]
+    async fn a_view_starts_in_the_theme_shown_and_is_told_a_switch_with_its_style_variables() {
+        let tool = CatalogTool {
+            server: "demo".into(),
+            name: "chart".into(),
+            model_name: "chart".into(),
+            title: None,
+            description: None,
+            input_schema: json!({"type": "object"}),
+            ui_resource_uri: Some("ui://demo/chart".into()),
+            visibility: vec![porthole_mcp::Audience::Model, porthole_mcp::Audience::App],
+            meta_problems: vec![],
+        };
+        let config = ViewConfig {
+            view_id: "v1".into(),
+            server: "demo".into(),
+            tool_definition: tool_definition(&tool),
+            tool,
+            tool_call_request_id: None,
+            host_context: host_context(Theme::Light),
+            granted: json!({"permissions": {}, "csp": {}}),
+        };
+        let (bridge, mut to_view, _actions) = ViewBridge::new(config, Arc::new(NoServer));
+        let mut next = async || {
+            tokio::time::timeout(Duration::from_secs(5), to_view.recv())
+                .await
+                .expect("a message to the view")
+                .expect("the channel is open")
+        };
+        bridge.receive(json!({"jsonrpc": "2.0", "id": 1, "method": "ui/initialize",
+            "params": {"protocolVersion": "2026-01-26"}}));
+        let answer = next().await;
+        let context = &answer["result"]["hostContext"];
+        assert_eq!(context["theme"], "light");
+        assert_eq!(context["styles"]["variables"]["--color-background-primary"], "#ffffff");
+        assert_eq!(context["displayMode"], "inline", "the rest of the context is there too");
+        bridge.receive(json!({"jsonrpc": "2.0", "method": "ui/notifications/initialized", "params": {}}));
+
+        // What `Views::set_theme_preference` / `theme_changed` give every live bridge.
+        bridge.host_context_changed(theme_context(Theme::Dark));
+        let told = next().await;
+        assert_eq!(told["method"], "ui/notifications/host-context-changed");
+        assert_eq!(told["params"]["theme"], "dark");
+        let variables = told["params"]["styles"]["variables"]
+            .as_object()
+            .expect("the style variables");
+        assert_eq!(variables.len(), 76);
+        assert_eq!(variables["--color-background-primary"], "#1c1d21");
+        assert_eq!(variables["--color-text-primary"], "#ececf1");
+        assert_eq!(
+            told["params"].as_object().unwrap().len(),
+            2,
+            "only the theme's part: {told}"
         );
+
+        // The same theme again tells the view nothing; back to light tells it again.
+        bridge.host_context_changed(theme_context(Theme::Dark));
+        bridge.host_context_changed(theme_context(Theme::Light));
+        let told = next().await;
+        assert_eq!(told["params"]["theme"], "light");
+        assert_eq!(
+            told["params"]["styles"]["variables"]["--color-background-primary"],
+            "#ffffff"
+        );
+        assert!(to_view.try_recv().is_err(), "nothing more");
     }
 }

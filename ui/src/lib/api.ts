@@ -241,6 +241,50 @@ export interface DownloadOffer {
   size: number;
 }
 
+// --- model and general settings ---
+export type ProviderKind = "openai" | "anthropic";
+
+/** app_settings::ProviderKeys: where a provider's key is (never the key). */
+export interface ProviderKeys {
+  provider: ProviderKind;
+  defaultBaseUrl: string;
+  /** e.g. OPENAI_API_KEY; a key there wins over the keyring. */
+  keyEnvVar: string;
+  keyFromEnv: boolean;
+  /** The OS keyring holds a key for this provider. */
+  keyStored: boolean;
+}
+
+/** app_settings::ModelSettings: what this run uses (flags, else settings, else defaults). */
+export interface ModelSettings {
+  provider: ProviderKind;
+  baseUrl: string;
+  /** Null: the provider's only model. */
+  model: string | null;
+  /** What the command line / PORTHOLE_* environment fixes for this run (it wins over the settings). */
+  flagsOverride: { provider: string | null; baseUrl: string | null; model: string | null };
+  providers: ProviderKeys[];
+  /** Why keys cannot be kept in an OS keyring, in words (null when they can). */
+  keyringProblem: string | null;
+}
+
+/** app_settings::ModelTest: the one-prompt test request's outcome. */
+export interface ModelTest {
+  ok: boolean;
+  model: string;
+  reply: string | null;
+  error: string | null;
+  ms: number;
+}
+
+export type ThemePreference = "system" | "light" | "dark";
+
+/** app_settings::GeneralSettings */
+export interface GeneralSettings {
+  viewRetentionDays: number;
+  theme: ThemePreference;
+}
+
 export const api = {
   appInfo: () => invoke<AppInfo>("app_info"),
   listServers: () => invoke<ServerStatus[]>("list_servers"),
@@ -306,4 +350,27 @@ export const api = {
   /** Replaces the conversation's last user message with `text`, drops everything after it and
    * starts a turn with it; its events follow as chat-event. Refused while a reply is being written. */
   editAndResend: (conversationId: string, text: string) => invoke<void>("edit_and_resend", { conversationId, text }),
+  // --- model and general settings ---
+  modelSettings: () => invoke<ModelSettings>("model_settings"),
+  /** Stores the provider, base URL and model (null: the provider's only model); refused with the reason when invalid. */
+  saveModelSettings: (provider: ProviderKind, baseUrl: string, model: string | null) =>
+    invoke<void>("save_model_settings", { provider, baseUrl, model }),
+  /** The provider's models, with `apiKey` if given, else the environment's or the keyring's key. */
+  listProviderModels: (provider: ProviderKind, baseUrl: string, apiKey: string | null) =>
+    invoke<string[]>("list_provider_models", { provider, baseUrl, apiKey }),
+  /** Sends a one-line prompt through the provider's streaming API. */
+  testModel: (provider: ProviderKind, baseUrl: string, model: string | null, apiKey: string | null) =>
+    invoke<ModelTest>("test_model", { provider, baseUrl, model, apiKey }),
+  /** Puts the key in the OS keyring (refused when there is none). */
+  saveApiKey: (provider: ProviderKind, key: string) => invoke<void>("save_api_key", { provider, key }),
+  deleteApiKey: (provider: ProviderKind) => invoke<void>("delete_api_key", { provider }),
+  generalSettings: () => invoke<GeneralSettings>("general_settings"),
+  /** Stores what is given; a new theme reaches every live view at once. Resolves to what is stored. */
+  saveGeneralSettings: (settings: { viewRetentionDays?: number; theme?: ThemePreference }) =>
+    invoke<GeneralSettings>("save_general_settings", {
+      viewRetentionDays: settings.viewRetentionDays ?? null,
+      theme: settings.theme ?? null,
+    }),
+  /** The page saw the system's light/dark appearance (at start and on change). */
+  systemThemeChanged: (dark: boolean) => invoke<void>("system_theme_changed", { dark }),
 };

@@ -23,6 +23,11 @@ pub trait SecretStore: Send + Sync {
     fn get(&self, key: &str) -> Result<Option<String>, SecretError>;
     fn set(&self, key: &str, value: &str) -> Result<(), SecretError>;
     fn delete(&self, key: &str) -> Result<(), SecretError>;
+    /// Why what is set here lasts only for this process (there is no OS keyring), or `None`
+    /// when the OS keeps it.
+    fn session_only(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The OS keyring. Every secret is an entry of `service` (normally "Porthole") whose user is
@@ -121,13 +126,17 @@ impl SecretStore for MemorySecrets {
         self.0.lock().unwrap().remove(key);
         Ok(())
     }
+    fn session_only(&self) -> Option<String> {
+        Some("secrets are kept in memory for this session only".into())
+    }
 }
 
 /// The OS keyring, opened on first use (so start-up never waits on D-Bus); if there is none,
 /// memory for this session, with a warning in the log.
 pub struct LazyKeyring {
     service: String,
-    opened: std::sync::OnceLock<Arc<dyn SecretStore>>,
+    /// The store, and why it is memory when there is no OS keyring.
+    opened: std::sync::OnceLock<(Arc<dyn SecretStore>, Option<String>)>,
 }
 
 impl LazyKeyring {
@@ -139,7 +148,13 @@ impl LazyKeyring {
     }
 
     fn store(&self) -> &Arc<dyn SecretStore> {
-        self.opened.get_or_init(|| open_or_memory(&self.service).0)
+        &self
+            .opened
+            .get_or_init(|| {
+                let (store, problem) = open_or_memory(&self.service);
+                (store, problem.map(|e| e.to_string()))
+            })
+            .0
     }
 }
 
@@ -152,6 +167,10 @@ impl SecretStore for LazyKeyring {
     }
     fn delete(&self, key: &str) -> Result<(), SecretError> {
         self.store().delete(key)
+    }
+    fn session_only(&self) -> Option<String> {
+        self.store();
+        self.opened.get().and_then(|(_, problem)| problem.clone())
     }
 }
 
@@ -184,6 +203,14 @@ mod tests {
     #[test]
     fn memory_store_round_trip() {
         round_trip(&MemorySecrets::default(), "k");
+    }
+
+    #[test]
+    fn memory_says_it_lasts_for_the_session_only() {
+        let reason = MemorySecrets::default()
+            .session_only()
+            .expect("memory is not the OS keyring");
+        assert!(reason.contains("this session only"), "{reason}");
     }
 
     /// Needs a real Secret Service (`.ci/test` runs it under `dbus-run-session` with an unlocked

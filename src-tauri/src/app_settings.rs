@@ -1,0 +1,729 @@
+//! The settings dialog's commands: the model provider (base URL, model, the API key in the OS
+//! keyring, a test request) and the general settings (how long views are kept, the theme).
+//! Everything is checked here too, whatever the form already checked.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use porthole_agent::keys::{find_key, keyring_entry};
+use porthole_agent::providers::{self, ProviderConfig, ProviderKind, default_base_url, key_env_var};
+use porthole_agent::{Message, ModelRequest, Part, Provider, RetryPolicy};
+use porthole_secrets::SecretStore;
+use porthole_store::Store;
+use serde::Serialize;
+use serde_json::{Value, json};
+use tauri::{State, Url};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::desktop::AppState;
+use crate::model_choice::{MODEL_SETTING, chosen};
+use crate::theme::{THEME_SETTING, ThemePreference};
+use crate::views::{DEFAULT_RETENTION_DAYS, Views};
+
+/// The setting that holds how many days a view is kept.
+pub const RETENTION_SETTING: &str = "viewRetentionDays";
+/// The longest view retention the settings accept, in days.
+pub const MAX_RETENTION_DAYS: i64 = 365;
+/// How long listing a provider's models may take.
+const LIST_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the test request may take.
+const TEST_TIMEOUT: Duration = Duration::from_secs(60);
+/// What the test request asks the model.
+pub const TEST_PROMPT: &str = "Say OK.";
+/// How much of the test reply is shown.
+const REPLY_SNIPPET_CHARS: usize = 200;
+
+/// A provider's key, as far as the settings can tell without showing it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderKeys {
+    provider: &'static str,
+    default_base_url: &'static str,
+    key_env_var: &'static str,
+    /// The environment variable holds a key; it wins over the keyring.
+    key_from_env: bool,
+    /// The OS keyring holds a key for this provider.
+    key_stored: bool,
+}
+
+/// What the command line or the environment (`--provider`/`PORTHOLE_PROVIDER`, …) fixes for
+/// this run; each wins over the settings.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FlagsOverride {
+    provider: Option<String>,
+    base_url: Option<String>,
+    model: Option<String>,
+}
+
+/// The model section of the settings.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelSettings {
+    /// The provider, base URL and model this run uses (flags, else the settings, else defaults).
+    provider: &'static str,
+    base_url: String,
+    /// `None`: the provider's only model.
+    model: Option<String>,
+    flags_override: FlagsOverride,
+    providers: Vec<ProviderKeys>,
+    /// Why keys cannot be kept in an OS keyring (there is none, or it refused), in words.
+    keyring_problem: Option<String>,
+}
+
+/// The outcome of the test request.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelTest {
+    ok: bool,
+    model: String,
+    /// The start of the model's reply (empty when it answered without text).
+    reply: Option<String>,
+    /// Why the request failed, in words.
+    error: Option<String>,
+    /// How long the request took, in milliseconds.
+    ms: u64,
+}
+
+/// The general section of the settings.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GeneralSettings {
+    view_retention_days: i64,
+    theme: ThemePreference,
+}
+
+fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// Keyring calls may block (a locked keyring asks the user): they run off the async runtime.
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+    tauri::async_runtime::spawn_blocking(work)
+        .await
+        .map_err(|e| format!("the keyring request stopped: {e}"))
+}
+
+pub fn parse_provider(provider: &str) -> Result<ProviderKind, String> {
+    provider.parse::<ProviderKind>().map_err(|e| e.to_string())
+}
+
+/// A base URL the providers can use: `http(s)://host…`, with no user name or password in it
+/// (the settings are not the place for secrets). Returns it trimmed.
+pub fn check_base_url(base_url: &str) -> Result<String, String> {
+    let base_url = base_url.trim();
+    if base_url.is_empty() {
+        return Err("the base URL is empty".into());
+    }
+    let url = Url::parse(base_url).map_err(|e| format!("the base URL {base_url:?} is not a URL ({e})"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!(
+            "the base URL must start with http:// or https://, not {}://",
+            url.scheme()
+        ));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(format!("the base URL {base_url:?} has no host"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("the base URL must not carry a user name or password; save the API key instead".into());
+    }
+    Ok(base_url.to_string())
+}
+
+/// A model name, when one is given: not blank.
+pub fn check_model(model: Option<&str>) -> Result<Option<String>, String> {
+    match model {
+        None => Ok(None),
+        Some(m) if m.trim().is_empty() => Err("the model name is empty".into()),
+        Some(m) => Ok(Some(m.trim().to_string())),
+    }
+}
+
+/// A view retention: a whole number of days from 1 to [`MAX_RETENTION_DAYS`].
+pub fn check_retention(days: &Value) -> Result<i64, String> {
+    let range = format!("from 1 to {MAX_RETENTION_DAYS}");
+    let whole = match days {
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(d), _) => d,
+            (None, Some(f)) if f.fract() == 0.0 && f.abs() < 1e15 => f as i64,
+            (None, Some(f)) => return Err(format!("view retention is a whole number of days ({range}), not {f}")),
+            _ => return Err(format!("view retention must be a number of days {range}")),
+        },
+        _ => return Err(format!("view retention must be a number of days {range}")),
+    };
+    if (1..=MAX_RETENTION_DAYS).contains(&whole) {
+        Ok(whole)
+    } else {
+        Err(format!("view retention must be {range} days, not {whole}"))
+    }
+}
+
+/// What the environment and the keyring hold for each provider, and why the keyring cannot
+/// keep keys (if it cannot).
+pub fn key_status(
+    keyring: &dyn SecretStore,
+    env: impl Fn(&str) -> Option<String>,
+) -> (Vec<ProviderKeys>, Option<String>) {
+    let mut problem = keyring.session_only();
+    let mut all = Vec::new();
+    for kind in ProviderKind::ALL {
+        let key_stored = problem.is_none()
+            && match keyring.get(&keyring_entry(kind)) {
+                Ok(stored) => stored.is_some_and(|k| !k.is_empty()),
+                Err(e) => {
+                    problem = Some(e.to_string());
+                    false
+                }
+            };
+        all.push(ProviderKeys {
+            provider: kind.as_str(),
+            default_base_url: default_base_url(kind),
+            key_env_var: key_env_var(kind),
+            key_from_env: env(key_env_var(kind)).is_some_and(|k| !k.trim().is_empty()),
+            key_stored,
+        });
+    }
+    (all, problem)
+}
+
+/// Puts `key` in the OS keyring as `kind`'s key; refuses when there is no OS keyring (the key
+/// would last this session only), pointing at the environment variable.
+pub fn store_key(keyring: &dyn SecretStore, kind: ProviderKind, key: &str) -> Result<(), String> {
+    let key = key.trim();
+    if key.is_empty() {
+        return Err("the API key is empty".into());
+    }
+    if key.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err("an API key has no spaces or line breaks in it; paste just the key".into());
+    }
+    if let Some(problem) = keyring.session_only() {
+        return Err(format!(
+            "the key was not saved: {problem}. Set {} in the environment instead",
+            key_env_var(kind)
+        ));
+    }
+    keyring
+        .set(&keyring_entry(kind), key)
+        .map_err(|e| format!("the key was not saved: {e}"))
+}
+
+/// Removes `kind`'s key from the OS keyring.
+pub fn remove_key(keyring: &dyn SecretStore, kind: ProviderKind) -> Result<(), String> {
+    if let Some(problem) = keyring.session_only() {
+        return Err(format!("there is no stored key to remove: {problem}"));
+    }
+    keyring
+        .delete(&keyring_entry(kind))
+        .map_err(|e| format!("the key was not removed: {e}"))
+}
+
+/// The key for a request from the form: the one typed, else the environment's, else the
+/// keyring's.
+pub fn key_for(
+    kind: ProviderKind,
+    typed: Option<&str>,
+    keyring: &dyn SecretStore,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Option<String>, String> {
+    if let Some(typed) = typed.map(str::trim).filter(|k| !k.is_empty()) {
+        return Ok(Some(typed.to_string()));
+    }
+    find_key(kind, env, Some(keyring))
+        .map(|found| found.map(|(key, _)| key))
+        .map_err(|e| format!("the key could not be read: {e}"))
+}
+
+/// A provider for one request from the settings: no retries (the person is waiting), and a
+/// hosted API without a key is refused before anything is sent.
+pub fn provider_for(kind: ProviderKind, base_url: &str, key: Option<String>) -> Result<Arc<dyn Provider>, String> {
+    let hosted = base_url.trim_end_matches('/') == default_base_url(kind).trim_end_matches('/');
+    if key.is_none() && hosted {
+        return Err(format!(
+            "no API key for {kind}: type one, save one in the OS keyring, or set {}",
+            key_env_var(kind)
+        ));
+    }
+    Ok(providers::build(ProviderConfig {
+        kind,
+        base_url: Some(base_url.to_string()),
+        api_key: key,
+        retry: RetryPolicy {
+            max_attempts: 1,
+            ..RetryPolicy::default()
+        },
+        max_tokens: None,
+    }))
+}
+
+/// The models the provider lists, sorted; an empty list is an error (type the name instead).
+pub async fn list_models(provider: &dyn Provider, base_url: &str) -> Result<Vec<String>, String> {
+    let listed = tokio::time::timeout(LIST_TIMEOUT, provider.list_models())
+        .await
+        .map_err(|_| format!("{base_url} did not list its models within {} s", LIST_TIMEOUT.as_secs()))?
+        .map_err(|e| format!("cannot list the models at {base_url}: {e}"))?;
+    let mut models = listed;
+    models.sort();
+    models.dedup();
+    if models.is_empty() {
+        return Err(format!("{base_url} lists no models; type the model's name instead"));
+    }
+    Ok(models)
+}
+
+/// Sends [`TEST_PROMPT`] to `model` through the provider's streaming API and says what came
+/// back, or why nothing did.
+pub async fn run_test(provider: &dyn Provider, model: &str) -> ModelTest {
+    let request = ModelRequest {
+        model: model.to_string(),
+        messages: vec![Message::user(TEST_PROMPT)],
+        ..ModelRequest::default()
+    };
+    let (events, _) = mpsc::unbounded_channel();
+    let cancel = CancellationToken::new();
+    let started = Instant::now();
+    let outcome = tokio::time::timeout(TEST_TIMEOUT, provider.stream(&request, events, cancel.clone())).await;
+    let ms = started.elapsed().as_millis() as u64;
+    let (reply, error) = match outcome {
+        Ok(Ok(reply)) => {
+            let text: String = reply
+                .parts
+                .iter()
+                .filter_map(|p| match p {
+                    Part::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            (Some(snippet(text.trim())), None)
+        }
+        Ok(Err(e)) => (None, Some(e.to_string())),
+        Err(_) => {
+            cancel.cancel();
+            (None, Some(format!("no answer within {} s", TEST_TIMEOUT.as_secs())))
+        }
+    };
+    ModelTest {
+        ok: error.is_none(),
+        model: model.to_string(),
+        reply,
+        error,
+        ms,
+    }
+}
+
+fn snippet(text: &str) -> String {
+    match text.char_indices().nth(REPLY_SNIPPET_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+/// The general settings as stored; anything missing or out of range reads as the default.
+pub fn read_general(store: Option<&Store>) -> GeneralSettings {
+    let setting = |key: &str| store.and_then(|s| s.setting(key).ok().flatten());
+    GeneralSettings {
+        view_retention_days: setting(RETENTION_SETTING)
+            .and_then(|v| v.as_i64())
+            .filter(|d| (1..=MAX_RETENTION_DAYS).contains(d))
+            .unwrap_or(DEFAULT_RETENTION_DAYS),
+        theme: ThemePreference::from_setting(setting(THEME_SETTING).as_ref()),
+    }
+}
+
+// ---- Commands ---------------------------------------------------------------------------------
+
+/// The model section: what this run uses, what the flags fix, and where each provider's key is.
+#[tauri::command]
+pub async fn model_settings(state: State<'_, AppState>) -> Result<ModelSettings, String> {
+    let chat = &state.chat;
+    let saved = chat
+        .store
+        .as_ref()
+        .ok()
+        .and_then(|s| s.setting(MODEL_SETTING).ok().flatten())
+        .unwrap_or(json!({}));
+    let (kind, base_url, model) = chosen(&chat.model_args, &saved);
+    let args = &chat.model_args;
+    let keyring = chat.keyring.clone();
+    let (providers, keyring_problem) = blocking(move || key_status(keyring.as_ref(), env_var)).await?;
+    Ok(ModelSettings {
+        provider: kind.as_str(),
+        base_url,
+        model,
+        flags_override: FlagsOverride {
+            provider: args.provider.map(|k| k.to_string()),
+            base_url: args.base_url.clone(),
+            model: args.model.clone(),
+        },
+        providers,
+        keyring_problem,
+    })
+}
+
+/// Stores the provider, base URL and model (`None`: the provider's only model).
+#[tauri::command]
+pub fn save_model_settings(
+    state: State<'_, AppState>,
+    provider: String,
+    base_url: String,
+    model: Option<String>,
+) -> Result<(), String> {
+    let kind = parse_provider(&provider)?;
+    let base_url = check_base_url(&base_url)?;
+    let model = check_model(model.as_deref())?;
+    state
+        .chat
+        .store()?
+        .set_setting(
+            MODEL_SETTING,
+            &json!({ "provider": kind.as_str(), "baseUrl": base_url, "model": model }),
+        )
+        .map_err(|e| format!("the settings could not be saved: {e}"))
+}
+
+/// The models the provider lists, with the key typed in the form, else the environment's or
+/// the keyring's.
+#[tauri::command]
+pub async fn list_provider_models(
+    state: State<'_, AppState>,
+    provider: String,
+    base_url: String,
+    api_key: Option<String>,
+) -> Result<Vec<String>, String> {
+    let kind = parse_provider(&provider)?;
+    let base_url = check_base_url(&base_url)?;
+    let keyring = state.chat.keyring.clone();
+    let key = blocking(move || key_for(kind, api_key.as_deref(), keyring.as_ref(), env_var)).await??;
+    let provider = provider_for(kind, &base_url, key)?;
+    list_models(provider.as_ref(), &base_url).await
+}
+
+/// Sends a one-line prompt to the model and reports the reply (or the error) and the time taken.
+#[tauri::command]
+pub async fn test_model(
+    state: State<'_, AppState>,
+    provider: String,
+    base_url: String,
+    model: Option<String>,
+    api_key: Option<String>,
+) -> Result<ModelTest, String> {
+    let kind = parse_provider(&provider)?;
+    let base_url = check_base_url(&base_url)?;
+    let model = check_model(model.as_deref())?.ok_or("pick or type a model to test")?;
+    let keyring = state.chat.keyring.clone();
+    let key = blocking(move || key_for(kind, api_key.as_deref(), keyring.as_ref(), env_var)).await??;
+    let provider = provider_for(kind, &base_url, key)?;
+    Ok(run_test(provider.as_ref(), &model).await)
+}
+
+/// Puts a provider's API key in the OS keyring (never in a file).
+#[tauri::command]
+pub async fn save_api_key(state: State<'_, AppState>, provider: String, key: String) -> Result<(), String> {
+    let kind = parse_provider(&provider)?;
+    let keyring = state.chat.keyring.clone();
+    blocking(move || store_key(keyring.as_ref(), kind, &key)).await?
+}
+
+/// Removes a provider's API key from the OS keyring.
+#[tauri::command]
+pub async fn delete_api_key(state: State<'_, AppState>, provider: String) -> Result<(), String> {
+    let kind = parse_provider(&provider)?;
+    let keyring = state.chat.keyring.clone();
+    blocking(move || remove_key(keyring.as_ref(), kind)).await?
+}
+
+#[tauri::command]
+pub fn general_settings(state: State<'_, AppState>) -> GeneralSettings {
+    read_general(state.chat.store.as_ref().ok())
+}
+
+/// Stores what is given of the view retention (days) and the theme, both checked first; a new
+/// theme reaches every live view at once.
+#[tauri::command]
+pub async fn save_general_settings(
+    state: State<'_, AppState>,
+    views: State<'_, Views>,
+    view_retention_days: Option<Value>,
+    theme: Option<String>,
+) -> Result<GeneralSettings, String> {
+    let days = view_retention_days.as_ref().map(check_retention).transpose()?;
+    let theme = theme.as_deref().map(str::parse::<ThemePreference>).transpose()?;
+    let store = state.chat.store()?;
+    let saved = |e| format!("the settings could not be saved: {e}");
+    if let Some(days) = days {
+        store.set_setting(RETENTION_SETTING, &json!(days)).map_err(saved)?;
+    }
+    if let Some(theme) = theme {
+        store.set_setting(THEME_SETTING, &json!(theme)).map_err(saved)?;
+        views.set_theme_preference(theme);
+    }
+    Ok(read_general(Some(store)))
+}
+
+/// The window's page saw the system's light/dark appearance change (or start): views follow
+/// it while the theme setting is "system".
+#[tauri::command]
+pub fn system_theme_changed(views: State<'_, Views>, dark: bool) {
+    views.theme_changed(dark);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use porthole_fake_llm::{FakeLlm, Reply, Script};
+    use porthole_secrets::{MemorySecrets, SecretError};
+
+    /// A keyring that keeps what it is given beyond the session, as the OS keyring does (the
+    /// real one needs a Secret Service; `porthole-secrets` tests it).
+    #[derive(Default)]
+    struct DurableSecrets(MemorySecrets);
+
+    impl SecretStore for DurableSecrets {
+        fn get(&self, key: &str) -> Result<Option<String>, SecretError> {
+            self.0.get(key)
+        }
+        fn set(&self, key: &str, value: &str) -> Result<(), SecretError> {
+            self.0.set(key, value)
+        }
+        fn delete(&self, key: &str) -> Result<(), SecretError> {
+            self.0.delete(key)
+        }
+    }
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    #[test]
+    fn base_urls_are_http_urls_without_credentials() {
+        assert_eq!(
+            check_base_url("  http://localhost:11434/v1 ").unwrap(),
+            "http://localhost:11434/v1"
+        );
+        assert!(check_base_url("https://api.openai.com/v1").is_ok());
+        for (bad, why) in [
+            ("", "empty"),
+            ("localhost:11434", "http:// or https://"),
+            ("ftp://example.com/v1", "http:// or https://"),
+            ("not a url", "not a URL"),
+            ("https://user:secret@example.com/v1", "user name or password"),
+        ] {
+            let refused = check_base_url(bad).unwrap_err();
+            assert!(refused.contains(why), "{bad:?}: {refused}");
+        }
+    }
+
+    #[test]
+    fn providers_and_models_are_checked() {
+        assert_eq!(parse_provider("anthropic"), Ok(ProviderKind::Anthropic));
+        assert!(parse_provider("gemini").unwrap_err().contains("openai"));
+        assert_eq!(check_model(None), Ok(None));
+        assert_eq!(check_model(Some(" gpt-test ")), Ok(Some("gpt-test".into())));
+        assert!(check_model(Some("  ")).unwrap_err().contains("empty"));
+    }
+
+    #[test]
+    fn retention_is_a_whole_number_of_days_up_to_a_year() {
+        assert_eq!(check_retention(&json!(1)), Ok(1));
+        assert_eq!(check_retention(&json!(365)), Ok(365));
+        assert_eq!(check_retention(&json!(30.0)), Ok(30));
+        for (bad, why) in [
+            (json!(0), "not 0"),
+            (json!(366), "not 366"),
+            (json!(-5), "not -5"),
+            (json!(2.5), "whole number"),
+            (json!("7"), "a number of days"),
+            (json!(null), "a number of days"),
+        ] {
+            let refused = check_retention(&bad).unwrap_err();
+            assert!(refused.contains(why), "{bad}: {refused}");
+            assert!(refused.contains("from 1 to 365"), "{bad}: {refused}");
+        }
+    }
+
+    #[test]
+    fn general_settings_read_back_what_was_stored_and_defaults_otherwise() {
+        let store = Store::open_in_memory().unwrap();
+        assert_eq!(
+            read_general(Some(&store)),
+            GeneralSettings {
+                view_retention_days: DEFAULT_RETENTION_DAYS,
+                theme: ThemePreference::System
+            }
+        );
+        store.set_setting(RETENTION_SETTING, &json!(30)).unwrap();
+        store.set_setting(THEME_SETTING, &json!("dark")).unwrap();
+        let read = read_general(Some(&store));
+        assert_eq!(read.view_retention_days, 30);
+        assert_eq!(read.theme, ThemePreference::Dark);
+        assert_eq!(
+            serde_json::to_value(&read).unwrap(),
+            json!({"viewRetentionDays": 30, "theme": "dark"})
+        );
+        // A value written by hand that the form would refuse reads as the default.
+        store.set_setting(RETENTION_SETTING, &json!(9000)).unwrap();
+        assert_eq!(read_general(Some(&store)).view_retention_days, DEFAULT_RETENTION_DAYS);
+        assert_eq!(read_general(None).theme, ThemePreference::System);
+    }
+
+    #[test]
+    fn a_saved_key_is_found_and_removed_and_reported() {
+        let keyring = DurableSecrets::default();
+        store_key(&keyring, ProviderKind::Anthropic, "  sk-ant-test\n").unwrap();
+        assert_eq!(
+            keyring.get("api-key:anthropic").unwrap().as_deref(),
+            Some("sk-ant-test"),
+            "trimmed, under the entry `porthole run` reads"
+        );
+        let found = find_key(ProviderKind::Anthropic, no_env, Some(&keyring)).unwrap();
+        assert_eq!(found.map(|(k, _)| k).as_deref(), Some("sk-ant-test"));
+
+        let env = |var: &str| (var == "OPENAI_API_KEY").then(|| "sk-env".to_string());
+        let (status, problem) = key_status(&keyring, env);
+        assert_eq!(problem, None);
+        let openai = status.iter().find(|p| p.provider == "openai").unwrap();
+        let anthropic = status.iter().find(|p| p.provider == "anthropic").unwrap();
+        assert!(openai.key_from_env && !openai.key_stored);
+        assert!(!anthropic.key_from_env && anthropic.key_stored);
+        assert_eq!(anthropic.key_env_var, "ANTHROPIC_API_KEY");
+        assert_eq!(anthropic.default_base_url, "https://api.anthropic.com/v1");
+
+        remove_key(&keyring, ProviderKind::Anthropic).unwrap();
+        assert_eq!(keyring.get("api-key:anthropic").unwrap(), None);
+        assert!(!key_status(&keyring, no_env).0.iter().any(|p| p.key_stored));
+
+        for bad in ["", "   ", "sk-one two"] {
+            assert!(store_key(&keyring, ProviderKind::OpenAi, bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(keyring.get("api-key:openai").unwrap(), None);
+    }
+
+    #[test]
+    fn without_an_os_keyring_a_key_is_refused_with_the_environment_variable_to_use() {
+        let memory = MemorySecrets::default();
+        let refused = store_key(&memory, ProviderKind::OpenAi, "sk-test").unwrap_err();
+        assert!(refused.contains("not saved"), "{refused}");
+        assert!(refused.contains("OPENAI_API_KEY"), "{refused}");
+        assert_eq!(memory.get("api-key:openai").unwrap(), None, "not even in memory");
+        let (status, problem) = key_status(&memory, no_env);
+        assert!(problem.unwrap().contains("session only"));
+        assert!(status.iter().all(|p| !p.key_stored));
+        assert!(remove_key(&memory, ProviderKind::OpenAi).is_err());
+    }
+
+    #[test]
+    fn the_typed_key_wins_then_the_environment_then_the_keyring() {
+        let keyring = DurableSecrets::default();
+        store_key(&keyring, ProviderKind::OpenAi, "sk-keyring").unwrap();
+        let env = |var: &str| (var == "OPENAI_API_KEY").then(|| "sk-env".to_string());
+        let key = |typed: Option<&str>, env: &dyn Fn(&str) -> Option<String>| {
+            key_for(ProviderKind::OpenAi, typed, &keyring, env).unwrap()
+        };
+        assert_eq!(key(Some(" sk-typed "), &env).as_deref(), Some("sk-typed"));
+        assert_eq!(key(Some(""), &env).as_deref(), Some("sk-env"));
+        assert_eq!(key(None, &no_env).as_deref(), Some("sk-keyring"));
+        assert_eq!(key_for(ProviderKind::Anthropic, None, &keyring, no_env).unwrap(), None);
+    }
+
+    #[test]
+    fn a_hosted_api_without_a_key_is_refused_before_sending() {
+        let refused = provider_for(ProviderKind::Anthropic, "https://api.anthropic.com/v1/", None)
+            .err()
+            .unwrap();
+        assert!(refused.contains("ANTHROPIC_API_KEY"), "{refused}");
+        assert!(provider_for(ProviderKind::OpenAi, "http://localhost:11434/v1", None).is_ok());
+    }
+
+    #[tokio::test]
+    async fn models_are_listed_sorted_with_the_key() {
+        let llm = FakeLlm::start(Script {
+            api_key: Some("sk-test".into()),
+            models: vec!["zeta".into(), "alpha".into()],
+            ..Script::default()
+        })
+        .await
+        .unwrap();
+        let provider = provider_for(ProviderKind::OpenAi, &llm.base_url(), Some("sk-test".into())).unwrap();
+        assert_eq!(
+            list_models(provider.as_ref(), &llm.base_url()).await.unwrap(),
+            ["alpha", "zeta"]
+        );
+        let wrong = provider_for(ProviderKind::OpenAi, &llm.base_url(), Some("sk-wrong".into())).unwrap();
+        let refused = list_models(wrong.as_ref(), &llm.base_url()).await.unwrap_err();
+        assert!(refused.contains("cannot list the models"), "{refused}");
+        assert!(refused.contains("401"), "{refused}");
+    }
+
+    #[tokio::test]
+    async fn the_test_sends_one_prompt_through_the_streaming_api() {
+        for kind in ProviderKind::ALL {
+            let llm = FakeLlm::start(Script {
+                api_key: Some("sk-test".into()),
+                models: vec!["m1".into()],
+                ..Script::new(vec![Reply::text("OK")])
+            })
+            .await
+            .unwrap();
+            let provider = provider_for(kind, &llm.base_url(), Some("sk-test".into())).unwrap();
+            let test = run_test(provider.as_ref(), "m1").await;
+            assert!(test.ok, "{kind}: {test:?}");
+            assert_eq!(test.reply.as_deref(), Some("OK"));
+            assert_eq!(test.error, None);
+            let requests: Vec<_> = llm.requests().into_iter().filter(|r| r.method == "POST").collect();
+            assert_eq!(requests.len(), 1, "{kind}: one request, no retries");
+            let body = &requests[0].body;
+            assert_eq!(body["model"], "m1");
+            assert_eq!(body["stream"], true);
+            assert!(body.to_string().contains(TEST_PROMPT), "{body}");
+
+            // A model the provider does not know: the error, in words.
+            let test = run_test(provider.as_ref(), "nope").await;
+            assert!(!test.ok);
+            assert_eq!(test.reply, None);
+            assert!(test.error.as_deref().unwrap().contains("nope"), "{test:?}");
+        }
+    }
+
+    #[test]
+    fn the_form_starts_from_what_the_run_uses() {
+        use crate::model_choice::ModelArgs;
+        let saved = json!({"provider": "anthropic", "baseUrl": "http://proxy:8080/v1", "model": "claude-test"});
+        let none = ModelArgs::default();
+        assert_eq!(
+            chosen(&none, &saved),
+            (
+                ProviderKind::Anthropic,
+                "http://proxy:8080/v1".into(),
+                Some("claude-test".into())
+            )
+        );
+        // A provider fixed by the flags: the saved base URL and model belong to another one.
+        let openai = ModelArgs {
+            provider: Some(ProviderKind::OpenAi),
+            ..ModelArgs::default()
+        };
+        assert_eq!(
+            chosen(&openai, &saved),
+            (ProviderKind::OpenAi, "https://api.openai.com/v1".into(), None)
+        );
+        let model = ModelArgs {
+            model: Some("flagged".into()),
+            ..ModelArgs::default()
+        };
+        assert_eq!(chosen(&model, &saved).2.as_deref(), Some("flagged"));
+        assert_eq!(
+            chosen(&none, &json!({})),
+            (ProviderKind::OpenAi, "https://api.openai.com/v1".into(), None)
+        );
+    }
+
+    #[test]
+    fn long_replies_are_cut_to_a_snippet() {
+        assert_eq!(snippet("OK"), "OK");
+        let long = "é".repeat(REPLY_SNIPPET_CHARS + 5);
+        let cut = snippet(&long);
+        assert_eq!(cut.chars().count(), REPLY_SNIPPET_CHARS + 1);
+        assert!(cut.ends_with('…'));
+    }
+}
