@@ -29,6 +29,7 @@ const COMMANDS: &[&str] = &[
     "teardown_view",
     "pop_out_view",
     "pop_out_ready",
+    "run_tool",
     "model_settings",
     "save_model_settings",
     "list_provider_models",

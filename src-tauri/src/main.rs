@@ -12,6 +12,7 @@ mod headless;
 mod model_choice;
 mod pop_out;
 mod theme;
+mod tool_runs;
 mod views;
 
 use std::process::ExitCode;

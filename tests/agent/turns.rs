@@ -10,15 +10,16 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
+use porthole_agent::agent::VIEW_SHOWN_NOTE;
 use porthole_agent::providers::{ProviderConfig, ProviderKind, build};
 use porthole_agent::record::{Recorder, StoredApprovals, load_history};
 use porthole_agent::{
-    Agent, AllowAll, ApprovalRequest, Approver, CallStatus, Decision, DenyAll, EventSink, Message, RetryPolicy,
-    StopReason, TurnEvent, TurnResult,
+    Agent, AllowAll, ApprovalRequest, Approver, CallEnd, CallStatus, Decision, DenyAll, EventSink, Message,
+    RetryPolicy, StopReason, ToolRunner, TurnEvent, TurnResult, ViewReports, ViewState,
 };
 use porthole_fake_llm::{FakeLlm, FakeToolCall, RecordedRequest, Reply, Script};
 use porthole_mcp::{ConnectOptions, ServerConfig, Servers, Transport};
-use porthole_store::{MessageStatus, Store};
+use porthole_store::{MessageStatus, Store, ToolCallStatus};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -642,4 +643,235 @@ async fn view_context_reaches_the_next_request_and_leaves_when_the_view_closes()
     assert!(first.contains("<view-context view=\"view-1\" server=\"test\" tool=\"forecast\">"));
     assert!(first.contains("The user selected Wednesday."));
     assert!(system(&requests[1]).is_none_or(|s| !s.contains("Wednesday")));
+}
+
+/// The view host of a window where every view renders.
+struct EveryViewRenders;
+
+impl ViewReports for EveryViewRenders {
+    fn settle(&self, _: &str) -> BoxFuture<'static, ViewState> {
+        async { ViewState::Rendered }.boxed()
+    }
+}
+
+impl Bench {
+    /// A call the person runs from the tools panel, recorded in the bench's conversation.
+    async fn person_runs(
+        &self,
+        call_id: &str,
+        tool: &str,
+        arguments: Value,
+        cancel: CancellationToken,
+    ) -> (CallEnd, Vec<TurnEvent>) {
+        let runner = ToolRunner {
+            servers: self.servers.clone(),
+            views: Arc::new(EveryViewRenders),
+        };
+        let recorder = Recorder::for_tool_run(self.store.clone(), self.conversation.clone()).unwrap();
+        let events = Mutex::new(Vec::new());
+        let token = cancel.clone();
+        let sink = |event: &TurnEvent| {
+            recorder.emit(event);
+            events.lock().unwrap().push(event.clone());
+            if matches!(event, TurnEvent::ToolCallRunning { .. }) && tool == "hang" {
+                token.cancel();
+            }
+        };
+        let end = runner.run_call(call_id, "test", tool, arguments, &sink, cancel).await;
+        (end, events.into_inner().unwrap())
+    }
+}
+
+/// The tools panel's Run: the call takes the agent loop's path without a model and without an
+/// approval prompt, its view opens as for a model's call, progress arrives, and both facings
+/// are reported and stored — the model-facing one exactly as a model would get it.
+#[tokio::test]
+async fn a_call_the_person_runs_has_a_models_call_events_and_both_facings() {
+    let bench = Bench::start(vec![], true, &[]).await;
+
+    let (end, events) = bench
+        .person_runs("run-1", "forecast", json!({"city": "Bergen"}), CancellationToken::new())
+        .await;
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| match e {
+            TurnEvent::ToolCallStarted { .. } => "started",
+            TurnEvent::ViewAvailable { .. } => "view",
+            TurnEvent::ToolCallRunning { .. } => "running",
+            TurnEvent::ToolCallFinished { .. } => "finished",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        ["started", "view", "running", "finished"],
+        "no approval: the person pressed Run"
+    );
+    let TurnEvent::ToolCallStarted {
+        call_id,
+        name,
+        server,
+        tool,
+        arguments,
+        ui_resource_uri,
+    } = &events[0]
+    else {
+        unreachable!()
+    };
+    assert_eq!(call_id, "run-1");
+    let model_name = bench.servers.statuses()[0]
+        .tools
+        .iter()
+        .find(|t| t.name == "forecast")
+        .unwrap()
+        .model_name
+        .clone();
+    assert_eq!(
+        name, &model_name,
+        "named as a model would name it, so the view host finds it"
+    );
+    assert_eq!((server.as_deref(), tool.as_deref()), (Some("test"), Some("forecast")));
+    assert_eq!(arguments, &json!({"city": "Bergen"}));
+    assert_eq!(ui_resource_uri.as_deref(), Some("ui://test/forecast.html"));
+
+    assert_eq!(end.status, CallStatus::Ok);
+    let payload = &end.view["structuredContent"];
+    assert_eq!(payload["city"], "Bergen");
+    assert_eq!(
+        end.view["_meta"]["generatedBy"], "porthole-test-server",
+        "the view gets the whole result"
+    );
+    assert_eq!(end.model.content.len(), 2);
+    let model_text: Value = serde_json::from_str(end.model.content[0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        &model_text, payload,
+        "the model-facing content is the server's, unchanged"
+    );
+    assert_eq!(
+        end.model.content[1]["text"], VIEW_SHOWN_NOTE,
+        "with the note a rendered view earns, as for a model's call"
+    );
+    assert_eq!(finished(&events)[0].2, serde_json::to_value(&end.model).unwrap());
+
+    // Stored like any call, on an empty tool message of its own.
+    let calls = bench.store.tool_calls(&bench.conversation).unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].call_id, "run-1");
+    assert_eq!(calls[0].status, ToolCallStatus::Ok);
+    assert_eq!(
+        calls[0].model_facing.as_ref().unwrap()["content"][1]["text"],
+        VIEW_SHOWN_NOTE
+    );
+    assert_eq!(calls[0].view_facing.as_ref().unwrap()["structuredContent"], *payload);
+    let messages = bench.store.messages(&bench.conversation).unwrap();
+    assert_eq!(messages.len(), 1);
+    assert_eq!(
+        (messages[0].id, messages[0].role.as_str()),
+        (calls[0].message_id, "tool")
+    );
+    assert_eq!(messages[0].parts, json!([]));
+
+    // Progress reaches the events; the call is cancellable.
+    let (end, events) = bench
+        .person_runs("run-2", "slow", json!({"seconds": 0.4}), CancellationToken::new())
+        .await;
+    assert_eq!(end.status, CallStatus::Ok, "{end:?}");
+    let progress: Vec<(f64, Option<f64>)> = events
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::ToolCallProgress {
+                call_id,
+                progress,
+                total,
+                ..
+            } if call_id == "run-2" => Some((*progress, *total)),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        progress.len() >= 3,
+        "progress notifications become events: {progress:?}"
+    );
+    assert_eq!(progress.last(), Some(&(4.0, Some(4.0))));
+
+    let (end, _) = bench
+        .person_runs("run-3", "hang", json!({}), CancellationToken::new())
+        .await;
+    assert_eq!(end.status, CallStatus::Cancelled);
+    assert!(end.view.is_null());
+
+    let (end, events) = bench
+        .person_runs("run-4", "no_such_tool", json!({}), CancellationToken::new())
+        .await;
+    assert_eq!(end.status, CallStatus::Failed);
+    assert!(!events.iter().any(|e| matches!(e, TurnEvent::ToolCallRunning { .. })));
+    let statuses: Vec<ToolCallStatus> = bench
+        .store
+        .tool_calls(&bench.conversation)
+        .unwrap()
+        .iter()
+        .map(|c| c.status)
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ToolCallStatus::Ok,
+            ToolCallStatus::Ok,
+            ToolCallStatus::Cancelled,
+            ToolCallStatus::Failed
+        ]
+    );
+}
+
+/// A conversation may start with a person's run, and runs may come between turns: the model is
+/// never given them as calls it made, and the history it gets keeps alternating.
+#[tokio::test]
+async fn a_call_the_person_ran_is_not_sent_to_the_model_as_its_own() {
+    for kind in [ProviderKind::OpenAi, ProviderKind::Anthropic] {
+        let bench = Bench::start(vec![Reply::text("one"), Reply::text("two")], true, &[]).await;
+        let agent = bench.agent(kind);
+        let run = |id: &'static str, text: &'static str| {
+            bench.person_runs(id, "echo", json!({ "text": text }), CancellationToken::new())
+        };
+        run("run-1", "first run").await;
+        bench.turn(&agent, "hello").await;
+        run("run-2", "second run").await;
+        run("run-3", "third run").await;
+        let (result, _) = bench.turn(&agent, "again").await;
+        assert_eq!(result.stop_reason, StopReason::EndTurn, "{kind}: {result:?}");
+
+        let requests = bench.model_requests();
+        let roles = |r: &RecordedRequest| -> Vec<String> {
+            r.body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["role"].as_str().unwrap().to_string())
+                .filter(|role| role != "system")
+                .collect()
+        };
+        assert_eq!(roles(&requests[0]), ["user"], "{kind}");
+        assert_eq!(roles(&requests[1]), ["user", "assistant", "user"], "{kind}");
+        for request in &requests {
+            let body = request.body.to_string();
+            assert!(!body.contains("run-"), "{kind}: no call id of a run: {body}");
+            for text in ["first run", "second run", "third run"] {
+                assert!(!body.contains(text), "{kind}: no result of a run: {body}");
+            }
+            assert!(tool_result_texts(request).is_empty(), "{kind}");
+        }
+        // The runs stay in the store, in their place.
+        let roles: Vec<String> = bench
+            .store
+            .messages(&bench.conversation)
+            .unwrap()
+            .into_iter()
+            .map(|m| m.role)
+            .collect();
+        assert_eq!(
+            roles,
+            ["tool", "user", "assistant", "tool", "tool", "user", "assistant"]
+        );
+        assert_eq!(bench.store.tool_calls(&bench.conversation).unwrap().len(), 3);
+    }
 }

@@ -285,6 +285,13 @@ export interface GeneralSettings {
   theme: ThemePreference;
 }
 
+// --- tools panel ---
+/** tool_runs::ToolRun: a tools-panel run that started. */
+export interface ToolRun {
+  conversationId: string;
+  callId: string;
+}
+
 export const api = {
   appInfo: () => invoke<AppInfo>("app_info"),
   listServers: () => invoke<ServerStatus[]>("list_servers"),
@@ -373,4 +380,11 @@ export const api = {
     }),
   /** The page saw the system's light/dark appearance (at start and on change). */
   systemThemeChanged: (dark: boolean) => invoke<void>("system_theme_changed", { dark }),
+  // --- tools panel ---
+  /** Runs one tool with these arguments, no model and no approval prompt (the person pressed
+   * Run), in the conversation (a new one titled "Run <tool>" when null); resolves at once. Its
+   * events follow as chat-event — the same card and view as a model's call — ending with
+   * `done`; stopTurn cancels it. Refused while a reply is being written in that conversation. */
+  runTool: (conversationId: string | null, server: string, tool: string, args: Record<string, unknown>) =>
+    invoke<ToolRun>("run_tool", { conversationId, server, tool, arguments: args }),
 };

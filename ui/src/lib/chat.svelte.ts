@@ -197,16 +197,42 @@ export class ChatSession {
     const trimmed = text.trim();
     if (!trimmed) return false;
     this.transcript.beginTurn(trimmed);
-    void this.#dispatch(trimmed);
+    void this.#dispatch(
+      (known) => this.#api.sendMessage(known, trimmed),
+      (error) => this.transcript.failTurn(`The message could not be sent: ${error}`),
+    );
     return true;
   }
 
-  async #dispatch(text: string) {
+  /** Runs a tool the person chose in the tools panel in the open conversation (a new one when
+   * none is open, which the window then shows), the way a message is sent: `start` asks the
+   * back end (with the open conversation's id, null for a new one) and resolves once the run
+   * started; its card and view arrive as the call's events. Resolves to null once started, or
+   * to why it could not start. */
+  async runTool(start: (conversationId: string | null) => Promise<{ conversationId: string }>): Promise<string | null> {
+    if (this.loading || this.switching) return "The conversation is still being opened; try again in a moment.";
+    if (this.busy || this.#rewinding) return "A reply is being written in this conversation; stop it first.";
+    this.transcript.busy = true;
+    let failure: string | null = null;
+    await this.#dispatch(
+      async (known) => (await start(known)).conversationId,
+      (error) => {
+        this.transcript.busy = false;
+        failure = error;
+      },
+    );
+    return failure;
+  }
+
+  /** Starts something in the open conversation (a new one when none is open): `start` asks the
+   * back end and resolves to the conversation's id; events that arrive first are held until
+   * it is known. `failed` gets the reason when it could not start. */
+  async #dispatch(start: (known: string | null) => Promise<string>, failed: (error: string) => void) {
     const generation = this.#generation;
     const known = this.conversationId;
     if (!known) this.#awaitingId = true;
     try {
-      const id = await this.#api.sendMessage(known, text);
+      const id = await start(known);
       if (generation !== this.#generation) return;
       this.conversationId = id;
       if (!known) {
@@ -226,7 +252,7 @@ export class ChatSession {
       this.#stopWhenKnown = false;
       this.#held = [];
       this.stopping = false;
-      this.transcript.failTurn(`The message could not be sent: ${errorText(e)}`);
+      failed(errorText(e));
     }
   }
 

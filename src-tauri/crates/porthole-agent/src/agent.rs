@@ -356,7 +356,8 @@ impl Agent {
         self.tools().into_iter().find(|(t, _)| t.model_name == model_name)
     }
 
-    /// Approves, runs and reports one tool call; returns the model's tool-result part.
+    /// Approves, runs and reports one tool call the model asked for; returns the model's
+    /// tool-result part.
     async fn run_tool(
         &self,
         call_id: String,
@@ -365,8 +366,124 @@ impl Agent {
         sink: &dyn EventSink,
         cancel: CancellationToken,
     ) -> Part {
+        let call = Call {
+            tool: self.find_tool(&name),
+            id: call_id.clone(),
+            name,
+            arguments,
+        };
+        let approval = Approval::Ask {
+            approver: self.approver.as_ref(),
+            remembered: self.remembered.as_deref(),
+        };
+        let runner = ToolRunner {
+            servers: self.servers.clone(),
+            views: self.views.clone(),
+        };
+        let end = runner.run(call, approval, sink, cancel).await;
+        Part::ToolResult {
+            tool_use_id: call_id,
+            content: end.model.content,
+            is_error: end.model.is_error,
+        }
+    }
+}
+
+/// How one tool call ended: what its `ToolCallFinished` event said.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallEnd {
+    pub status: CallStatus,
+    /// What the model gets (for a call the person started: what a model would have got).
+    pub model: ModelFacing,
+    /// The full, unmodified `CallToolResult` for the view (`null`: no result).
+    pub view: Value,
+    pub error: Option<String>,
+}
+
+/// Runs tool calls on the servers and emits each call's events. The agent loop runs every call
+/// a model asks for through it, and the tools panel a call the person starts
+/// ([`ToolRunner::run_call`]); both take the same path, so a call's events, its
+/// model-facing / view-facing split and its view report are the same whoever started it. Only
+/// the approval differs: a person's own call is not put to them again.
+#[derive(Clone)]
+pub struct ToolRunner {
+    pub servers: Servers,
+    pub views: Arc<dyn ViewReports>,
+}
+
+/// Who decides whether a call may run.
+enum Approval<'a> {
+    /// A model's call: the config's `alwaysAllow` or a remembered "always", else the approver.
+    Ask {
+        approver: &'a dyn Approver,
+        remembered: Option<&'a dyn RememberedApprovals>,
+    },
+    /// The person started the call (the tools panel's Run).
+    Given,
+}
+
+/// One call to run: its id, the name it was asked for by, the tool that name stands for (and
+/// whether MCP Apps is on for its server), and its arguments as given.
+struct Call {
+    id: String,
+    name: String,
+    tool: Option<(CatalogTool, bool)>,
+    arguments: Value,
+}
+
+impl ToolRunner {
+    /// Runs a call the person started from the tools panel: `tool` of the connected `server`.
+    /// Any tool that server lists may be run, app-only ones too (the person is the host's user,
+    /// and app-only means "not offered to the model"). There is no approval prompt — the person
+    /// pressed Run — so the events are a model's call's without `ApprovalRequested` /
+    /// `ApprovalResolved`: `ToolCallStarted` (with the tool's model-facing name), then
+    /// `ViewAvailable` when it has a view, `ToolCallRunning`, `ToolCallProgress`…, and
+    /// `ToolCallFinished` with both facings.
+    pub async fn run_call(
+        &self,
+        call_id: impl Into<String>,
+        server: &str,
+        tool: &str,
+        arguments: Value,
+        sink: &dyn EventSink,
+        cancel: CancellationToken,
+    ) -> CallEnd {
+        let found = self
+            .servers
+            .statuses()
+            .into_iter()
+            .filter(|s| s.name == server && s.state == ServerState::Connected)
+            .find_map(|s| {
+                let apps = s.mcp_apps;
+                s.tools.into_iter().find(|t| t.name == tool).map(|t| (t, apps))
+            });
+        let call = Call {
+            id: call_id.into(),
+            name: found
+                .as_ref()
+                .map(|(t, _)| t.model_name.clone())
+                .unwrap_or_else(|| tool.to_string()),
+            tool: found,
+            arguments,
+        };
+        self.run(call, Approval::Given, sink, cancel).await
+    }
+
+    /// Approves (unless given), runs and reports one call.
+    async fn run(
+        &self,
+        call: Call,
+        approval: Approval<'_>,
+        sink: &dyn EventSink,
+        cancel: CancellationToken,
+    ) -> CallEnd {
         let started = Instant::now();
-        let tool = self.find_tool(&name);
+        let Call {
+            id: call_id,
+            name,
+            tool,
+            arguments,
+        } = call;
         let ui_resource_uri = tool
             .as_ref()
             .and_then(|(t, apps)| if *apps { t.ui_resource_uri.clone() } else { None });
@@ -391,14 +508,15 @@ impl Agent {
                 call_id: call_id.clone(),
                 status,
                 model: model.clone(),
-                view,
+                view: view.clone(),
                 duration_ms: started.elapsed().as_millis() as u64,
-                error,
+                error: error.clone(),
             });
-            Part::ToolResult {
-                tool_use_id: call_id.clone(),
-                content: model.content,
-                is_error: model.is_error,
+            CallEnd {
+                status,
+                model,
+                view,
+                error,
             }
         };
         let host_error = |text: String| ModelFacing {
@@ -422,12 +540,10 @@ impl Agent {
             }
         };
 
-        let pre_approved = self.servers.always_allowed(&tool.server, &tool.name)
-            || self
-                .remembered
-                .as_ref()
-                .is_some_and(|r| r.is_allowed(&tool.server, &tool.name));
-        if !pre_approved {
+        if let Approval::Ask { approver, remembered } = approval
+            && !(self.servers.always_allowed(&tool.server, &tool.name)
+                || remembered.is_some_and(|r| r.is_allowed(&tool.server, &tool.name)))
+        {
             sink.emit(&TurnEvent::ApprovalRequested {
                 call_id: call_id.clone(),
                 server: tool.server.clone(),
@@ -441,7 +557,7 @@ impl Agent {
                 arguments: Value::Object(arguments.clone()),
             };
             let decision = tokio::select! {
-                d = self.approver.decide(request) => d,
+                d = approver.decide(request) => d,
                 _ = cancel.cancelled() => {
                     let text = "The tool call was cancelled before it was approved.".to_string();
                     return finish(CallStatus::Cancelled, host_error(text.clone()), Value::Null, Some(text));
@@ -457,7 +573,7 @@ impl Agent {
                     return finish(CallStatus::Denied, host_error(text.clone()), Value::Null, Some(text));
                 }
                 Decision::AllowAlways => {
-                    if let Some(r) = &self.remembered {
+                    if let Some(r) = remembered {
                         r.remember(&tool.server, &tool.name);
                     }
                 }

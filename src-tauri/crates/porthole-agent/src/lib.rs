@@ -11,8 +11,8 @@ pub mod providers;
 pub mod record;
 
 pub use agent::{
-    Agent, AllowAll, ApprovalRequest, Approver, DenyAll, NoViews, RememberedApprovals, TurnResult, ViewReports,
-    ViewState,
+    Agent, AllowAll, ApprovalRequest, Approver, CallEnd, DenyAll, NoViews, RememberedApprovals, ToolRunner, TurnResult,
+    ViewReports, ViewState,
 };
 pub use context::ModelContext;
 pub use conversation::{Message, Part, Role, ToolSpec, Usage};

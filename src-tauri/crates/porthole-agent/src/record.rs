@@ -39,6 +39,26 @@ impl Recorder {
         }
     }
 
+    /// A recorder for one call the person runs from the tools panel. A call's row belongs to a
+    /// message, and such a call has no assistant message that asked for it: it gets an empty
+    /// `tool` message of its own, at its place in the conversation, and its card, both facings
+    /// and its view are stored and reopened like any call's. The message holds no result parts,
+    /// so the model never gets the call as one it made (see [`load_history`]) and the history
+    /// sent to a provider keeps its user / assistant alternation, even in a conversation that
+    /// starts with such a run.
+    pub fn for_tool_run(store: Store, conversation_id: impl Into<String>) -> porthole_store::Result<Recorder> {
+        let conversation_id = conversation_id.into();
+        let holder = store.append_message(&conversation_id, "tool", &json!([]), MessageStatus::Complete)?;
+        Ok(Recorder {
+            store,
+            conversation_id,
+            state: Mutex::new(State {
+                assistant: Some(holder),
+                ..State::default()
+            }),
+        })
+    }
+
     fn write(&self, event: &TurnEvent) -> porthole_store::Result<()> {
         let mut state = self.state.lock().unwrap();
         match event {
@@ -207,11 +227,16 @@ fn parts_json(message: &Message) -> Value {
 }
 
 /// A stored conversation as history for the next turn: failed messages are left out; a reply
-/// interrupted mid-stream keeps what arrived.
+/// interrupted mid-stream keeps what arrived. The empty `tool` message of a tools-panel run
+/// ([`Recorder::for_tool_run`]) is left out too: the person's call is not the model's.
 pub fn load_history(store: &Store, conversation_id: &str) -> porthole_store::Result<Vec<Message>> {
     let mut history = Vec::new();
     for stored in store.messages(conversation_id)? {
         if stored.status == MessageStatus::Failed {
+            continue;
+        }
+        let holds_a_tool_run = stored.role == "tool" && stored.parts.as_array().is_some_and(Vec::is_empty);
+        if holds_a_tool_run {
             continue;
         }
         let role = match stored.role.as_str() {
