@@ -29,6 +29,7 @@ const COMMANDS: &[&str] = &[
     "teardown_view",
     "pop_out_view",
     "pop_out_ready",
+    "pop_in_view",
     "run_tool",
     "model_settings",
     "save_model_settings",

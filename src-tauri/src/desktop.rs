@@ -729,6 +729,7 @@ pub fn run(setup: Setup, model_args: ModelArgs) -> Result<()> {
             teardown_view,
             crate::pop_out::pop_out_view,
             crate::pop_out::pop_out_ready,
+            crate::pop_out::pop_in_view,
             crate::tool_runs::run_tool,
             crate::app_settings::model_settings,
             crate::app_settings::save_model_settings,

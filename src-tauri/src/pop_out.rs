@@ -97,6 +97,15 @@ pub fn pop_out_ready(
     Ok(tool)
 }
 
+/// The pop-out window's "Back to the card": the window closes, and its view goes back.
+#[tauri::command]
+pub fn pop_in_view(webview: tauri::Webview) -> Result<(), String> {
+    if !webview.label().starts_with(POP_OUT_PREFIX) {
+        return Err("only a pop-out window can send its view back".into());
+    }
+    webview.window().close().map_err(|e| e.to_string())
+}
+
 /// A window closed; if it was a pop-out, its view goes back to its card.
 pub fn window_closed(window: &tauri::Window) {
     let label = window.label().to_string();

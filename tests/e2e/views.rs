@@ -569,8 +569,13 @@ fn a_popped_out_view_gets_its_own_window_and_comes_back_when_it_closes() -> Resu
     })?;
     s.switch_to_parent()?;
 
-    s.close_window()?;
+    // "Back to the card" closes the window the way its close button does.
+    // (WebDriver may report the window gone before it answers the click.)
+    let _ = s.click(&s.find("[data-testid=view-pop-in]")?);
     s.switch_to_window(&main)?;
+    s.wait_for("the pop-out window to close", WAIT, |s| {
+        Ok((s.window_handles()?.len() == 1).then_some(()))
+    })?;
     s.wait_for_element(&ready, WAIT)?;
     let frame = s.wait_for_element(&format!("{card} iframe[data-testid=mcp-app-view]"), WAIT)?;
     s.switch_to_frame(&frame)?;

@@ -347,6 +347,8 @@ export const api = {
   /** A pop-out window's front end is listening: Rust re-creates its view in it; resolves to the
    * tool's name. */
   popOutReady: () => invoke<string>("pop_out_ready"),
+  /** From a pop-out window: close it and send its view back to its card. */
+  popInView: () => invoke<void>("pop_in_view"),
   onViewEvent: (handler: (event: ViewEvent) => void): Promise<UnlistenFn> =>
     listen<ViewEvent>("view-event", (event) => handler(event.payload)),
   // --- retry and edit ---
