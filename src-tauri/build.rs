@@ -40,6 +40,18 @@ const COMMANDS: &[&str] = &[
     "general_settings",
     "save_general_settings",
     "system_theme_changed",
+    "server_settings",
+    "save_server",
+    "remove_server",
+    "set_server_enabled",
+    "set_server_mcp_apps",
+    "set_mcp_apps",
+    "import_candidates",
+    "import_preview",
+    "import_servers",
+    "server_log",
+    "sign_in_server",
+    "sign_out_server",
 ];
 
 fn main() {

@@ -49,7 +49,7 @@ pub(crate) struct Questions {
 pub(crate) struct AppState {
     pub(crate) questions: Questions,
     pub(crate) servers: Servers,
-    pub(crate) info: AppInfo,
+    pub(crate) info: Mutex<AppInfo>,
     pub(crate) chat: Chat,
 }
 
@@ -561,9 +561,17 @@ pub(crate) struct AppInfo {
     mcp_apps: bool,
 }
 
+impl AppInfo {
+    /// The config files changed (in the settings): their problems and the MCP Apps switch now.
+    pub(crate) fn config_changed(&mut self, problems: &[ConfigProblem], mcp_apps: bool) {
+        self.config_problems = problems.iter().map(ConfigProblem::to_string).collect();
+        self.mcp_apps = mcp_apps;
+    }
+}
+
 #[tauri::command]
 fn app_info(state: tauri::State<'_, AppState>) -> AppInfo {
-    state.info.clone()
+    state.info.lock().unwrap().clone()
 }
 
 /// The person's answer to a server's question: `accept` (with `content`), `decline` or `cancel`.
@@ -692,7 +700,7 @@ pub fn run(setup: Setup, model_args: ModelArgs) -> Result<()> {
         .manage(AppState {
             questions: Questions::default(),
             servers: servers.clone(),
-            info,
+            info: Mutex::new(info),
             chat: Chat {
                 store,
                 model_args,
@@ -702,6 +710,9 @@ pub fn run(setup: Setup, model_args: ModelArgs) -> Result<()> {
                 approvals: Arc::new(Mutex::new(HashMap::new())),
             },
         })
+        .manage(crate::server_settings::ServerConfigFiles::new(
+            setup.config_files.clone(),
+        ))
         .invoke_handler(tauri::generate_handler![
             app_info,
             list_servers,
@@ -739,7 +750,19 @@ pub fn run(setup: Setup, model_args: ModelArgs) -> Result<()> {
             crate::app_settings::delete_api_key,
             crate::app_settings::general_settings,
             crate::app_settings::save_general_settings,
-            crate::app_settings::system_theme_changed
+            crate::app_settings::system_theme_changed,
+            crate::server_settings::server_settings,
+            crate::server_settings::save_server,
+            crate::server_settings::remove_server,
+            crate::server_settings::set_server_enabled,
+            crate::server_settings::set_server_mcp_apps,
+            crate::server_settings::set_mcp_apps,
+            crate::server_settings::import_candidates,
+            crate::server_settings::import_preview,
+            crate::server_settings::import_servers,
+            crate::server_settings::server_log,
+            crate::server_settings::sign_in_server,
+            crate::server_settings::sign_out_server
         ])
         .on_window_event(|window, event| {
             if let tauri::WindowEvent::Destroyed = event {

@@ -11,6 +11,7 @@ mod desktop;
 mod headless;
 mod model_choice;
 mod pop_out;
+mod server_settings;
 mod theme;
 mod tool_runs;
 mod views;

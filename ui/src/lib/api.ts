@@ -292,6 +292,90 @@ export interface ToolRun {
   callId: string;
 }
 
+// --- MCP server settings ---
+/** server_settings::ServerEntry (with config_file::EntryFields): one server entry of one config
+ * file, as written. Env and header values are never sent: only their names. */
+export interface ServerEntry {
+  name: string;
+  /** The file it is written in. */
+  source: string;
+  /** In the profile's own config file (others, from --mcp-config, are read-only). */
+  editable: boolean;
+  /** A later file has a server of the same name, which is the one that runs. */
+  shadowedBy: string | null;
+  transport: "stdio" | "http" | "unknown";
+  command: string;
+  args: string[];
+  envKeys: string[];
+  cwd: string;
+  url: string;
+  headerKeys: string[];
+  enabled: boolean;
+  mcpApps: boolean;
+  /** Why the entry cannot be used. */
+  problem: string | null;
+}
+
+/** server_settings::ServerSettings */
+export interface ServerSettings {
+  /** The profile's config file, the one these settings change. */
+  configFile: string;
+  servers: ServerEntry[];
+  /** The profile's own MCP Apps switch. */
+  mcpApps: boolean;
+  /** Whether MCP Apps is on for the servers now. */
+  mcpAppsEffective: boolean;
+  /** PORTHOLE_MCP_APPS=off is set: MCP Apps is off whatever the switch says. */
+  mcpAppsEnvOff: boolean;
+  /** A --mcp-config file that sets "mcpApps" itself (it wins over the profile's switch). */
+  mcpAppsSetBy: string | null;
+  problems: string[];
+}
+
+/** config_file::ServerDraft: env lines are `KEY=value`, header lines `Name: value`; a line with
+ * the name alone keeps the stored value. */
+export interface ServerDraft {
+  name: string;
+  transport:
+    | { type: "stdio"; command: string; args: string[]; env: string[]; cwd: string }
+    | { type: "http"; url: string; headers: string[] };
+  enabled: boolean;
+  mcpApps: boolean;
+}
+
+/** import::ImportSource: another client's config file on this machine. */
+export interface ImportSource {
+  client: string;
+  path: string;
+}
+
+/** import::FoundServer */
+export interface FoundServer {
+  name: string;
+  endpoint: string;
+  importable: boolean;
+  note: string | null;
+}
+
+export interface ImportPreview {
+  path: string;
+  servers: FoundServer[];
+}
+
+export interface ImportReport {
+  settings: ServerSettings;
+  /** Each server copied, and the name it got (another when its own was taken). */
+  imported: { name: string; importedAs: string }[];
+}
+
+/** server_settings::ServerLog: the end of a stdio server's stderr log. */
+export interface ServerLog {
+  path: string;
+  /** Null: there is no log file (yet). */
+  text: string | null;
+  truncated: boolean;
+}
+
 export const api = {
   appInfo: () => invoke<AppInfo>("app_info"),
   listServers: () => invoke<ServerStatus[]>("list_servers"),
@@ -389,4 +473,29 @@ export const api = {
    * `done`; stopTurn cancels it. Refused while a reply is being written in that conversation. */
   runTool: (conversationId: string | null, server: string, tool: string, args: Record<string, unknown>) =>
     invoke<ToolRun>("run_tool", { conversationId, server, tool, arguments: args }),
+  // --- MCP server settings ---
+  /** The servers of every config file, the MCP Apps switch, and the files' problems. */
+  serverSettings: () => invoke<ServerSettings>("server_settings"),
+  /** Adds a server (originalName null) or changes one (maybe renaming it); refused with the
+   * reasons when invalid. The running servers follow (unchanged ones keep their connection). */
+  saveServer: (originalName: string | null, server: ServerDraft) =>
+    invoke<ServerSettings>("save_server", { originalName, server }),
+  removeServer: (name: string) => invoke<ServerSettings>("remove_server", { name }),
+  setServerEnabled: (name: string, enabled: boolean) =>
+    invoke<ServerSettings>("set_server_enabled", { name, enabled }),
+  /** Whether MCP Apps is advertised to this server (it reconnects). */
+  setServerMcpApps: (name: string, enabled: boolean) =>
+    invoke<ServerSettings>("set_server_mcp_apps", { name, enabled }),
+  /** The global MCP Apps switch (servers reconnect with or without the capability). */
+  setMcpApps: (enabled: boolean) => invoke<ServerSettings>("set_mcp_apps", { enabled }),
+  /** Claude Desktop's, Cursor's and VS Code's config files, where this machine has them. */
+  importCandidates: () => invoke<ImportSource[]>("import_candidates"),
+  /** The servers in another client's config file (a full path, or ~/…). */
+  importPreview: (path: string) => invoke<ImportPreview>("import_preview", { path }),
+  importServers: (path: string, names: string[]) => invoke<ImportReport>("import_servers", { path, names }),
+  serverLog: (name: string) => invoke<ServerLog>("server_log", { name }),
+  /** OAuth in the system browser; resolves once signed in and reconnected. */
+  signInServer: (name: string) => invoke<void>("sign_in_server", { name }),
+  /** Deletes the stored sign-in and reconnects without one; resolves to what happened, in words. */
+  signOutServer: (name: string) => invoke<string>("sign_out_server", { name }),
 };
