@@ -1,7 +1,7 @@
 // The Playwright flows' page (e2e/harness.html: the real app over a mocked Tauri IPC), built
 // like the app and served by `vite preview` (see playwright.config.ts).
 import { defineConfig, mergeConfig } from "vite";
-import app from "./vite.config";
+import app from "./vite.config.ts";
 
 export default mergeConfig(
   app,

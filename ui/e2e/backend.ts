@@ -17,6 +17,8 @@ import type {
   Decision,
   ModelInfo,
   SearchHit,
+  ServerEntry,
+  ServerSettings,
   ServerStatus,
   StoredConversation,
   TurnEvent,
@@ -47,7 +49,8 @@ function tool(name: string, over: Partial<CatalogTool> = {}): CatalogTool {
   };
 }
 
-export const SERVERS: ServerStatus[] = [
+/** The servers as they connected (the settings can disable or remove them). */
+const CONNECTED: ServerStatus[] = [
   {
     name: "demo",
     state: "connected",
@@ -90,10 +93,33 @@ export const SERVERS: ServerStatus[] = [
   },
 ];
 
+/** The profile's config file's entries for those servers. */
+function configEntries(): ServerEntry[] {
+  const stdio = (name: string, command: string, args: string[]): ServerEntry => ({
+    name,
+    source: CONFIG_FILE,
+    editable: true,
+    shadowedBy: null,
+    transport: "stdio",
+    command,
+    args,
+    envKeys: [],
+    cwd: "",
+    url: "",
+    headerKeys: [],
+    enabled: true,
+    mcpApps: true,
+    problem: null,
+  });
+  return [stdio("demo", "porthole", ["demo-server"]), stdio("offline", "porthole-offline-server", [])];
+}
+
+const CONFIG_FILE = "/tmp/porthole-e2e/config.json";
+
 const APP_INFO: AppInfo = {
   version: "0.0.0-e2e",
   profileDir: "/tmp/porthole-e2e",
-  configFile: "/tmp/porthole-e2e/config.json",
+  configFile: CONFIG_FILE,
   configProblems: [],
   mcpApps: true,
 };
@@ -219,6 +245,16 @@ export class FakeBackend {
   #approvals = new Map<string, (decision: Decision) => void>();
   /** Turns running, by conversation: calling the function stops the turn. */
   #running = new Map<string, () => void>();
+  #servers: ServerStatus[] = structuredClone(CONNECTED);
+  #serverSettings: ServerSettings = {
+    configFile: CONFIG_FILE,
+    servers: configEntries(),
+    mcpApps: true,
+    mcpAppsEffective: true,
+    mcpAppsEnvOff: false,
+    mcpAppsSetBy: null,
+    problems: [],
+  };
   #model: { provider: Provider; baseUrl: string; model: string | null } = { provider: "openai", baseUrl: "http://127.0.0.1:9/v1", model: "gpt-e2e" };
   #keysStored = new Set<Provider>();
   #general: { viewRetentionDays: number; theme: Theme } = { viewRetentionDays: 7, theme: "system" };
@@ -253,7 +289,7 @@ export class FakeBackend {
       case "app_info":
         return APP_INFO;
       case "list_servers":
-        return SERVERS;
+        return this.#servers;
       case "model_info":
         return { ...this.#model, keySource: "env", error: null } satisfies ModelInfo;
       case "ui_ready":
@@ -346,6 +382,27 @@ export class FakeBackend {
       }
       case "system_theme_changed":
         return null;
+      case "server_settings":
+        return structuredClone(this.#serverSettings);
+      case "set_server_enabled":
+        this.#entry(args.name).enabled = args.enabled === true;
+        return this.#reconfigured();
+      case "set_server_mcp_apps":
+        this.#entry(args.name).mcpApps = args.enabled === true;
+        return this.#reconfigured();
+      case "set_mcp_apps":
+        this.#serverSettings.mcpApps = this.#serverSettings.mcpAppsEffective = args.enabled === true;
+        return this.#reconfigured();
+      case "remove_server": {
+        const entry = this.#entry(args.name);
+        this.#serverSettings.servers = this.#serverSettings.servers.filter((e) => e !== entry);
+        return this.#reconfigured();
+      }
+      case "server_log":
+        this.#entry(args.name);
+        return { path: `/tmp/porthole-e2e/logs/${String(args.name)}.log`, text: null, truncated: false };
+      case "import_candidates":
+        return [];
       case "reopen_views":
         await this.#reopenViews(String(args.conversationId), (args.callId as string | null) ?? null);
         return null;
@@ -353,6 +410,26 @@ export class FakeBackend {
         this.#unknown.push(cmd);
         throw new CommandError(`command ${cmd} not found`);
     }
+  }
+
+  #entry(name: unknown): ServerEntry {
+    const entry = this.#serverSettings.servers.find((e) => e.name === name);
+    if (!entry) throw new CommandError(`there is no server ${JSON.stringify(name)} in ${CONFIG_FILE}`);
+    return entry;
+  }
+
+  /** The running servers follow the config entries (servers-changed), as Servers::reconfigure does. */
+  async #reconfigured(): Promise<ServerSettings> {
+    const settings = this.#serverSettings;
+    this.#servers = settings.servers.flatMap((entry) => {
+      const connected = CONNECTED.find((s) => s.name === entry.name);
+      if (!connected) return [];
+      const mcpApps = settings.mcpAppsEffective && entry.mcpApps;
+      if (!entry.enabled) return [{ ...structuredClone(connected), state: "disabled" as const, error: null, tools: [], mcpApps }];
+      return [{ ...structuredClone(connected), mcpApps }];
+    });
+    await emit("servers-changed", this.#servers);
+    return structuredClone(settings);
   }
 
   #modelSettings() {
@@ -464,7 +541,7 @@ export class FakeBackend {
   #runTool(conversationId: string | null, server: string, toolName: string, args: unknown): { conversationId: string; callId: string } {
     const input = args ?? {};
     if (typeof input !== "object" || Array.isArray(input)) throw new CommandError(`the arguments must be a JSON object, not ${JSON.stringify(input)}`);
-    const status = SERVERS.find((s) => s.name === server);
+    const status = this.#servers.find((s) => s.name === server);
     if (!status) throw new CommandError(`there is no server ${JSON.stringify(server)}`);
     if (status.state !== "connected") throw new CommandError(`server ${JSON.stringify(server)} is not connected`);
     const found = status.tools.find((t) => t.name === toolName);

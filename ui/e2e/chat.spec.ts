@@ -102,3 +102,27 @@ test("Esc stops a reply being written", async ({ page }) => {
   const id = await page.getByTestId("conversation").first().getAttribute("data-conversation-id");
   expect(await invocations(page, "stop_turn")).toEqual([{ conversationId: id }]);
 });
+
+test("Retry writes the last reply again; Edit replaces the last message and resends it", async ({ page }) => {
+  const composer = page.getByTestId("composer");
+  await composer.fill("first try");
+  await composer.press("Enter");
+  const reply = page.locator('[data-testid="message"][data-role="assistant"]');
+  await expect(reply).toHaveText("Echo: first try");
+  const id = await page.getByTestId("conversation").first().getAttribute("data-conversation-id");
+
+  await page.getByTestId("retry").click();
+  await expect.poll(() => invocations(page, "retry_turn")).toEqual([{ conversationId: id }]);
+  await expect(reply).toHaveText("Echo: first try");
+  await expect(reply).toHaveAttribute("data-status", "complete");
+  await expect(page.locator('[data-testid="message"][data-role="user"]')).toHaveCount(1);
+
+  await page.getByTestId("edit-message").click();
+  const edit = page.getByTestId("edit-message-input");
+  await expect(edit).toBeFocused();
+  await edit.fill("second try");
+  await edit.press("Enter");
+  await expect(page.locator('[data-testid="message"][data-role="user"]')).toHaveText("second try");
+  await expect(reply).toHaveText("Echo: second try");
+  expect(await invocations(page, "edit_and_resend")).toEqual([{ conversationId: id, text: "second try" }]);
+});

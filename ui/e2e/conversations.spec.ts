@@ -41,6 +41,14 @@ test("search shows the store's hits, opens one, and Esc clears it", async ({ pag
   await expect(page.getByTestId("conversation")).toHaveText(["Weather in Paris", "Release notes"]);
 });
 
+test("Ctrl+K goes to the conversation search from anywhere", async ({ page }) => {
+  await expect(page.getByTestId("composer")).toBeFocused();
+  await page.keyboard.press("Control+K");
+  await expect(page.getByTestId("conversation-search")).toBeFocused();
+  await page.keyboard.type("release");
+  await expect(page.getByTestId("search-hit").first()).toHaveAttribute("data-conversation-id", RELEASE);
+});
+
 test("a conversation is renamed in place: Enter saves, Esc cancels, an empty title is refused", async ({ page }) => {
   const row = page.getByRole("listitem").filter({ has: page.locator(`[data-conversation-id="${RELEASE}"]`) });
   await row.getByRole("button", { name: "Rename “Release notes”" }).click();
