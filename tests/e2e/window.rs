@@ -330,3 +330,165 @@ fn a_servers_question_is_answered_in_the_window() -> Result<()> {
     );
     Ok(())
 }
+
+/// Light and dark pictures of the window for the README, taken while a view is on screen:
+/// written to the screenshot folder, and into `docs/screenshots/` when
+/// `PORTHOLE_UPDATE_SCREENSHOTS=1` (`make screenshots`).
+fn readme_screenshot(s: &porthole_e2e::Session, name: &str) -> Result<()> {
+    let path = screenshot_dir().join(name);
+    s.screenshot(&path)?;
+    if std::env::var_os("PORTHOLE_UPDATE_SCREENSHOTS").is_some() {
+        let docs = porthole_e2e::workspace_root().join("docs/screenshots");
+        std::fs::create_dir_all(&docs)?;
+        std::fs::copy(&path, docs.join(name))?;
+    }
+    Ok(())
+}
+
+/// The theme the view inside `frame` applied (its document's `data-theme`, as the MCP Apps SDK
+/// sets it from the host context) and one of the host's style variables it applied.
+fn view_theme(s: &porthole_e2e::Session, frame: &porthole_e2e::Element) -> Result<(String, String)> {
+    s.switch_to_frame(frame)?;
+    let seen = s.execute(
+        "const d = document.documentElement;
+         return [d.getAttribute('data-theme') || '', d.style.getPropertyValue('--color-background-primary').trim()];",
+        json!([]),
+    );
+    s.switch_to_parent()?;
+    let seen = seen?;
+    Ok((
+        seen[0].as_str().unwrap_or("").to_string(),
+        seen[1].as_str().unwrap_or("").to_string(),
+    ))
+}
+
+/// The chat product in the real window: the model's reply streams in as Markdown, a UI tool call
+/// is approved, its view renders, the model/view panel shows both facings, and switching the
+/// theme in Settings reaches the live view (theme and style variables).
+#[test]
+fn a_chat_streams_markdown_shows_the_view_and_both_facings_and_the_theme_reaches_the_view() -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let fake = runtime.block_on(FakeLlm::start(Script {
+        replies: vec![
+            Reply::ToolCalls {
+                text: Some("Here is **this machine** now:\n\n```rust\nfn main() { println!(\"hi\"); }\n```\n".into()),
+                calls: vec![FakeToolCall::new("call_monitor", "system_monitor", "{}")],
+            },
+            Reply::text("The monitor is on screen."),
+        ],
+        api_key: None,
+        models: vec![],
+        chunk_delay_ms: 15,
+    }))?;
+    let dir = profile();
+    let url = fake.base_url();
+    let app = App::launch(dir.path(), &["--base-url", &url, "--model", "fake-model"], &[])?;
+    let s = &app.session;
+    s.wait_for_element(
+        "[data-testid=server][data-server-name=porthole-demo][data-state=connected]",
+        WAIT,
+    )?;
+    let composer = s.find("[data-testid=composer]")?;
+    s.send_keys(&composer, "How busy is this machine?\u{E007}")?;
+
+    // Markdown: bold text and a highlighted code block with a copy button.
+    let card = "[data-testid=tool-call][data-tool-name=system_monitor]";
+    s.wait_for_element(&format!("{card}[data-status=awaiting-approval]"), WAIT)?;
+    let strong = s.find("[data-testid=message][data-role=assistant] [data-testid=markdown] strong")?;
+    assert_eq!(s.text(&strong)?, "this machine");
+    s.find("[data-testid=markdown] pre code.hljs")?;
+    s.find("[data-testid=markdown] [data-testid=copy-code]")?;
+
+    // Approve; the view renders.
+    s.click(&s.find(&format!("{card} [data-testid=approve-once]"))?)?;
+    s.wait_for_element(&format!("{card}[data-status=ok]"), WAIT)?;
+    s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
+    let frame = s.wait_for_element(&format!("{card} iframe[data-testid=mcp-app-view]"), WAIT)?;
+
+    // The model/view panel: the model got the tool's text; the view got the whole result.
+    s.click(&s.find(&format!("{card} [data-testid=tool-result] summary"))?)?;
+    let model = s.text(&s.wait_for_element(&format!("{card} [data-testid=model-facing]"), WAIT)?)?;
+    let view = s.text(&s.find(&format!("{card} [data-testid=view-facing]"))?)?;
+    assert!(model.contains("\"type\": \"text\""), "{model}");
+    assert!(!model.contains("structuredContent"), "{model}");
+    assert!(view.contains("structuredContent"), "{view}");
+
+    // The theme: light, then dark from Settings, then back; the view follows each switch.
+    let (first, _) = view_theme(s, &frame)?;
+    assert_eq!(first, "light", "the view started with the window's theme");
+    readme_screenshot(s, "porthole-light.png")?;
+    let light_background = view_theme(s, &frame)?.1;
+    let set_theme = |theme: &str| -> Result<()> {
+        s.click(&s.find("[data-testid=settings-button]")?)?;
+        s.wait_for_element("[data-testid=settings]", WAIT)?;
+        if let Some(tab) = s.find_all("[data-testid=settings-tab-general]")?.first() {
+            s.click(tab)?;
+        }
+        s.click(&s.wait_for_element(&format!("[data-testid=theme-{theme}]"), WAIT)?)?;
+        s.click(&s.find("[data-testid=settings-close]")?)?;
+        s.wait_for("the settings to close", WAIT, |s| {
+            Ok(s.find_all("[data-testid=settings]")?.is_empty().then_some(()))
+        })?;
+        Ok(())
+    };
+    set_theme("dark")?;
+    s.wait_for("the window to turn dark", WAIT, |s| {
+        let theme = s.execute("return document.documentElement.dataset.theme || '';", json!([]))?;
+        Ok((theme == "dark").then_some(()))
+    })?;
+    let dark = s.wait_for("the view to turn dark", WAIT, |s| {
+        let (theme, background) = view_theme(s, &frame)?;
+        Ok((theme == "dark").then_some(background))
+    })?;
+    assert_ne!(dark, light_background, "the view got the dark style variables too");
+    readme_screenshot(s, "porthole-dark.png")?;
+    set_theme("light")?;
+    s.wait_for("the view to turn light again", WAIT, |s| {
+        Ok((view_theme(s, &frame)?.0 == "light").then_some(()))
+    })?;
+    Ok(())
+}
+
+/// With no model configured, a demo tool runs from the tools panel: the same card and view
+/// appear in the transcript, and a form built from the tool's input schema passes its
+/// arguments.
+#[test]
+fn a_demo_tool_runs_from_the_tools_panel_with_no_model() -> Result<()> {
+    let dir = profile();
+    // No key anywhere: the hosted provider cannot be used.
+    let app = App::launch(dir.path(), &[], &[("OPENAI_API_KEY", ""), ("ANTHROPIC_API_KEY", "")])?;
+    let s = &app.session;
+    let model = s.wait_for_element("[data-testid=model-info][data-problem=true]", WAIT)?;
+    assert!(s.text(&model)?.to_lowercase().contains("key"), "no model is configured");
+    s.wait_for_element(
+        "[data-testid=server][data-server-name=porthole-demo][data-state=connected]",
+        WAIT,
+    )?;
+    s.click(&s.find("[data-testid=tools-button]")?)?;
+    s.wait_for_element("[data-testid=tools-panel]", WAIT)?;
+
+    // A UI tool: its card and view appear in the transcript.
+    let entry = s.wait_for_element("[data-testid=tool-entry][data-tool-name=system_monitor]", WAIT)?;
+    assert_eq!(s.attribute(&entry, "data-has-view")?.as_deref(), Some("true"));
+    s.click(&entry)?;
+    s.click(&s.wait_for_element("[data-testid=tool-run]", WAIT)?)?;
+    let card = "[data-testid=tool-call][data-tool-name=system_monitor]";
+    s.wait_for_element(&format!("{card}[data-status=ok]"), WAIT)?;
+    s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
+    s.find(&format!("{card} iframe[data-testid=mcp-app-view]"))?;
+
+    // A tool with an argument, filled in through its form.
+    s.click(&s.find("[data-testid=tool-entry][data-tool-name=sha256]")?)?;
+    let field = s.wait_for_element("[data-testid=tool-field][data-field=text] input, [data-testid=tool-field][data-field=text] textarea, input[data-testid=tool-field][data-field=text], textarea[data-testid=tool-field][data-field=text]", WAIT)?;
+    s.send_keys(&field, "abc")?;
+    s.click(&s.find("[data-testid=tool-run]")?)?;
+    let card = "[data-testid=tool-call][data-tool-name=sha256]";
+    s.wait_for_element(&format!("{card}[data-status=ok]"), WAIT)?;
+    s.click(&s.find(&format!("{card} [data-testid=tool-result] summary"))?)?;
+    let model = s.text(&s.wait_for_element(&format!("{card} [data-testid=model-facing]"), WAIT)?)?;
+    assert!(
+        model.contains("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+        "the SHA-256 of abc: {model}"
+    );
+    Ok(())
+}
