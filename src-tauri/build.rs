@@ -30,6 +30,7 @@ const COMMANDS: &[&str] = &[
     "pop_out_view",
     "pop_out_ready",
     "pop_in_view",
+    "clipboard_write_requested",
     "run_tool",
     "model_settings",
     "save_model_settings",

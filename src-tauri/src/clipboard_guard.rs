@@ -4,10 +4,17 @@
 //! call from the app's own page is refused). No page-level switch stops it, so Porthole guards
 //! the clipboard where the write lands: a write by this process is kept only when it follows a
 //! copy shortcut or a click in the window; otherwise the text that was there before is put
-//! back, and the log says so.
+//! back, and the log says so. The app's own page may also say, just before it writes, that the
+//! person asked for the copy (a Copy button pressed from the keyboard): only the main webview
+//! can call that command; a view's frame has no IPC.
+//!
+//! One guard for the process: every window (the main one, pop-outs) reports its clicks and
+//! copy shortcuts to it.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use gtk::gdk;
@@ -17,11 +24,24 @@ use gtk::prelude::*;
 /// How long after a copy shortcut or a click a clipboard write counts as the user's.
 pub const USER_ACTION_WINDOW: Duration = Duration::from_secs(5);
 
-/// Installs the guard on the app's window. Call on the GTK main thread.
-pub fn install(window: &gtk::ApplicationWindow) {
-    let last_action: Rc<Cell<Option<Instant>>> = Rc::new(Cell::new(None));
+/// When the person last copied, clicked, or (through the app's page) asked for a copy.
+static LAST_ACTION: Mutex<Option<Instant>> = Mutex::new(None);
+static CLIPBOARD_WATCHED: AtomicBool = AtomicBool::new(false);
 
-    let on_key = last_action.clone();
+/// The person asked for a copy now (the app's page says so before it writes the clipboard).
+pub fn note_user_action() {
+    *LAST_ACTION.lock().unwrap() = Some(Instant::now());
+}
+
+fn by_user() -> bool {
+    LAST_ACTION
+        .lock()
+        .unwrap()
+        .is_some_and(|t| t.elapsed() < USER_ACTION_WINDOW)
+}
+
+/// Installs the guard on one of the app's windows. Call on the GTK main thread.
+pub fn install(window: &gtk::ApplicationWindow) {
     window.connect_key_press_event(move |_, event| {
         let state = event.state();
         let key = event.keyval();
@@ -40,15 +60,17 @@ pub fn install(window: &gtk::ApplicationWindow) {
             || key == gdk::keys::constants::Copy
             || key == gdk::keys::constants::Cut;
         if copy {
-            on_key.set(Some(Instant::now()));
+            note_user_action();
         }
         glib::Propagation::Proceed
     });
-    let on_click = last_action.clone();
     window.connect_button_press_event(move |_, _| {
-        on_click.set(Some(Instant::now()));
+        note_user_action();
         glib::Propagation::Proceed
     });
+    if CLIPBOARD_WATCHED.swap(true, Ordering::SeqCst) {
+        return;
+    }
 
     let clipboard = gtk::Clipboard::get(&gdk::SELECTION_CLIPBOARD);
     let known: Rc<RefCell<Option<String>>> = Rc::new(RefCell::new(None));
@@ -64,8 +86,7 @@ pub fn install(window: &gtk::ApplicationWindow) {
         let ours = event
             .downcast_ref::<gdk::EventOwnerChange>()
             .is_some_and(|e| e.owner().is_some());
-        let by_user = last_action.get().is_some_and(|t| t.elapsed() < USER_ACTION_WINDOW);
-        if ours && !by_user {
+        if ours && !by_user() {
             tracing::warn!("a write to the clipboard that no copy or click of the user's led to was undone");
             reverting.set(true);
             match known.borrow().clone() {

@@ -540,6 +540,14 @@ async fn teardown_views(views: tauri::State<'_, Views>, conversation_id: String)
     Ok(())
 }
 
+/// The app's page is about to write the clipboard because the person asked (a Copy button,
+/// pressed with a click or from the keyboard): the clipboard guard keeps that write.
+#[tauri::command]
+fn clipboard_write_requested() {
+    #[cfg(target_os = "linux")]
+    crate::clipboard_guard::note_user_action();
+}
+
 /// The person's decision on a tool call: `allow_once`, `allow_always` or `deny`.
 #[tauri::command]
 fn answer_approval(state: tauri::State<'_, AppState>, call_id: String, decision: Decision) -> Result<(), String> {
@@ -741,6 +749,7 @@ pub fn run(setup: Setup, model_args: ModelArgs) -> Result<()> {
             crate::pop_out::pop_out_view,
             crate::pop_out::pop_out_ready,
             crate::pop_out::pop_in_view,
+            clipboard_write_requested,
             crate::tool_runs::run_tool,
             crate::app_settings::model_settings,
             crate::app_settings::save_model_settings,

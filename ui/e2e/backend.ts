@@ -293,6 +293,7 @@ export class FakeBackend {
       case "model_info":
         return { ...this.#model, keySource: "env", error: null } satisfies ModelInfo;
       case "ui_ready":
+      case "clipboard_write_requested":
       case "close_view":
       case "teardown_view":
       case "teardown_views":

@@ -11,6 +11,7 @@ const answerApproval = vi.fn(async (_callId: string, _decision: string) => {});
 const reopenViews = vi.fn(async (_conversationId: string, _callId?: string) => {});
 const teardownView = vi.fn(async (_viewId: string) => {});
 const closeView = vi.fn(async (_viewId: string) => {});
+const clipboardWriteRequested = vi.fn(async () => {});
 vi.mock("../lib/api", () => ({
   api: {
     answerApproval: (callId: string, decision: string) => answerApproval(callId, decision),
@@ -19,6 +20,7 @@ vi.mock("../lib/api", () => ({
     closeView: (viewId: string) => closeView(viewId),
     setViewContainer: async () => {},
     setViewDisplayMode: async () => {},
+    clipboardWriteRequested: () => clipboardWriteRequested(),
   },
 }));
 
@@ -27,7 +29,7 @@ afterEach(() => {
   views.reset();
 });
 beforeEach(() => {
-  for (const f of [answerApproval, reopenViews, teardownView, closeView]) f.mockReset();
+  for (const f of [answerApproval, reopenViews, teardownView, closeView, clipboardWriteRequested]) f.mockReset();
 });
 
 function show(events: TurnEvent[], transcript = new Transcript()) {
@@ -231,8 +233,9 @@ describe("TranscriptView: Markdown replies", () => {
     const copy = markdown.querySelector<HTMLButtonElement>("[data-testid=copy-code]")!;
     expect(copy.getAttribute("aria-label")).toBe("Copy code");
     await fireEvent.click(copy);
-    await Promise.resolve();
-    expect(writeText).toHaveBeenCalledExactlyOnceWith("const a = 1;");
+    await vi.waitFor(() => expect(writeText).toHaveBeenCalledExactlyOnceWith("const a = 1;"));
+    // The clipboard guard was told first that the person asked for this copy.
+    expect(clipboardWriteRequested).toHaveBeenCalledOnce();
     await vi.waitFor(() => expect(copy.textContent).toBe("Copied"));
   });
 
@@ -245,7 +248,7 @@ describe("TranscriptView: Markdown replies", () => {
     const click = new MouseEvent("click", { bubbles: true, cancelable: true });
     link.dispatchEvent(click);
     expect(click.defaultPrevented).toBe(true);
-    expect(writeText).toHaveBeenCalledExactlyOnceWith("https://example.com/docs");
+    await vi.waitFor(() => expect(writeText).toHaveBeenCalledExactlyOnceWith("https://example.com/docs"));
     expect((await findByTestId("link-note")).textContent).toBe("Link address copied: https://example.com/docs");
   });
 

@@ -431,6 +431,9 @@ export const api = {
   /** A pop-out window's front end is listening: Rust re-creates its view in it; resolves to the
    * tool's name. */
   popOutReady: () => invoke<string>("pop_out_ready"),
+  /** The person asked for a copy: said just before the page writes the clipboard, so the
+   * clipboard guard (Linux) keeps the write. */
+  clipboardWriteRequested: () => invoke<void>("clipboard_write_requested"),
   /** From a pop-out window: close it and send its view back to its card. */
   popInView: () => invoke<void>("pop_in_view"),
   onViewEvent: (handler: (event: ViewEvent) => void): Promise<UnlistenFn> =>
