@@ -561,7 +561,10 @@ fn a_popped_out_view_gets_its_own_window_and_comes_back_when_it_closes() -> Resu
         Ok(s.window_handles()?.into_iter().find(|h| *h != main))
     })?;
     s.switch_to_window(&pop_out)?;
-    let frame = s.wait_for_element("[data-testid=view][data-state=ready] iframe[data-testid=mcp-app-view]", WAIT)?;
+    let frame = s.wait_for_element(
+        "[data-testid=view][data-state=ready] iframe[data-testid=mcp-app-view]",
+        WAIT,
+    )?;
     assert_eq!(s.attribute(&frame, "sandbox")?.as_deref(), Some("allow-scripts"));
     s.switch_to_frame(&frame)?;
     s.wait_for("the result in the popped-out view", WAIT, |s| {
