@@ -572,6 +572,12 @@ fn a_popped_out_view_gets_its_own_window_and_comes_back_when_it_closes() -> Resu
     })?;
     s.switch_to_parent()?;
 
+    // Meanwhile the card only says where the view went: the pop-out's view events are its own.
+    s.switch_to_window(&main)?;
+    s.find(&format!("{card} [data-testid=view-state][data-state=popped_out]"))?;
+    assert!(s.find_all(&format!("{card} iframe")).unwrap_or_default().is_empty());
+    s.switch_to_window(&pop_out)?;
+
     // "Back to the card" closes the window the way its close button does.
     // (WebDriver may report the window gone before it answers the click.)
     let _ = s.click(&s.find("[data-testid=view-pop-in]")?);

@@ -2,6 +2,14 @@
 // types that mirror the Rust structs (serde camelCase). Nothing else imports @tauri-apps/api.
 import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
+import { getCurrentWebview } from "@tauri-apps/api/webview";
+
+/** Listens for `event` sent to this window: Rust sends each event to the window it concerns
+ * (`emit_to` its label; a pop-out window's view events go to it alone), and a plain `listen`
+ * would hear every window's. */
+function listenHere<T>(event: string, handler: (payload: T) => void): Promise<UnlistenFn> {
+  return listen<T>(event, (e) => handler(e.payload), { target: getCurrentWebview().label });
+}
 
 export type Audience = "model" | "app";
 export type ServerState = "disabled" | "connecting" | "connected" | "failed";
@@ -382,11 +390,11 @@ export const api = {
   /** Tells the shell the composer can take input (start-up benchmark, logs). */
   uiReady: () => invoke<void>("ui_ready"),
   onServersChanged: (handler: (servers: ServerStatus[]) => void): Promise<UnlistenFn> =>
-    listen<ServerStatus[]>("servers-changed", (event) => handler(event.payload)),
+    listenHere<ServerStatus[]>("servers-changed", handler),
   /** Questions still waiting for an answer (asked before the window was listening, too). */
   listQuestions: () => invoke<Question[]>("list_questions"),
   onQuestion: (handler: (question: Question) => void): Promise<UnlistenFn> =>
-    listen<Question>("elicitation-requested", (event) => handler(event.payload)),
+    listenHere<Question>("elicitation-requested", handler),
   answerQuestion: (id: number, action: ElicitationAction, content?: Record<string, unknown>) =>
     invoke<void>("answer_elicitation", { id, action, content: content ?? null }),
 
@@ -402,7 +410,7 @@ export const api = {
   stopTurn: (conversationId: string) => invoke<boolean>("stop_turn", { conversationId }),
   answerApproval: (callId: string, decision: Decision) => invoke<void>("answer_approval", { callId, decision }),
   onChatEvent: (handler: (event: ChatEvent) => void): Promise<UnlistenFn> =>
-    listen<ChatEvent>("chat-event", (event) => handler(event.payload)),
+    listenHere<ChatEvent>("chat-event", handler),
 
   /** Relays one message a view's frame posted (the caller matched event.source to the frame). */
   viewMessage: (viewId: string, message: unknown) => invoke<void>("view_message", { viewId, message }),
@@ -437,7 +445,7 @@ export const api = {
   /** From a pop-out window: close it and send its view back to its card. */
   popInView: () => invoke<void>("pop_in_view"),
   onViewEvent: (handler: (event: ViewEvent) => void): Promise<UnlistenFn> =>
-    listen<ViewEvent>("view-event", (event) => handler(event.payload)),
+    listenHere<ViewEvent>("view-event", handler),
   // --- retry and edit ---
   /** Runs the conversation's last user message again: its replies (messages, tool calls, views)
    * are dropped and a new turn starts; its events follow as chat-event. Refused while a reply
