@@ -415,6 +415,12 @@ async fn rerun(
         let point = rewind_point(&store, &conversation_id)?;
         let views = app.state::<Views>();
         if point.drops_views {
+            // Pop-out windows of the conversation close too (their views may be of dropped calls).
+            for label in views.pop_out_webviews(&conversation_id) {
+                if let Some(window) = app.get_webview_window(&label) {
+                    let _ = window.close();
+                }
+            }
             views.teardown_conversation(&conversation_id).await;
         }
         store

@@ -1026,6 +1026,18 @@ impl Views {
         Ok((view.conversation_id.clone(), view.call_id.clone(), view.tool.clone()))
     }
 
+    /// The pop-out windows showing views of a conversation.
+    pub fn pop_out_webviews(&self, conversation_id: &str) -> Vec<String> {
+        self.inner
+            .live
+            .lock()
+            .unwrap()
+            .values()
+            .filter(|v| v.conversation_id == conversation_id && v.webview != MAIN_WEBVIEW)
+            .map(|v| v.webview.clone())
+            .collect()
+    }
+
     /// Tells the main window that a call's view now lives in a window of its own.
     pub fn popped_out(&self, conversation_id: &str, call_id: &str) {
         self.emit_to(
