@@ -331,35 +331,28 @@ fn a_servers_question_is_answered_in_the_window() -> Result<()> {
     Ok(())
 }
 
-/// Light and dark pictures of the window for the README, taken while a view is on screen:
-/// written to the screenshot folder, and into `docs/screenshots/` when
-/// `PORTHOLE_UPDATE_SCREENSHOTS=1` (`make screenshots`).
+/// Light and dark pictures of the window for the README, taken while a view is on screen
+/// (`make screenshots` writes them to `tests/screenshots/`).
 fn readme_screenshot(s: &porthole_e2e::Session, name: &str) -> Result<()> {
-    let path = screenshot_dir().join(name);
-    s.screenshot(&path)?;
-    if std::env::var_os("PORTHOLE_UPDATE_SCREENSHOTS").is_some() {
-        let docs = porthole_e2e::workspace_root().join("docs/screenshots");
-        std::fs::create_dir_all(&docs)?;
-        std::fs::copy(&path, docs.join(name))?;
-    }
-    Ok(())
+    s.screenshot(&screenshot_dir().join(name))
 }
 
 /// The theme the view inside `frame` applied (its document's `data-theme`, as the MCP Apps SDK
-/// sets it from the host context) and one of the host's style variables it applied.
-fn view_theme(s: &porthole_e2e::Session, frame: &porthole_e2e::Element) -> Result<(String, String)> {
+/// sets it from the host context), one of the host's style variables it applied, and the
+/// background its body is painted with.
+fn view_theme(s: &porthole_e2e::Session, frame: &porthole_e2e::Element) -> Result<(String, String, String)> {
     s.switch_to_frame(frame)?;
     let seen = s.execute(
         "const d = document.documentElement;
-         return [d.getAttribute('data-theme') || '', d.style.getPropertyValue('--color-background-primary').trim()];",
+         return [d.getAttribute('data-theme') || '',
+                 d.style.getPropertyValue('--color-background-primary').trim(),
+                 getComputedStyle(document.body).backgroundColor];",
         json!([]),
     );
     s.switch_to_parent()?;
     let seen = seen?;
-    Ok((
-        seen[0].as_str().unwrap_or("").to_string(),
-        seen[1].as_str().unwrap_or("").to_string(),
-    ))
+    let text = |i: usize| seen[i].as_str().unwrap_or("").to_string();
+    Ok((text(0), text(1), text(2)))
 }
 
 /// The chat product in the real window: the model's reply streams in as Markdown, a UI tool call
@@ -405,19 +398,22 @@ fn a_chat_streams_markdown_shows_the_view_and_both_facings_and_the_theme_reaches
     s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
     let frame = s.wait_for_element(&format!("{card} iframe[data-testid=mcp-app-view]"), WAIT)?;
 
-    // The model/view panel: the model got the tool's text; the view got the whole result.
-    s.click(&s.find(&format!("{card} [data-testid=tool-result] summary"))?)?;
-    let model = s.text(&s.wait_for_element(&format!("{card} [data-testid=model-facing]"), WAIT)?)?;
-    let view = s.text(&s.find(&format!("{card} [data-testid=view-facing]"))?)?;
-    assert!(model.contains("\"type\": \"text\""), "{model}");
-    assert!(!model.contains("structuredContent"), "{model}");
-    assert!(view.contains("structuredContent"), "{view}");
+    // The view shows this machine's numbers.
+    s.switch_to_frame(&frame)?;
+    let shown = s.wait_for("the monitor's numbers", WAIT, |s| {
+        let body = s.find("body")?;
+        let text = s.property(&body, "textContent")?;
+        Ok(text.as_str().is_some_and(|t| t.contains("Process")).then_some(()))
+    });
+    s.switch_to_parent()?;
+    shown?;
 
-    // The theme: light, then dark from Settings, then back; the view follows each switch.
-    let (first, _) = view_theme(s, &frame)?;
+    // The theme: light, then dark from Settings, then back; the view follows each switch, with
+    // its colours (the host's style variables), not just the word.
+    let (first, light_variable, light_body) = view_theme(s, &frame)?;
     assert_eq!(first, "light", "the view started with the window's theme");
+    assert!(luminance(&light_body) > 200.0, "a light view: {light_body}");
     readme_screenshot(s, "porthole-light.png")?;
-    let light_background = view_theme(s, &frame)?.1;
     let set_theme = |theme: &str| -> Result<()> {
         s.click(&s.find("[data-testid=settings-button]")?)?;
         s.wait_for_element("[data-testid=settings]", WAIT)?;
@@ -436,16 +432,28 @@ fn a_chat_streams_markdown_shows_the_view_and_both_facings_and_the_theme_reaches
         let theme = s.execute("return document.documentElement.dataset.theme || '';", json!([]))?;
         Ok((theme == "dark").then_some(()))
     })?;
-    let dark = s.wait_for("the view to turn dark", WAIT, |s| {
-        let (theme, background) = view_theme(s, &frame)?;
-        Ok((theme == "dark").then_some(background))
+    let (dark_variable, dark_body) = s.wait_for("the view to turn dark", WAIT, |s| {
+        let (theme, variable, body) = view_theme(s, &frame)?;
+        Ok((theme == "dark" && luminance(&body) < 80.0).then_some((variable, body)))
     })?;
-    assert_ne!(dark, light_background, "the view got the dark style variables too");
+    assert_ne!(
+        dark_variable, light_variable,
+        "the view got the dark style variables: {dark_body}"
+    );
     readme_screenshot(s, "porthole-dark.png")?;
     set_theme("light")?;
     s.wait_for("the view to turn light again", WAIT, |s| {
-        Ok((view_theme(s, &frame)?.0 == "light").then_some(()))
+        let (theme, _, body) = view_theme(s, &frame)?;
+        Ok((theme == "light" && luminance(&body) > 200.0).then_some(()))
     })?;
+
+    // The model/view panel: the model got the tool's text; the view got the whole result.
+    s.click(&s.find(&format!("{card} [data-testid=tool-result] summary"))?)?;
+    let model = s.text(&s.wait_for_element(&format!("{card} [data-testid=model-facing]"), WAIT)?)?;
+    let view = s.text(&s.find(&format!("{card} [data-testid=view-facing]"))?)?;
+    assert!(model.contains("\"type\": \"text\""), "{model}");
+    assert!(!model.contains("structuredContent"), "{model}");
+    assert!(view.contains("structuredContent"), "{view}");
     Ok(())
 }
 
@@ -490,5 +498,102 @@ fn a_demo_tool_runs_from_the_tools_panel_with_no_model() -> Result<()> {
         model.contains("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
         "the SHA-256 of abc: {model}"
     );
+    Ok(())
+}
+
+/// Settings change the running app: a model picked from the provider's list (tested, then used
+/// by the next message), a bad base URL refused with the reason, an MCP server added (it
+/// connects), a server form without a command refused, and a server switched off.
+#[test]
+fn settings_pick_the_model_and_add_and_switch_off_a_server_in_the_running_app() -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let fake = runtime.block_on(FakeLlm::start(Script {
+        replies: vec![Reply::text("OK"), Reply::text("Hello from the settings.")],
+        api_key: None,
+        models: vec!["fake-small".into(), "fake-large".into()],
+        chunk_delay_ms: 0,
+    }))?;
+    let dir = profile();
+    let app = App::launch(dir.path(), &[], &[("OPENAI_API_KEY", ""), ("ANTHROPIC_API_KEY", "")])?;
+    let s = &app.session;
+    s.click(&s.wait_for_element("[data-testid=settings-button]", WAIT)?)?;
+    s.wait_for_element("[data-testid=settings]", WAIT)?;
+    if let Some(tab) = s.find_all("[data-testid=settings-tab-model]")?.first() {
+        s.click(tab)?;
+    }
+
+    // A base URL that is not http(s) is refused in the form, with the reason.
+    let base_url = s.wait_for_element("[data-testid=model-base-url]", WAIT)?;
+    s.clear(&base_url)?;
+    s.send_keys(&base_url, "ftp://models.example")?;
+    s.click(&s.find("[data-testid=model-save]")?)?;
+    let error = s.wait_for_element("[data-testid=model-error]", WAIT)?;
+    assert!(s.text(&error)?.contains("http"), "{}", s.text(&error)?);
+
+    // The fake provider's models are listed; one is picked, tested and saved.
+    s.clear(&base_url)?;
+    s.send_keys(&base_url, &fake.base_url())?;
+    s.click(&s.find("[data-testid=model-load-models]")?)?;
+    s.click(&s.wait_for_element("[data-testid=model-select] option[value=fake-large]", WAIT)?)?;
+    s.click(&s.find("[data-testid=model-test]")?)?;
+    let result = s.wait_for_element("[data-testid=model-test-result]", WAIT)?;
+    s.wait_for("the test's answer", WAIT, |s| {
+        Ok(s.text(&result)?.contains("OK").then_some(()))
+    })?;
+    s.click(&s.find("[data-testid=model-save]")?)?;
+    s.wait_for_element("[data-testid=model-saved]", WAIT)?;
+
+    // An MCP server is added while the app runs; a form without a command is refused first.
+    s.click(&s.find("[data-testid=settings-tab-servers]")?)?;
+    s.click(&s.wait_for_element("[data-testid=add-server]", WAIT)?)?;
+    s.send_keys(&s.wait_for_element("[data-testid=server-form-name]", WAIT)?, "test")?;
+    s.click(&s.find("[data-testid=server-form-save]")?)?;
+    let error = s.wait_for_element("[data-testid=server-form-error]", WAIT)?;
+    assert!(
+        s.text(&error)?.to_lowercase().contains("command"),
+        "{}",
+        s.text(&error)?
+    );
+    s.send_keys(
+        &s.find("[data-testid=server-form-command]")?,
+        env!("CARGO_BIN_EXE_porthole-test-server"),
+    )?;
+    s.click(&s.find("[data-testid=server-form-save]")?)?;
+    let row = "[data-testid=server-row][data-server-name=test]";
+    s.wait_for_element(&format!("{row}[data-state=connected]"), WAIT)?;
+    s.wait_for_element(
+        "[data-testid=server][data-server-name=test][data-state=connected]",
+        WAIT,
+    )?;
+
+    // Switched off: it disconnects, here and in the sidebar, and the file says so.
+    s.click(&s.find(&format!("{row} [data-testid=server-enabled]"))?)?;
+    s.wait_for_element(&format!("{row}[data-state=disabled]"), WAIT)?;
+    s.wait_for_element("[data-testid=server][data-server-name=test][data-state=disabled]", WAIT)?;
+    let config: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("config.json"))?)?;
+    assert_eq!(config["mcpServers"]["test"]["enabled"], json!(false), "{config}");
+    assert_eq!(
+        config["mcpServers"]["test"]["command"],
+        json!(env!("CARGO_BIN_EXE_porthole-test-server"))
+    );
+    s.click(&s.find("[data-testid=settings-close]")?)?;
+
+    // The next message goes to the model picked in the settings.
+    let model = s.wait_for_element("[data-testid=model-info]", WAIT)?;
+    s.wait_for("the model line", WAIT, |s| {
+        Ok(s.text(&model)?.contains("fake-large").then_some(()))
+    })?;
+    let composer = s.find("[data-testid=composer]")?;
+    s.send_keys(&composer, "Hello?\u{E007}")?;
+    s.wait_for("the reply", WAIT, |s| {
+        let replies = s.find_all("[data-testid=message][data-role=assistant]")?;
+        Ok(match replies.last() {
+            Some(last) => (s.text(last)? == "Hello from the settings.").then_some(()),
+            None => None,
+        })
+    })?;
+    let posts: Vec<_> = fake.requests().into_iter().filter(|r| r.method == "POST").collect();
+    assert_eq!(posts.len(), 2, "the test request and the message");
+    assert_eq!(posts[1].body["model"], "fake-large");
     Ok(())
 }
