@@ -2,6 +2,7 @@
 // The browser is the system's Chromium (Playwright downloads none): $PORTHOLE_CHROMIUM, else
 // /usr/bin/chromium, else chromium or chromium-browser on PATH (.ci/install-deps installs one).
 import { existsSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import { delimiter, join } from "node:path";
 import { defineConfig } from "@playwright/test";
 
@@ -20,7 +21,21 @@ function chromium(): string {
   throw new Error("No Chromium found: set PORTHOLE_CHROMIUM to its executable, or run .ci/install-deps");
 }
 
-const port = Number(process.env.PORTHOLE_E2E_PORT ?? 47180);
+/** A port nothing listens on now: the flows' server never collides with another run's. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.on("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+// Chosen once, in the runner; its workers inherit it through the environment.
+process.env.PORTHOLE_E2E_PORT ??= String(await freePort());
+const port = Number(process.env.PORTHOLE_E2E_PORT);
 
 export default defineConfig({
   testDir: "e2e",
