@@ -191,6 +191,22 @@ async fn change(
     Ok(read_settings(&files.files))
 }
 
+/// [`change`] of one server of the profile's file (refused, with where it is set, for a server of
+/// another file).
+async fn change_server(
+    state: &AppState,
+    files: &ServerConfigFiles,
+    name: &str,
+    edit: impl FnOnce(&mut ConfigFile) -> Result<(), String>,
+) -> Result<ServerSettings, String> {
+    let all = files.files.clone();
+    change(state, files, |profile, _| {
+        editable(profile, &all, name)?;
+        edit(profile)
+    })
+    .await
+}
+
 #[tauri::command]
 pub(crate) fn server_settings(files: State<'_, ServerConfigFiles>) -> ServerSettings {
     read_settings(&files.files)
@@ -224,12 +240,7 @@ pub(crate) async fn remove_server(
     files: State<'_, ServerConfigFiles>,
     name: String,
 ) -> Result<ServerSettings, String> {
-    let all = files.files.clone();
-    change(&state, &files, |profile, _| {
-        editable(profile, &all, &name)?;
-        profile.remove_server(&name)
-    })
-    .await
+    change_server(&state, &files, &name, |profile| profile.remove_server(&name)).await
 }
 
 #[tauri::command]
@@ -239,12 +250,7 @@ pub(crate) async fn set_server_enabled(
     name: String,
     enabled: bool,
 ) -> Result<ServerSettings, String> {
-    let all = files.files.clone();
-    change(&state, &files, |profile, _| {
-        editable(profile, &all, &name)?;
-        profile.set_enabled(&name, enabled)
-    })
-    .await
+    change_server(&state, &files, &name, |profile| profile.set_enabled(&name, enabled)).await
 }
 
 /// Whether MCP Apps is advertised to one server; it reconnects.
@@ -255,9 +261,7 @@ pub(crate) async fn set_server_mcp_apps(
     name: String,
     enabled: bool,
 ) -> Result<ServerSettings, String> {
-    let all = files.files.clone();
-    change(&state, &files, |profile, _| {
-        editable(profile, &all, &name)?;
+    change_server(&state, &files, &name, |profile| {
         profile.set_server_mcp_apps(&name, enabled)
     })
     .await

@@ -437,11 +437,15 @@ fn system_clipboard_text() -> Option<String> {
     None
 }
 
-/// Leaving a conversation tears its views down; coming back re-creates them from the stored
-/// input and result (no new tool call), and once the retention has passed the card says the
-/// view expired while the model-facing result stays.
-#[test]
-fn a_reopened_conversation_shows_its_view_again_until_it_expires() -> Result<()> {
+/// The official basic-vanillajs example's view on its card, ready: its card's and ready state's
+/// selectors, and the time its tool returned (which the view shows).
+struct TimeView {
+    card: String,
+    ready: String,
+    time: String,
+}
+
+fn time_view() -> Result<(Chat, App, TimeView)> {
     let example = examples()
         .into_iter()
         .find(|e| e["name"] == "basic-vanillajs")
@@ -464,6 +468,16 @@ fn a_reopened_conversation_shows_its_view_again_until_it_expires() -> Result<()>
         .as_str()
         .context("the result's time")?
         .to_string();
+    Ok((chat, app, TimeView { card, ready, time }))
+}
+
+/// Leaving a conversation tears its views down; coming back re-creates them from the stored
+/// input and result (no new tool call), and once the retention has passed the card says the
+/// view expired while the model-facing result stays.
+#[test]
+fn a_reopened_conversation_shows_its_view_again_until_it_expires() -> Result<()> {
+    let (chat, app, TimeView { card, ready, time }) = time_view()?;
+    let s = &app.session;
 
     let shows_time = |s: &Session| -> Result<()> {
         let frame = s.wait_for_element(&format!("{card} iframe[data-testid=mcp-app-view]"), WAIT)?;
@@ -526,28 +540,8 @@ fn a_view_that_never_starts_fails_visibly_and_the_model_is_not_told_it_rendered(
 /// that window brings it back to the card.
 #[test]
 fn a_popped_out_view_gets_its_own_window_and_comes_back_when_it_closes() -> Result<()> {
-    let example = examples()
-        .into_iter()
-        .find(|e| e["name"] == "basic-vanillajs")
-        .context("the basic-vanillajs example")?;
-    let tool = example["tool"].as_str().unwrap();
-    let server = json!({
-        "command": example["command"],
-        "args": example["args"],
-        "cwd": fixtures(),
-        "alwaysAllow": [tool],
-    });
-    let chat = chat("basic", server, tool, &example["arguments"])?;
-    let app = launch(&chat)?;
+    let (chat, app, TimeView { card, ready, time }) = time_view()?;
     let s = &app.session;
-    ask(s, "basic", "What time is it?")?;
-    let card = format!("[data-testid=tool-call][data-tool-name={tool}]");
-    let ready = format!("{card} [data-testid=view-state][data-state=ready]");
-    s.wait_for_element(&ready, WAIT)?;
-    let time = view_facing(chat.dir.path())?["structuredContent"]["time"]
-        .as_str()
-        .context("the result's time")?
-        .to_string();
     let main = s.window_handle()?;
 
     s.click(&s.wait_for_element(&format!("{card} [data-testid=view-pop-out]"), WAIT)?)?;
