@@ -597,3 +597,79 @@ fn settings_pick_the_model_and_add_and_switch_off_a_server_in_the_running_app() 
     assert_eq!(posts[1].body["model"], "fake-large");
     Ok(())
 }
+
+/// A reply cut mid-stream shows its error inline with Retry; Retry writes the reply again; Edit
+/// replaces the last message and sends it again (the model never sees the old one); Ctrl+N
+/// opens a new chat.
+#[test]
+fn an_inline_error_is_retried_and_the_last_message_edited_and_resent() -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let fake = runtime.block_on(FakeLlm::start(Script {
+        replies: vec![
+            Reply::Cut {
+                text: "Half an ans".into(),
+            },
+            Reply::text("The whole answer."),
+            Reply::text("An answer to the better question."),
+        ],
+        api_key: None,
+        models: vec![],
+        chunk_delay_ms: 0,
+    }))?;
+    let dir = profile();
+    let url = fake.base_url();
+    let app = App::launch(dir.path(), &["--base-url", &url, "--model", "fake-model"], &[])?;
+    let s = &app.session;
+    let last_reply = |s: &porthole_e2e::Session| -> Result<Option<String>> {
+        let replies = s.find_all("[data-testid=message][data-role=assistant]")?;
+        Ok(match replies.last() {
+            Some(last) => Some(s.text(last)?),
+            None => None,
+        })
+    };
+    s.send_keys(
+        &s.wait_for_element("[data-testid=composer]", WAIT)?,
+        "A first question\u{E007}",
+    )?;
+
+    // The cut reply: kept, with the error and a Retry beside it.
+    let error = s.wait_for_element("[data-testid=turn-error]", WAIT)?;
+    assert_eq!(s.attribute(&error, "role")?.as_deref(), Some("alert"));
+    s.click(&s.find("[data-testid=turn-error] [data-testid=retry]")?)?;
+    s.wait_for("the retried reply", WAIT, |s| {
+        Ok((last_reply(s)?.as_deref() == Some("The whole answer.")).then_some(()))
+    })?;
+    assert!(
+        s.find_all("[data-testid=turn-error]")?.is_empty(),
+        "the error went with the retry"
+    );
+    assert_eq!(s.find_all("[data-testid=message][data-role=assistant]")?.len(), 1);
+
+    // Edit and resend the last message.
+    s.click(&s.wait_for_element("[data-testid=edit-message]", WAIT)?)?;
+    let input = s.wait_for_element("[data-testid=edit-message-input]", WAIT)?;
+    s.clear(&input)?;
+    s.send_keys(&input, "A better question")?;
+    s.click(&s.find("[data-testid=edit-message-send]")?)?;
+    s.wait_for("the reply to the edited message", WAIT, |s| {
+        Ok((last_reply(s)?.as_deref() == Some("An answer to the better question.")).then_some(()))
+    })?;
+    let users = s.find_all("[data-testid=message][data-role=user]")?;
+    assert_eq!(users.len(), 1);
+    assert_eq!(s.text(&users[0])?, "A better question");
+    let posts: Vec<_> = fake.requests().into_iter().filter(|r| r.method == "POST").collect();
+    assert_eq!(posts.len(), 3);
+    let last_request = posts[2].body["messages"].to_string();
+    assert!(last_request.contains("A better question"), "{last_request}");
+    assert!(!last_request.contains("A first question"), "{last_request}");
+    assert!(!last_request.contains("The whole answer."), "{last_request}");
+
+    // Ctrl+N: a new, empty chat; the conversation stays in the list.
+    let composer = s.find("[data-testid=composer]")?;
+    s.send_keys(&composer, "\u{E009}n\u{E009}")?;
+    s.wait_for("a new chat", WAIT, |s| {
+        Ok(s.find_all("[data-testid=message]")?.is_empty().then_some(()))
+    })?;
+    assert_eq!(s.find_all("[data-testid=conversation]")?.len(), 1);
+    Ok(())
+}
