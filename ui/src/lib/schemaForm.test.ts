@@ -180,10 +180,42 @@ describe("values and arguments", () => {
     const fields = form(nested);
     const lat = key("where", "lat");
     const lon = key("where", "lon");
-    expect(argumentsFrom(fields, { [lat]: "", [lon]: "" }).errors.map((e) => e.message)).toEqual(["lat is required"]);
+    // An optional object left empty is left out, even with required fields inside.
+    expect(argumentsFrom(fields, { [lat]: "", [lon]: " " })).toEqual({ arguments: {}, errors: [] });
+    expect(draftArguments(fields, { [lat]: "", [lon]: "" })).toEqual({});
+    // Once something in it is filled, its required fields are.
+    expect(argumentsFrom(fields, { [lat]: "", [lon]: "5" }).errors.map((e) => e.message)).toEqual(["lat is required"]);
     expect(argumentsFrom(fields, { [lat]: "60.4", [lon]: "" }).arguments).toEqual({ where: { lat: 60.4 } });
     const optional = form({ ...nested, properties: { where: { ...nested.properties.where, required: [] } } });
     expect(argumentsFrom(optional, { [lat]: "", [lon]: "" }).arguments).toEqual({});
+    // A required object always is sent, and its required fields are required.
+    const required = form({ ...nested, required: ["where"] });
+    expect(argumentsFrom(required, { [lat]: "", [lon]: "" }).errors.map((e) => e.message)).toEqual(["lat is required"]);
+    expect(argumentsFrom(required, { [lat]: "1", [lon]: "" }).arguments).toEqual({ where: { lat: 1 } });
+  });
+
+  it("an optional object counts as filled by anything in it, nested objects and ticked boxes too", () => {
+    const fields = form({
+      type: "object",
+      properties: {
+        outer: {
+          type: "object",
+          properties: {
+            id: { type: "string" },
+            flag: { type: "boolean" },
+            inner: { type: "object", properties: { n: { type: "number" }, tags: { type: "array", items: { type: "string" } } } },
+          },
+          required: ["id"],
+        },
+      },
+    });
+    const values = { [key("outer", "id")]: "", [key("outer", "flag")]: false, [key("outer", "inner", "n")]: "", [key("outer", "inner", "tags")]: "\n" };
+    expect(argumentsFrom(fields, values)).toEqual({ arguments: {}, errors: [] });
+    expect(argumentsFrom(fields, { ...values, [key("outer", "flag")]: true }).errors.map((e) => e.message)).toEqual(["id is required"]);
+    expect(argumentsFrom(fields, { ...values, [key("outer", "inner", "n")]: "2" }).errors.map((e) => e.message)).toEqual(["id is required"]);
+    expect(argumentsFrom(fields, { ...values, [key("outer", "id")]: "x", [key("outer", "inner", "n")]: "2" }).arguments).toEqual({
+      outer: { id: "x", inner: { n: 2 } },
+    });
   });
 
   it("goes to the JSON editor with what was typed, and back when the form can show it", () => {

@@ -321,6 +321,17 @@ function textError(f: TextField, text: string): string | null {
   return null;
 }
 
+/** Whether every field (nested ones too) is left empty: no text, no line, nothing chosen, unticked. */
+function blank(list: Field[], values: Values): boolean {
+  return list.every((f) => {
+    if (f.kind === "object") return blank(f.fields, values);
+    const value = values[f.key] ?? empty(f);
+    if (f.kind === "boolean") return value !== true;
+    const text = typeof value === "string" ? value : "";
+    return f.kind === "number" || f.kind === "list" ? text.trim() === "" : text === "";
+  });
+}
+
 /** Reads the values into arguments. `strict`: every check applies and any failure means no
  * arguments; otherwise (for the JSON editor's starting text) what cannot be read is kept as
  * typed and missing fields are left out. */
@@ -329,6 +340,9 @@ function collect(list: Field[], values: Values, strict: boolean, errors: FieldEr
   for (const f of list) {
     const fail = (message: string) => errors.push({ key: f.key, label: f.label, message });
     if (f.kind === "object") {
+      // An optional object left wholly empty is left out, its own required fields with it
+      // (JSON Schema lets it be omitted); once anything in it is filled, its rules apply.
+      if (!f.required && blank(f.fields, values)) continue;
       const inner = collect(f.fields, values, strict, errors);
       if (f.required || Object.keys(inner).length > 0) out[f.name] = inner;
       continue;
