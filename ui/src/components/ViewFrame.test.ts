@@ -17,6 +17,7 @@ const setViewDisplayMode = vi.fn(async (_viewId: string, _mode: string) => {});
 const viewMessage = vi.fn(async (_viewId: string, _message: unknown) => {});
 const reopenViews = vi.fn(async (_conversationId: string, _callId?: string) => {});
 const setViewContainer = vi.fn(async (_viewId: string, _width: number) => {});
+const popOutView = vi.fn(async (_viewId: string) => "view-1");
 /** Teardowns Rust was asked for and has not finished, by view id. */
 const teardowns = new Map<string, { resolve: () => void; reject: (e: unknown) => void }>();
 const teardownView = vi.fn(
@@ -31,6 +32,7 @@ vi.mock("../lib/api", () => ({
     reopenViews: (conversationId: string, callId?: string) => reopenViews(conversationId, callId),
     setViewContainer: (viewId: string, width: number) => setViewContainer(viewId, width),
     teardownView: (viewId: string) => teardownView(viewId),
+    popOutView: (viewId: string) => popOutView(viewId),
   },
 }));
 
@@ -42,6 +44,7 @@ beforeEach(() => {
   setViewContainer.mockReset();
   setViewContainer.mockImplementation(async () => {});
   teardownView.mockClear();
+  popOutView.mockClear();
   teardowns.clear();
 });
 afterEach(cleanup);
@@ -194,6 +197,26 @@ describe("ViewFrame", () => {
     await fireEvent.keyDown(window, { key: "Escape" });
     expect(views.get("call-1")?.mode).toBe("inline");
     expect(getByTestId("mcp-app-view")).toBe(frame);
+  });
+
+  it("offers Pop out for a ready view, even one that declares only the inline mode", async () => {
+    views.handle(opened("call-1", "v1", { displayModes: ["inline"] }));
+    const { getByTestId, queryByTestId } = showView();
+    expect(queryByTestId("view-pop-out")).toBeNull(); // still loading
+    views.handle(state("call-1", "v1", "ready"));
+    flushSync();
+    expect(queryByTestId("view-enter-fullscreen")).toBeNull();
+    await fireEvent.click(getByTestId("view-pop-out"));
+    expect(popOutView).toHaveBeenCalledExactlyOnceWith("v1");
+  });
+
+  it("offers no Pop out, nor other modes, in a pop-out window of its own", () => {
+    views.handle(opened("call-1", "v1"));
+    views.handle(state("call-1", "v1", "ready"));
+    const { queryByTestId } = render(ViewFrame, { view: views.get("call-1")!, label: "forecast", standalone: true });
+    expect(queryByTestId("mcp-app-view")).not.toBeNull();
+    expect(queryByTestId("view-pop-out")).toBeNull();
+    expect(queryByTestId("view-enter-fullscreen")).toBeNull();
   });
 
   it("shows a view in a corner (picture in picture) and back", async () => {
