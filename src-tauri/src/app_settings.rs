@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::desktop::AppState;
-use crate::model_choice::{MODEL_SETTING, chosen};
+use crate::model_choice::{MODEL_SETTING, ModelArgs, chosen};
 use crate::theme::{THEME_SETTING, ThemePreference};
 use crate::views::{DEFAULT_RETENTION_DAYS, Views};
 
@@ -372,14 +372,28 @@ pub fn save_model_settings(
     let kind = parse_provider(&provider)?;
     let base_url = check_base_url(&base_url)?;
     let model = check_model(model.as_deref())?;
-    state
-        .chat
-        .store()?
-        .set_setting(
-            MODEL_SETTING,
-            &json!({ "provider": kind.as_str(), "baseUrl": base_url, "model": model }),
-        )
+    let store = state.chat.store()?;
+    let saved = store.setting(MODEL_SETTING).ok().flatten().unwrap_or(json!({}));
+    let sent = json!({ "provider": kind.as_str(), "baseUrl": base_url, "model": model });
+    store
+        .set_setting(MODEL_SETTING, &without_flags(&state.chat.model_args, &saved, sent))
         .map_err(|e| format!("the settings could not be saved: {e}"))
+}
+
+/// What is saved of a form sent while command-line flags fix some fields: those fields keep
+/// their saved values (the flags are for this run only, and the form shows them read-only).
+fn without_flags(args: &ModelArgs, saved: &Value, mut sent: Value) -> Value {
+    let fixed = [
+        ("provider", args.provider.is_some()),
+        ("baseUrl", args.base_url.is_some()),
+        ("model", args.model.is_some()),
+    ];
+    for (field, by_flag) in fixed {
+        if by_flag {
+            sent[field] = saved.get(field).cloned().unwrap_or(Value::Null);
+        }
+    }
+    sent
 }
 
 /// The models the provider lists, with the key typed in the form, else the environment's or
@@ -471,6 +485,27 @@ pub fn system_theme_changed(views: State<'_, Views>, dark: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fields_fixed_by_flags_keep_their_saved_values() {
+        let args = ModelArgs {
+            provider: None,
+            base_url: Some("http://localhost:9/v1".into()),
+            model: Some("flag-model".into()),
+        };
+        let saved = json!({"provider": "openai", "baseUrl": "https://saved.example/v1", "model": "saved-model"});
+        let sent = json!({"provider": "anthropic", "baseUrl": "http://localhost:9/v1", "model": "flag-model"});
+        assert_eq!(
+            without_flags(&args, &saved, sent.clone()),
+            json!({"provider": "anthropic", "baseUrl": "https://saved.example/v1", "model": "saved-model"})
+        );
+        // Nothing saved yet: a fixed field is saved as unset, not as the flag's value.
+        assert_eq!(
+            without_flags(&args, &json!({}), sent.clone()),
+            json!({"provider": "anthropic", "baseUrl": null, "model": null})
+        );
+        assert_eq!(without_flags(&ModelArgs::default(), &saved, sent.clone()), sent);
+    }
     use porthole_fake_llm::{FakeLlm, Reply, Script};
     use porthole_secrets::{MemorySecrets, SecretError};
 
