@@ -168,6 +168,30 @@ describe("ToolsPanel", () => {
     expect(onRun).not.toHaveBeenCalled();
   });
 
+  it("a number field holding text that is not a number says so and holds Run", async () => {
+    const { container, getByTestId, onRun } = open();
+    await fireEvent.click(entry(container, "forecast"));
+    await fireEvent.input(field(container, "city"), { target: { value: "Oslo" } });
+    // "1e" or "--2" in an <input type=number>: the browser reports "" and validity.badInput.
+    const typed = (input: HTMLInputElement, badInput: boolean) => {
+      Object.defineProperty(input, "validity", { configurable: true, get: () => ({ badInput }) });
+      return fireEvent.input(input, { target: { value: "" } });
+    };
+    await typed(field(container, "lat"), true);
+    await typed(field(container, "days"), true);
+    await fireEvent.click(getByTestId("tool-run"));
+    expect(onRun).not.toHaveBeenCalled();
+    expect(getByTestId("tool-form-error").textContent).toBe("Fix the marked fields: days, lat.");
+    expect(fieldError(field(container, "days"))).toBe("days must be a number");
+    expect(fieldError(field(container, "lat"))).toBe("lat must be a number");
+
+    // Cleared (or fixed), the fields are readable again.
+    await typed(field(container, "lat"), false);
+    await typed(field(container, "days"), false);
+    await fireEvent.click(getByTestId("tool-run"));
+    expect(onRun).toHaveBeenCalledWith("demo", "forecast", { city: "Oslo" });
+  });
+
   it("edits the arguments as JSON, with parse errors shown as typed, and back to the form", async () => {
     const { container, getByTestId, queryByTestId, onRun } = open();
     await fireEvent.click(entry(container, "forecast"));

@@ -218,6 +218,23 @@ describe("values and arguments", () => {
     });
   });
 
+  it("a number field holding text that is not a number says so, rather than passing for empty", () => {
+    const fields = form({
+      type: "object",
+      properties: { count: { type: "integer" }, size: { type: "number" }, where: { type: "object", properties: { lat: { type: "number" } } } },
+      required: ["size"],
+    });
+    const values = { count: "", size: "", [key("where", "lat")]: "" };
+    const unreadable = new Set(["count", "size", key("where", "lat")]);
+    expect(argumentsFrom(fields, values, unreadable).errors.map((e) => [e.key, e.message])).toEqual([
+      ["count", "count must be a number"],
+      ["size", "size must be a number"],
+      [key("where", "lat"), "lat must be a number"],
+    ]);
+    expect(argumentsFrom(fields, { ...values, size: "2" }, new Set(["count"])).errors.map((e) => e.message)).toEqual(["count must be a number"]);
+    expect(argumentsFrom(fields, { ...values, size: "2" }).arguments).toEqual({ size: 2 });
+  });
+
   it("goes to the JSON editor with what was typed, and back when the form can show it", () => {
     const fields = form(schema);
     const values = { ...initialValues(fields), days: "two" };

@@ -321,10 +321,15 @@ function textError(f: TextField, text: string): string | null {
   return null;
 }
 
+/** Keys of number fields whose text the browser could not read as a number: an
+ * `<input type=number>` then reports "" as its value (and `validity.badInput`). */
+export type Unreadable = ReadonlySet<string>;
+
 /** Whether every field (nested ones too) is left empty: no text, no line, nothing chosen, unticked. */
-function blank(list: Field[], values: Values): boolean {
+function blank(list: Field[], values: Values, unreadable: Unreadable): boolean {
   return list.every((f) => {
-    if (f.kind === "object") return blank(f.fields, values);
+    if (f.kind === "object") return blank(f.fields, values, unreadable);
+    if (unreadable.has(f.key)) return false;
     const value = values[f.key] ?? empty(f);
     if (f.kind === "boolean") return value !== true;
     const text = typeof value === "string" ? value : "";
@@ -335,15 +340,15 @@ function blank(list: Field[], values: Values): boolean {
 /** Reads the values into arguments. `strict`: every check applies and any failure means no
  * arguments; otherwise (for the JSON editor's starting text) what cannot be read is kept as
  * typed and missing fields are left out. */
-function collect(list: Field[], values: Values, strict: boolean, errors: FieldError[]): Record<string, unknown> {
+function collect(list: Field[], values: Values, strict: boolean, errors: FieldError[], unreadable: Unreadable): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const f of list) {
     const fail = (message: string) => errors.push({ key: f.key, label: f.label, message });
     if (f.kind === "object") {
       // An optional object left wholly empty is left out, its own required fields with it
       // (JSON Schema lets it be omitted); once anything in it is filled, its rules apply.
-      if (!f.required && blank(f.fields, values)) continue;
-      const inner = collect(f.fields, values, strict, errors);
+      if (!f.required && blank(f.fields, values, unreadable)) continue;
+      const inner = collect(f.fields, values, strict, errors, unreadable);
       if (f.required || Object.keys(inner).length > 0) out[f.name] = inner;
       continue;
     }
@@ -374,6 +379,11 @@ function collect(list: Field[], values: Values, strict: boolean, errors: FieldEr
       out[f.name] = items;
       continue;
     }
+    if (f.kind === "number" && unreadable.has(f.key)) {
+      // Typed, but not a number ("1e", "--2"): not the same as left empty.
+      fail(`${f.label} must be a number`);
+      continue;
+    }
     if (text === "" || (f.kind === "number" && text.trim() === "")) {
       if (f.required) fail(`${f.label} is required`);
       continue;
@@ -400,17 +410,18 @@ function collect(list: Field[], values: Values, strict: boolean, errors: FieldEr
   return out;
 }
 
-/** The arguments the form's values make, or every field's problem. */
-export function argumentsFrom(list: Field[], values: Values): Built {
+/** The arguments the form's values make, or every field's problem. `unreadable`: the number
+ * fields holding text that is not a number. */
+export function argumentsFrom(list: Field[], values: Values, unreadable: Unreadable = new Set()): Built {
   const errors: FieldError[] = [];
-  const args = collect(list, values, true, errors);
+  const args = collect(list, values, true, errors, unreadable);
   return errors.length ? { arguments: null, errors } : { arguments: args, errors: [] };
 }
 
 /** The arguments as far as the values go, unchecked: the JSON editor's text when the person
  * switches to it from the form. */
 export function draftArguments(list: Field[], values: Values): Record<string, unknown> {
-  return collect(list, values, false, []);
+  return collect(list, values, false, [], new Set());
 }
 
 /** The JSON editor's text as arguments: a JSON object with the schema's required properties,
