@@ -239,8 +239,43 @@ describe("ServerSettings", () => {
       return settings;
     });
     await fireEvent.click(within(row(view, "fs")).getByTestId("server-remove"));
+    await fireEvent.click(within(row(view, "fs")).getByTestId("server-remove-confirm"));
     expect(calls.removeServer).toHaveBeenCalledWith("fs");
     await waitFor(() => expect(view.getAllByTestId("server-row").map((r) => r.dataset.serverName)).toEqual(["remote", "shared"]));
+    await waitFor(() => expect(document.activeElement).toBe(view.getByTestId("add-server")));
+  });
+
+  it("removes a server only once it is confirmed; Cancel (first in focus) or Esc takes the question back", async () => {
+    const view = await setup();
+    const fs = within(row(view, "fs"));
+    const removeButton = fs.getByTestId("server-remove");
+    await fireEvent.click(removeButton);
+    expect(calls.removeServer).not.toHaveBeenCalled();
+    expect(removeButton.getAttribute("aria-expanded")).toBe("true");
+    expect(fs.getByRole("group").textContent).toContain("Remove fs from /p/config.json?");
+    expect(document.activeElement).toBe(fs.getByTestId("server-remove-cancel"));
+
+    await fireEvent.click(fs.getByTestId("server-remove-cancel"));
+    expect(fs.queryByTestId("server-remove-confirm")).toBeNull();
+    expect(removeButton.getAttribute("aria-expanded")).toBe("false");
+    await waitFor(() => expect(document.activeElement).toBe(removeButton));
+
+    await fireEvent.click(removeButton);
+    const escape = await fireEvent.keyDown(fs.getByTestId("server-remove-confirm"), { key: "Escape" });
+    expect(escape).toBe(false); // handled here, not by the Settings dialog
+    expect(fs.queryByTestId("server-remove-cancel")).toBeNull();
+    await waitFor(() => expect(document.activeElement).toBe(removeButton));
+    expect(calls.removeServer).not.toHaveBeenCalled();
+
+    // Refused by the back end: the reason, the row kept, focus back on Remove.
+    calls.removeServer.mockImplementationOnce(async () => Promise.reject("config.json is read-only"));
+    await fireEvent.click(removeButton);
+    await fireEvent.click(fs.getByTestId("server-remove-confirm"));
+    expect(calls.removeServer).toHaveBeenCalledWith("fs");
+    expect((await view.findByTestId("server-settings-error")).textContent).toContain("config.json is read-only");
+    await waitFor(() => expect(document.activeElement).toBe(removeButton));
+    expect(fs.queryByTestId("server-remove-confirm")).toBeNull();
+    expect(view.getAllByTestId("server-row")).toHaveLength(3);
   });
 
   it("imports the chosen servers of another client's file and says which were renamed", async () => {
