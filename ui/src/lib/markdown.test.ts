@@ -1,5 +1,13 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { Parser } from "marked";
 import { cachedMarkdownToHtml, codeLanguage, codeOf, linkAddress, markdownBlocks, markdownToHtml } from "./markdown";
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+/** Counts renders: marked's parser runs once for each text (or block) rendered. */
+const countRenders = () => vi.spyOn(Parser, "parse");
 
 function dom(text: string): HTMLElement {
   const div = document.createElement("div");
@@ -135,11 +143,16 @@ describe("markdownToHtml", () => {
     expect(Array.from(root.querySelectorAll("li")).map((l) => l.textContent?.trim())).toEqual(["☑ done", "☐ to do"]);
   });
 
-  it("caches finished text", () => {
+  it("caches finished text: rendered once, however often it is asked for", () => {
+    const renders = countRenders();
     const text = "cached **text** " + Math.random();
     const first = cachedMarkdownToHtml(text);
+    expect(renders).toHaveBeenCalledOnce();
     expect(cachedMarkdownToHtml(text)).toBe(first);
+    expect(cachedMarkdownToHtml(text)).toBe(first);
+    expect(renders).toHaveBeenCalledOnce();
     expect(first).toBe(markdownToHtml(text));
+    expect(renders).toHaveBeenCalledTimes(2);
   });
 });
 
@@ -162,13 +175,25 @@ describe("markdownBlocks (streaming)", () => {
     expect(tight(blocks.join(""))).toBe(tight(markdownToHtml(text)));
   });
 
-  it("renders finished blocks once: the same strings come back while the last block grows", () => {
-    const first = markdownBlocks("Intro.\n\n```py\nx = 1");
-    const later = markdownBlocks("Intro.\n\n```py\nx = 1\ny = 2\n```\n\nAnd then");
+  it("renders finished blocks once: only the last block is rendered again while it grows", () => {
+    const renders = countRenders();
+    const intro = `Intro ${Math.random()}.`;
+    const first = markdownBlocks(`${intro}\n\n\`\`\`py\nx = 1`);
+    expect(renders).toHaveBeenCalledTimes(2);
+    renders.mockClear();
+    // The intro is not rendered again; the code block, finished now, is, and the new last block.
+    const later = markdownBlocks(`${intro}\n\n\`\`\`py\nx = 1\ny = 2\n\`\`\`\n\nAnd then`);
+    expect(renders).toHaveBeenCalledTimes(2);
     expect(later[0]).toBe(first[0]);
     expect(later[1]).not.toBe(first[1]);
     expect(later[1]).toContain("y");
     expect(later[2]).toBe("<p>And then</p>");
+    renders.mockClear();
+    // Only the last block, each time it grows.
+    const again = markdownBlocks(`${intro}\n\n\`\`\`py\nx = 1\ny = 2\n\`\`\`\n\nAnd then some`);
+    expect(renders).toHaveBeenCalledOnce();
+    expect(again.slice(0, 2)).toEqual(later.slice(0, 2));
+    expect(again[2]).toBe("<p>And then some</p>");
   });
 
   it("sanitises each block", () => {
