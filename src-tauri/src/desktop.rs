@@ -195,10 +195,11 @@ fn rename_conversation(state: tauri::State<'_, AppState>, id: String, title: Str
 }
 
 #[tauri::command]
-fn delete_conversation(state: tauri::State<'_, AppState>, id: String) -> Result<(), String> {
+fn delete_conversation(app: tauri::AppHandle, state: tauri::State<'_, AppState>, id: String) -> Result<(), String> {
     if let Some(cancel) = state.chat.running.lock().unwrap().remove(&id) {
         cancel.cancel();
     }
+    crate::pop_out::close_for_conversation(&app, &id);
     state.chat.store()?.delete_conversation(&id).map_err(|e| e.to_string())
 }
 
@@ -267,7 +268,7 @@ async fn edit_and_resend(
     rerun(&app, &state, conversation_id, Some(Message::user(text))).await
 }
 
-fn existing_conversation(store: &Store, id: &str) -> Result<Conversation, String> {
+pub(crate) fn existing_conversation(store: &Store, id: &str) -> Result<Conversation, String> {
     store
         .conversation(id)
         .map_err(|e| e.to_string())?
@@ -277,7 +278,7 @@ fn existing_conversation(store: &Store, id: &str) -> Result<Conversation, String
 /// Marks a turn as running in the conversation (so no other starts there, and `stop_turn` can
 /// cancel it) and returns its cancellation token; refused while one is running. The mark goes
 /// when the turn ends ([`start_turn`]), or with [`release_turn`] if it never starts.
-fn claim_turn(chat: &Chat, conversation_id: &str) -> Result<CancellationToken, String> {
+pub(crate) fn claim_turn(chat: &Chat, conversation_id: &str) -> Result<CancellationToken, String> {
     let cancel = CancellationToken::new();
     let mut running = chat.running.lock().unwrap();
     if running.contains_key(conversation_id) {
@@ -287,7 +288,7 @@ fn claim_turn(chat: &Chat, conversation_id: &str) -> Result<CancellationToken, S
     Ok(cancel)
 }
 
-fn release_turn(chat: &Chat, conversation_id: &str) {
+pub(crate) fn release_turn(chat: &Chat, conversation_id: &str) {
     chat.running.lock().unwrap().remove(conversation_id);
 }
 
@@ -416,11 +417,7 @@ async fn rerun(
         let views = app.state::<Views>();
         if point.drops_views {
             // Pop-out windows of the conversation close too (their views may be of dropped calls).
-            for label in views.pop_out_webviews(&conversation_id) {
-                if let Some(window) = app.get_webview_window(&label) {
-                    let _ = window.close();
-                }
-            }
+            crate::pop_out::close_for_conversation(app, &conversation_id);
             views.teardown_conversation(&conversation_id).await;
         }
         store

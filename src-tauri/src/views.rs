@@ -202,9 +202,16 @@ impl Views {
         &self.inner.tokens
     }
 
-    /// Tells the webview that shows the event's view (the main window when it has none).
+    /// Tells the webview that shows the event's view (the main window when it has none). What a
+    /// view asks of the person — a message for the composer, files to save — always goes to the
+    /// main window, which has the composer and the save dialog.
     fn emit(&self, event: ViewEvent) {
-        let webview = self.webview_of(event.view_id());
+        let webview = match event {
+            ViewEvent::ProposedMessage { .. }
+            | ViewEvent::DownloadRequest { .. }
+            | ViewEvent::DownloadResult { .. } => MAIN_WEBVIEW.to_string(),
+            _ => self.webview_of(event.view_id()),
+        };
         self.emit_to(&webview, event);
     }
 
@@ -619,13 +626,8 @@ impl Views {
                 .map(|c| c.id)
         });
         let Some(tool_call_id) = row else { return };
-        let days = store
-            .setting("viewRetentionDays")
-            .ok()
-            .flatten()
-            .and_then(|v| v.as_i64())
-            .filter(|d| *d > 0)
-            .unwrap_or(DEFAULT_RETENTION_DAYS);
+        // The retention the settings show (a value out of range counts as the default).
+        let days = crate::app_settings::read_general(Some(store)).view_retention_days;
         match store.insert_view(&NewView {
             tool_call_id,
             server: view.server.clone(),
@@ -882,7 +884,11 @@ impl Views {
             if only_call.is_some_and(|id| id != call.call_id) {
                 continue;
             }
-            if self.view_for(conversation_id, &call.call_id).is_some() {
+            if let Some(live) = self.view_for(conversation_id, &call.call_id) {
+                // A view in a pop-out window stays there; the asking window's card says so.
+                if self.webview_of(Some(&live)) != webview {
+                    self.popped_out(webview, conversation_id, &call.call_id);
+                }
                 continue;
             }
             if view.expired || view.state == "expired" {
@@ -1026,22 +1032,10 @@ impl Views {
         Ok((view.conversation_id.clone(), view.call_id.clone(), view.tool.clone()))
     }
 
-    /// The pop-out windows showing views of a conversation.
-    pub fn pop_out_webviews(&self, conversation_id: &str) -> Vec<String> {
-        self.inner
-            .live
-            .lock()
-            .unwrap()
-            .values()
-            .filter(|v| v.conversation_id == conversation_id && v.webview != MAIN_WEBVIEW)
-            .map(|v| v.webview.clone())
-            .collect()
-    }
-
-    /// Tells the main window that a call's view now lives in a window of its own.
-    pub fn popped_out(&self, conversation_id: &str, call_id: &str) {
+    /// Tells `webview` that a call's view lives in a window of its own.
+    pub fn popped_out(&self, webview: &str, conversation_id: &str, call_id: &str) {
         self.emit_to(
-            MAIN_WEBVIEW,
+            webview,
             ViewEvent::State {
                 conversation_id: conversation_id.to_string(),
                 call_id: call_id.to_string(),
@@ -1052,24 +1046,20 @@ impl Views {
         );
     }
 
-    /// A pop-out window closed: its views' frames are gone. Returns the calls they showed, so
-    /// they can go back to their cards.
-    pub async fn webview_closed(&self, webview: &str) -> Vec<(String, String)> {
-        let gone: Vec<(String, String, String)> = self
+    /// A pop-out window closed: its views' frames are gone, and so are they.
+    pub async fn webview_closed(&self, webview: &str) {
+        let gone: Vec<String> = self
             .inner
             .live
             .lock()
             .unwrap()
             .values()
             .filter(|v| v.webview == webview)
-            .map(|v| (v.view_id.clone(), v.conversation_id.clone(), v.call_id.clone()))
+            .map(|v| v.view_id.clone())
             .collect();
-        let mut calls = Vec::new();
-        for (view_id, conversation_id, call_id) in gone {
+        for view_id in gone {
             self.close(&view_id, false).await;
-            calls.push((conversation_id, call_id));
         }
-        calls
     }
 
     /// The agent loop's view of one conversation's views.

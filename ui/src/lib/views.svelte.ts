@@ -216,8 +216,9 @@ export class ViewRegistry {
       }
       case "proposed_message": {
         const entry = this.byViewId(event.viewId);
-        // Not from a view on its way out (parked): nobody sees it any more.
-        if (!entry || entry.state === "parked" || this.#closed.has(event.viewId)) return;
+        // Not from a view on its way out (parked): nobody sees it any more. A view in a pop-out
+        // window has no entry here; Rust sends its proposals to this window, which has the composer.
+        if (entry?.state === "parked" || this.#closed.has(event.viewId)) return;
         if (typeof event.text !== "string" || !event.text.trim()) return;
         this.proposal = { id: ++this.#proposals, viewId: event.viewId, text: event.text };
         break;

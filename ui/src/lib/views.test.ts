@@ -223,10 +223,11 @@ describe("view registry: events", () => {
     expect(registry.get("call-1")?.viewId).toBe("v1");
   });
 
-  it("keeps a view's proposed message for the composer, from known views only", () => {
+  it("keeps a view's proposed message for the composer, also from a view in a pop-out window", () => {
     registry.handle(opened("call-1", "v1"));
-    registry.handle({ type: "proposed_message", viewId: "nobody", text: "hijack" });
-    expect(registry.proposal).toBeNull();
+    // A popped-out view has no frame here; Rust sends its proposals to the main window.
+    registry.handle({ type: "proposed_message", viewId: "popped", text: "From the pop-out" });
+    expect(registry.proposal).toMatchObject({ viewId: "popped", text: "From the pop-out" });
     registry.handle({ type: "proposed_message", viewId: "v1", text: "Show me Paris tomorrow" });
     expect(registry.proposal).toMatchObject({ viewId: "v1", text: "Show me Paris tomorrow" });
     const first = registry.proposal!.id;
