@@ -90,7 +90,7 @@ pub struct ModelTest {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GeneralSettings {
-    view_retention_days: i64,
+    pub view_retention_days: i64,
     theme: ThemePreference,
 }
 

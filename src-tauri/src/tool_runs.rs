@@ -14,9 +14,8 @@ use porthole_mcp::ServerState;
 use serde::Serialize;
 use serde_json::Value;
 use tauri::Manager;
-use tokio_util::sync::CancellationToken;
 
-use crate::desktop::{AppState, window_sink};
+use crate::desktop::{AppState, claim_turn, existing_conversation, release_turn, window_sink};
 use crate::views::Views;
 
 /// A run that started: the conversation it is in (new when none was given) and its call id.
@@ -72,13 +71,7 @@ pub(crate) async fn run_tool(
     let chat = &state.chat;
     let store = chat.store()?.clone();
     let id = match conversation_id {
-        Some(id) => {
-            store
-                .conversation(&id)
-                .map_err(|e| e.to_string())?
-                .ok_or_else(|| format!("no conversation {id}"))?;
-            id
-        }
+        Some(id) => existing_conversation(&store, &id)?.id,
         None => {
             store
                 .create_conversation(&format!("Run {tool}"))
@@ -86,18 +79,11 @@ pub(crate) async fn run_tool(
                 .id
         }
     };
-    let cancel = CancellationToken::new();
-    {
-        let mut running = chat.running.lock().unwrap();
-        if running.contains_key(&id) {
-            return Err("a reply is still being written in this conversation; stop it first".into());
-        }
-        running.insert(id.clone(), cancel.clone());
-    }
+    let cancel = claim_turn(chat, &id)?;
     let recorder = match Recorder::for_tool_run(store, id.clone()) {
         Ok(recorder) => recorder,
         Err(e) => {
-            chat.running.lock().unwrap().remove(&id);
+            release_turn(chat, &id);
             return Err(e.to_string());
         }
     };
@@ -112,12 +98,7 @@ pub(crate) async fn run_tool(
     tauri::async_runtime::spawn(async move {
         let end = runner.run_call(call, &server, &tool, arguments, &sink, cancel).await;
         // Free before `done` reaches the window, so a message sent right after is taken.
-        app.state::<AppState>()
-            .chat
-            .running
-            .lock()
-            .unwrap()
-            .remove(&conversation);
+        release_turn(&app.state::<AppState>().chat, &conversation);
         sink(&TurnEvent::Done {
             stop_reason: if end.status == CallStatus::Cancelled {
                 StopReason::Cancelled
