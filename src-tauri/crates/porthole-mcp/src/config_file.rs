@@ -348,27 +348,28 @@ impl ConfigFile {
 
     /// Writes the file: a temporary file beside it, flushed to disk, then renamed over it, so a
     /// crash leaves either the old file or the new one. The file keeps its permissions (a new
-    /// one is readable by its owner only: entries may hold secrets).
+    /// one is readable by its owner only: entries may hold secrets). A `config.json` that is a
+    /// symbolic link (dotfiles) stays one: the file it points to is the one replaced.
     pub fn write(&self) -> Result<(), String> {
         let fail = |e: std::io::Error| format!("cannot write {}: {e}", self.path.display());
-        let dir = self
-            .path
+        let target = std::fs::canonicalize(&self.path).unwrap_or_else(|_| self.path.clone());
+        let dir = target
             .parent()
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(fail)?;
         let mut text = serde_json::to_string_pretty(&self.root).map_err(|e| e.to_string())?;
         text.push('\n');
-        let mut temp = tempfile_in(dir, &self.path).map_err(fail)?;
+        let mut temp = tempfile_in(dir, &target).map_err(fail)?;
         let result = (|| {
             temp.file.write_all(text.as_bytes())?;
-            match std::fs::metadata(&self.path) {
+            match std::fs::metadata(&target) {
                 Ok(meta) => temp.file.set_permissions(meta.permissions())?,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => return Err(e),
             }
             temp.file.sync_all()?;
-            std::fs::rename(&temp.path, &self.path)
+            std::fs::rename(&temp.path, &target)
         })();
         if result.is_err() {
             let _ = std::fs::remove_file(&temp.path);
@@ -745,6 +746,23 @@ mod tests {
         file.write().unwrap();
         let mode = std::fs::metadata(file.path()).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o640);
+    }
+
+    #[test]
+    fn a_config_that_is_a_symbolic_link_stays_one_and_its_target_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let dotfiles = dir.path().join("dotfiles");
+        std::fs::create_dir(&dotfiles).unwrap();
+        let real = file_with(&dotfiles, json!({"mcpServers": {}, "keep": 1}));
+        let link = dir.path().join("config.json");
+        std::os::unix::fs::symlink(real.path(), &link).unwrap();
+        let mut file = ConfigFile::read(&link).unwrap();
+        file.set_mcp_apps(false);
+        file.write().unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        let written: Value = serde_json::from_str(&std::fs::read_to_string(real.path()).unwrap()).unwrap();
+        assert_eq!(written["mcpApps"], json!(false));
+        assert_eq!(written["keep"], json!(1));
     }
 
     #[test]
