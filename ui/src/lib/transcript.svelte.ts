@@ -126,7 +126,8 @@ export interface RetrySpot {
 }
 
 /** What the transcript's windowing needs of an item, kept outside the reactive state (reading
- * thousands of items through it on every update would be slow). Fixed when the item is added. */
+ * thousands of items through it on every update would be slow). Set when the item is added;
+ * a tool call's estimate again once it is known to have a view. */
 export interface Row {
   id: number;
   kind: Item["kind"];
@@ -226,7 +227,8 @@ let nextId = 1;
 
 export class Transcript {
   items = $state<Item[]>([]);
-  /** Bumped when items are added or removed (not when one changes). */
+  /** Bumped when items are added or removed, or a row's estimate changes (not when an item
+   * otherwise changes). */
   listRevision = $state(0);
   /** True from sending a message until its turn is done. */
   busy = $state(false);
@@ -427,6 +429,8 @@ export class Transcript {
         call.argumentsText = "";
         call.uiResourceUri = event.ui_resource_uri;
         if (call.status === "streaming") call.status = "pending";
+        // Its row was estimated when it was added, before the view was known (a streaming call).
+        this.#reestimate(event.call_id);
         break;
       }
       case "approval_requested": {
@@ -563,6 +567,16 @@ export class Transcript {
     this.items.push(item);
     this.#touch();
     return this.items.length - 1;
+  }
+
+  /** The row of a tool call estimated again from what its item holds now. */
+  #reestimate(callId: string) {
+    const index = this.#calls.get(callId);
+    if (index === undefined) return;
+    const estimate = estimatedHeight(this.items[index]);
+    if (this.#rows[index].estimate === estimate) return;
+    this.#rows[index].estimate = estimate;
+    this.listRevision++;
   }
 
   #touch() {

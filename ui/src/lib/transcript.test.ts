@@ -509,4 +509,26 @@ describe("Transcript: running the last turn again", () => {
     expect(estimatedHeight(viewCard)).toBeGreaterThan(estimatedHeight(plainCard));
     expect(estimatedHeight({ ...user, text: "a\nb\nc" } as typeof user)).toBeGreaterThan(estimatedHeight(user));
   });
+
+  it("estimates a tool call's row from its view, known only once the call starts", () => {
+    const view = "ui://demo/chart.html";
+    const rowOf = (t: Transcript, callId: string) => t.rows.find((r) => r.callId === callId)!;
+    const withView = estimatedHeight({ ...call(run([ev.callStarted("x", "demo__chart", "demo", "chart", {}, view)]), "x") });
+    const without = estimatedHeight({ ...call(run([ev.callStarted("x", "demo__chart", "demo", "chart", {}, null)]), "x") });
+    expect(withView).toBeGreaterThan(without);
+
+    // Streamed first (no view known yet), then started with one: the row is estimated again.
+    const t = run([ev.turnStarted(), ev.user("Chart it"), ev.step(1), ev.callStreaming("c1", "demo__chart", "{}"), ev.callStreaming("c2", "demo__sum", "{}")]);
+    expect(rowOf(t, "c1").estimate).toBe(without);
+    const revision = t.listRevision;
+    t.apply(ev.callStarted("c1", "demo__chart", "demo", "chart", {}, view));
+    expect(rowOf(t, "c1").estimate).toBe(withView);
+    expect(t.listRevision).toBeGreaterThan(revision);
+    t.apply(ev.callStarted("c2", "demo__sum", "demo", "sum", {}, null));
+    expect(rowOf(t, "c2").estimate).toBe(without);
+
+    // Started without streaming first: the same.
+    const direct = run([ev.turnStarted(), ev.user("Chart it"), ev.step(1), ev.callStarted("c3", "demo__chart", "demo", "chart", {}, view)]);
+    expect(rowOf(direct, "c3").estimate).toBe(withView);
+  });
 });
