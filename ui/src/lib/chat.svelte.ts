@@ -69,6 +69,11 @@ export class ChatSession {
    * The latest New chat or open wins; the conversation being left is torn down once. */
   #destination: string | null = null;
   #leaving: Promise<void> | null = null;
+  /** Numbers the conversation list's requests: only the latest one's answer is kept. A rename
+   * or delete bumps it too, so a list asked for before the change cannot bring it back. */
+  #listRequest = 0;
+  /** List requests not answered yet. */
+  #listsInFlight = 0;
 
   constructor(chatApi: ChatApi = api) {
     this.#api = chatApi;
@@ -166,17 +171,32 @@ export class ChatSession {
   }
 
   async refreshConversations() {
+    const request = ++this.#listRequest;
+    this.#listsInFlight++;
     try {
-      this.conversations = await this.#api.listConversations();
+      const list = await this.#api.listConversations();
+      // An answer overtaken by a later request (or by a rename or delete) is out of date.
+      if (request === this.#listRequest) this.conversations = list;
     } catch {
       // The list keeps what it had; the store's problem shows when sending.
+    } finally {
+      this.#listsInFlight--;
     }
+  }
+
+  /** The list was changed here (a rename, a delete): answers still on their way may predate
+   * the change, so they are dropped, and the list is asked for again (they may also have
+   * carried news of their own, such as a new conversation's title). */
+  #listChanged() {
+    this.#listRequest++;
+    if (this.#listsInFlight > 0) void this.refreshConversations();
   }
 
   /** Renames a conversation. Rejects with the back end's reason (an empty title is refused). */
   async renameConversation(id: string, title: string) {
     const trimmed = title.trim();
     await this.#api.renameConversation(id, trimmed);
+    this.#listChanged();
     this.conversations = this.conversations.map((c) => (c.id === id ? { ...c, title: trimmed } : c));
   }
 
@@ -187,6 +207,7 @@ export class ChatSession {
     if (onScreen) await this.newChat();
     await this.#api.deleteConversation(id);
     this.#approvals.delete(id);
+    this.#listChanged();
     this.conversations = this.conversations.filter((c) => c.id !== id);
   }
 

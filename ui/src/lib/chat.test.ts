@@ -483,6 +483,70 @@ describe("ChatSession: renaming and deleting conversations", () => {
     expect(chat.conversations.map((c) => c.id)).toEqual(["c2"]);
   });
 
+  it("keeps only the latest list request's answer", async () => {
+    const answers = [deferred<Conversation[]>(), deferred<Conversation[]>()];
+    const { fake } = fakeApi();
+    const chat = new ChatSession(fake);
+    await chat.start();
+    fake.listConversations.mockImplementationOnce(() => answers[0].promise).mockImplementationOnce(() => answers[1].promise);
+    const first = chat.refreshConversations();
+    const second = chat.refreshConversations();
+    answers[1].resolve(structuredClone(two));
+    await second;
+    expect(chat.conversations.map((c) => c.id)).toEqual(["c1", "c2"]);
+    // The older answer comes last: it is out of date.
+    answers[0].resolve([two[1]]);
+    await first;
+    expect(chat.conversations.map((c) => c.id)).toEqual(["c1", "c2"]);
+  });
+
+  it("a list asked for before a rename does not bring the old title back, and is asked for again", async () => {
+    const stale = deferred<Conversation[]>();
+    const fresh = deferred<Conversation[]>();
+    const { fake } = fakeApi({ listConversations: vi.fn(async () => structuredClone(two)) });
+    const chat = new ChatSession(fake);
+    await chat.start();
+    fake.listConversations.mockClear();
+    fake.listConversations.mockImplementationOnce(() => stale.promise).mockImplementationOnce(() => fresh.promise);
+    const refresh = chat.refreshConversations();
+    await chat.renameConversation("c2", "Trip plans");
+    expect(chat.conversations.map((c) => c.title)).toEqual(["Hello", "Trip plans"]);
+    stale.resolve(structuredClone(two));
+    await refresh;
+    expect(chat.conversations.map((c) => c.title)).toEqual(["Hello", "Trip plans"]);
+    // The stale answer's own news comes with the list asked for after the rename.
+    expect(fake.listConversations).toHaveBeenCalledTimes(2);
+    fresh.resolve([{ ...two[0], title: "Hello again" }, { ...two[1], title: "Trip plans" }]);
+    await flush();
+    expect(chat.conversations.map((c) => c.title)).toEqual(["Hello again", "Trip plans"]);
+  });
+
+  it("a list asked for before a delete does not bring the deleted conversation back", async () => {
+    const stale = deferred<Conversation[]>();
+    const { fake } = fakeApi({ listConversations: vi.fn(async () => structuredClone(two)) });
+    const chat = new ChatSession(fake);
+    await chat.start();
+    fake.listConversations.mockImplementationOnce(() => stale.promise).mockImplementationOnce(async () => [two[0]]);
+    const refresh = chat.refreshConversations();
+    await chat.deleteConversation("c2");
+    expect(chat.conversations.map((c) => c.id)).toEqual(["c1"]);
+    stale.resolve(structuredClone(two));
+    await refresh;
+    await flush();
+    expect(chat.conversations.map((c) => c.id)).toEqual(["c1"]);
+  });
+
+  it("a rename or delete with no list request on its way asks for no list", async () => {
+    const { fake } = fakeApi({ listConversations: vi.fn(async () => structuredClone(two)) });
+    const chat = new ChatSession(fake);
+    await chat.start();
+    fake.listConversations.mockClear();
+    await chat.renameConversation("c1", "Hi");
+    await chat.deleteConversation("c2");
+    expect(fake.listConversations).not.toHaveBeenCalled();
+    expect(chat.conversations.map((c) => [c.id, c.title])).toEqual([["c1", "Hi"]]);
+  });
+
   it("keeps the conversation listed when the back end cannot delete it", async () => {
     const { fake } = fakeApi({ deleteConversation: vi.fn(async () => Promise.reject("disk I/O error")) });
     const chat = new ChatSession(fake);
