@@ -378,6 +378,16 @@ fn rewind_point(store: &Store, conversation_id: &str) -> Result<RewindPoint, Str
     if user.text().trim().is_empty() {
         return Err("your last message has no text to send again".into());
     }
+    // A tools-panel run made since (held by an empty `tool` message) would go with the rewind.
+    let panel_run_since = messages
+        .iter()
+        .any(|m| m.id > last.id && m.role == "tool" && m.parts.as_array().is_some_and(Vec::is_empty));
+    if panel_run_since {
+        return Err(
+            "tools-panel runs came after your last message, and sending it again would remove them; send a new message instead"
+                .into(),
+        );
+    }
     let dropped_calls: Vec<i64> = store
         .tool_calls(conversation_id)
         .map_err(|e| e.to_string())?
@@ -930,7 +940,10 @@ mod tests {
             add("assistant", answer("first")),
             add("user", parts(&Message::user("two"))),
             add("assistant", answer("second")),
-            add("tool", serde_json::json!([])),
+            add(
+                "tool",
+                serde_json::json!([{"type": "tool_result", "tool_use_id": "c2", "content": [], "is_error": false}]),
+            ),
         ];
         let first = store.insert_tool_call(&call(&id, ids[1], "c1")).unwrap();
         store.insert_view(&view(first)).unwrap();
@@ -968,6 +981,24 @@ mod tests {
         let history = load_history(&store, &id).unwrap();
         assert_eq!(history.last().map(Message::text).as_deref(), Some("first"));
         assert_eq!(rewind_point(&store, &id).unwrap().user, Message::user("one"));
+    }
+
+    #[test]
+    fn a_tools_panel_run_made_since_the_last_message_is_not_rewound_away() {
+        let (store, id, _) = two_turns(false);
+        let holder = store
+            .append_message(
+                &id,
+                "tool",
+                &serde_json::json!([]),
+                porthole_store::MessageStatus::Complete,
+            )
+            .unwrap();
+        store
+            .insert_tool_call(&call(&id, holder, "run-0123456789abcdef"))
+            .unwrap();
+        let refused = rewind_point(&store, &id).unwrap_err();
+        assert!(refused.contains("tools-panel runs"), "{refused}");
     }
 
     #[test]

@@ -143,6 +143,20 @@ export function lastUserIndex(items: readonly Pick<Item, "kind">[]): number {
   return -1;
 }
 
+/** How the tools panel's runs' call ids start (`tool_runs.rs`). */
+export const PANEL_RUN_PREFIX = "run-";
+
+/** Whether a tools-panel run comes after the item at `index`: sending the last message again
+ * would remove it (Rust drops everything from that message on), so neither Retry nor Edit is
+ * offered. */
+export function panelRunAfter(rows: readonly Pick<Row, "kind" | "callId">[], index: number): boolean {
+  for (let i = rows.length - 1; i > index; i--) {
+    const row = rows[i];
+    if (row.kind === "tool-call" && row.callId?.startsWith(PANEL_RUN_PREFIX)) return true;
+  }
+  return false;
+}
+
 /** Where Retry goes for the last turn (the items after the last user message), or null when
  * there is nothing to run again. */
 export function retrySpot(items: readonly Item[]): RetrySpot | null {

@@ -7,6 +7,7 @@ import {
   estimatedHeight,
   hasBubble,
   lastUserIndex,
+  panelRunAfter,
   retrySpot,
   Transcript,
   type AssistantItem,
@@ -452,6 +453,14 @@ describe("Transcript: running the last turn again", () => {
     expect(retrySpot(t.items)).toEqual({ index: 5, on: "reply" });
     expect(lastUserIndex([])).toBe(-1);
     expect(retrySpot([])).toBeNull();
+  });
+
+  it("offers no rewind over a tools-panel run made after the last message", () => {
+    const t = run(answered);
+    const user = lastUserIndex(t.rows);
+    expect(panelRunAfter(t.rows, user)).toBe(false); // the model's own call t1 is part of the turn
+    const ran = run([...answered, ev.callStarted("run-0123456789abcdef", "demo__chart", "demo", "chart", {})]);
+    expect(panelRunAfter(ran.rows, lastUserIndex(ran.rows))).toBe(true);
   });
 
   it("puts Retry on the last turn's error when it has one (a reply's, or an error item)", () => {
