@@ -82,6 +82,20 @@ describe("onShortcut", () => {
     expect(e2.defaultPrevented).toBe(true);
   });
 
+  it("Esc in the composer stops the reply; in another field it is that field's", () => {
+    document.body.innerHTML = '<textarea data-testid="composer"></textarea><input data-testid="tools-search">';
+    const a = actions(true);
+    const fromComposer = new KeyboardEvent("keydown", { key: "Escape", bubbles: true, cancelable: true });
+    document.querySelector("textarea")!.dispatchEvent(fromComposer);
+    expect(onShortcut(fromComposer, a)).toBe(true);
+    expect(a.stop).toHaveBeenCalledOnce();
+    const fromSearch = new KeyboardEvent("keydown", { key: "Escape", bubbles: true, cancelable: true });
+    document.querySelector("input")!.dispatchEvent(fromSearch);
+    expect(onShortcut(fromSearch, a)).toBe(false);
+    expect(a.stop).toHaveBeenCalledOnce();
+    expect(fromSearch.defaultPrevented).toBe(false);
+  });
+
   it("does nothing while a dialog is open, or for a key something else handled", () => {
     const a = actions(true);
     const handled = key("Escape");

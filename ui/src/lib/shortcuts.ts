@@ -31,6 +31,14 @@ export interface ShortcutActions {
 /** The conversation search box (the sidebar's). */
 export const SEARCH_BOX = "[data-testid=conversation-search]";
 
+/** The composer (where Esc stops the reply being written). */
+export const COMPOSER = "[data-testid=composer]";
+
+function typingElsewhere(target: EventTarget | null): boolean {
+  if (!(target instanceof HTMLElement) || target.matches(COMPOSER)) return false;
+  return target.isContentEditable || target.matches("input, textarea, select");
+}
+
 /** Acts on a key press of the window; returns whether it was a shortcut that acted (its default
  * is then prevented). */
 export function onShortcut(e: KeyboardEvent, actions: ShortcutActions, doc: Document = document): boolean {
@@ -49,7 +57,9 @@ export function onShortcut(e: KeyboardEvent, actions: ShortcutActions, doc: Docu
       break;
     }
     case "stop":
-      if (!actions.busy()) return false;
+      // Esc in another field (the tools panel's search or JSON, an edited message) is that
+      // field's; in the composer or elsewhere it stops the reply.
+      if (!actions.busy() || typingElsewhere(e.target)) return false;
       actions.stop();
       break;
   }
