@@ -80,6 +80,117 @@ pub struct ServerConfig {
     pub source: PathBuf,
 }
 
+impl ServerConfig {
+    /// A stdio server started with `command`, with what a config file gives an entry that has
+    /// only `"command"`: no arguments, environment or working directory, enabled, told about
+    /// MCP Apps, [`DEFAULT_TIMEOUT`], nothing allowed without approval. It comes from no file
+    /// (`source` is empty).
+    pub fn stdio(name: impl Into<String>, command: impl Into<String>) -> ServerConfig {
+        ServerConfig::with_transport(
+            name.into(),
+            Transport::Stdio {
+                command: command.into(),
+                args: vec![],
+                env: BTreeMap::new(),
+                cwd: None,
+            },
+        )
+    }
+
+    /// A Streamable HTTP server at `url`, with what a config file gives an entry that has only
+    /// `"url"`: no headers, and the same defaults as [`ServerConfig::stdio`].
+    pub fn http(name: impl Into<String>, url: impl Into<String>) -> ServerConfig {
+        ServerConfig::with_transport(
+            name.into(),
+            Transport::StreamableHttp {
+                url: url.into(),
+                headers: BTreeMap::new(),
+            },
+        )
+    }
+
+    fn with_transport(name: String, transport: Transport) -> ServerConfig {
+        ServerConfig {
+            name,
+            transport,
+            enabled: true,
+            mcp_apps: true,
+            timeout: DEFAULT_TIMEOUT,
+            always_allow: vec![],
+            source: PathBuf::new(),
+        }
+    }
+
+    /// Adds these arguments to the command line of a stdio server.
+    ///
+    /// # Panics
+    /// On a Streamable HTTP server, which has no command line.
+    pub fn with_args(mut self, args: impl IntoIterator<Item = impl Into<String>>) -> ServerConfig {
+        match &mut self.transport {
+            Transport::Stdio { args: have, .. } => have.extend(args.into_iter().map(Into::into)),
+            Transport::StreamableHttp { .. } => {
+                panic!("server {:?} is not a stdio server: it has no arguments", self.name)
+            }
+        }
+        self
+    }
+
+    /// Sets an environment variable of a stdio server's process (replacing an earlier value).
+    ///
+    /// # Panics
+    /// On a Streamable HTTP server, which has no process.
+    pub fn with_env(mut self, name: impl Into<String>, value: impl Into<String>) -> ServerConfig {
+        match &mut self.transport {
+            Transport::Stdio { env, .. } => {
+                env.insert(name.into(), value.into());
+            }
+            Transport::StreamableHttp { .. } => {
+                panic!("server {:?} is not a stdio server: it has no environment", self.name)
+            }
+        }
+        self
+    }
+
+    /// Sets an HTTP header sent with every request to a Streamable HTTP server (replacing an
+    /// earlier value).
+    ///
+    /// # Panics
+    /// On a stdio server, which has no requests to carry headers.
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> ServerConfig {
+        match &mut self.transport {
+            Transport::StreamableHttp { headers, .. } => {
+                headers.insert(name.into(), value.into());
+            }
+            Transport::Stdio { .. } => panic!("server {:?} is not an HTTP server: it has no headers", self.name),
+        }
+        self
+    }
+
+    /// Sets the time allowed to connect and to answer one request.
+    pub fn with_timeout(mut self, timeout: Duration) -> ServerConfig {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Adds tools whose calls need no approval (the config's `alwaysAllow`).
+    pub fn with_always_allow(mut self, tools: impl IntoIterator<Item = impl Into<String>>) -> ServerConfig {
+        self.always_allow.extend(tools.into_iter().map(Into::into));
+        self
+    }
+
+    /// Turns the server off (the config's `"enabled": false`): it is listed, never connected.
+    pub fn disabled(mut self) -> ServerConfig {
+        self.enabled = false;
+        self
+    }
+
+    /// Does not tell this server about MCP Apps (the config's `"mcpApps": false`).
+    pub fn without_mcp_apps(mut self) -> ServerConfig {
+        self.mcp_apps = false;
+        self
+    }
+}
+
 /// Something wrong in a config file, with where it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigProblem {
@@ -480,6 +591,62 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(matches!(c.servers[1].transport, Transport::StreamableHttp { .. }));
+    }
+
+    #[test]
+    fn constructed_configs_equal_loaded_entries_with_only_that_field() {
+        let c = parse(r#"{"mcpServers": {"local": {"command": "node"}, "remote": {"url": "https://h/mcp"}}}"#);
+        assert!(c.problems.is_empty(), "{:?}", c.problems);
+        let from_file = |config: ServerConfig| ServerConfig {
+            source: PathBuf::from("/x/config.json"),
+            ..config
+        };
+        assert_eq!(from_file(ServerConfig::stdio("local", "node")), c.servers[0]);
+        assert_eq!(from_file(ServerConfig::http("remote", "https://h/mcp")), c.servers[1]);
+        assert_eq!(ServerConfig::stdio("local", "node").source, PathBuf::new());
+    }
+
+    #[test]
+    fn constructed_configs_equal_loaded_entries_with_every_field() {
+        let c = parse(
+            r#"{"mcpServers": {
+                 "local": {"command": "node", "args": ["s.js", "--x"], "env": {"A": "1", "B": "2"},
+                           "timeout": 5, "alwaysAllow": ["echo", "add"], "enabled": false, "mcpApps": false},
+                 "remote": {"url": "https://h/mcp", "headers": {"X-Key": "k", "Authorization": "Bearer t"}}
+               }}"#,
+        );
+        assert!(c.problems.is_empty(), "{:?}", c.problems);
+        let from_file = |config: ServerConfig| ServerConfig {
+            source: PathBuf::from("/x/config.json"),
+            ..config
+        };
+        let local = ServerConfig::stdio("local", "node")
+            .with_args(["s.js"])
+            .with_args(["--x"])
+            .with_env("A", "0")
+            .with_env("A", "1")
+            .with_env("B", "2")
+            .with_timeout(Duration::from_secs(5))
+            .with_always_allow(["echo", "add"])
+            .disabled()
+            .without_mcp_apps();
+        assert_eq!(from_file(local), c.servers[0]);
+        let remote = ServerConfig::http("remote", "https://h/mcp")
+            .with_header("X-Key", "k")
+            .with_header("Authorization", "Bearer t");
+        assert_eq!(from_file(remote), c.servers[1]);
+    }
+
+    #[test]
+    #[should_panic(expected = "not a stdio server")]
+    fn arguments_on_an_http_server_are_a_mistake() {
+        let _ = ServerConfig::http("remote", "https://h/mcp").with_args(["x"]);
+    }
+
+    #[test]
+    #[should_panic(expected = "not an HTTP server")]
+    fn headers_on_a_stdio_server_are_a_mistake() {
+        let _ = ServerConfig::stdio("local", "node").with_header("X-Key", "k");
     }
 
     #[test]

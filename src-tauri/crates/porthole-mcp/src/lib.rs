@@ -12,6 +12,8 @@ pub mod connection;
 pub mod import;
 pub mod oauth;
 pub mod outcome;
+#[cfg(any(test, feature = "test-support"))]
+pub mod test_support;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -6,17 +6,16 @@
 //! done, so its log file (`<name>.log`) tells how many times it was started and whether the MCP
 //! Apps extension was advertised to it.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use porthole_mcp::oauth::{FollowRedirect, KeyringTokens, OAuth};
+use porthole_mcp::test_support::serve_over_http;
 use porthole_mcp::{
     CallError, CallOptions, ConnectOptions, MCP_APPS_EXTENSION, ServerConfig, ServerState, ServerStatus, Servers,
-    Transport,
 };
 use porthole_secrets::{MemorySecrets, SecretStore};
 use rmcp::ServiceExt;
@@ -101,21 +100,12 @@ fn serve_stdio() {
     });
 }
 
+/// This test binary as a stdio server (the demo server), with `args`.
 fn stdio(name: &str, args: &[&str]) -> ServerConfig {
-    ServerConfig {
-        name: name.into(),
-        transport: Transport::Stdio {
-            command: std::env::current_exe().unwrap().display().to_string(),
-            args: args.iter().map(|a| a.to_string()).collect(),
-            env: BTreeMap::from([(ROLE.to_string(), "stdio-server".to_string())]),
-            cwd: None,
-        },
-        enabled: true,
-        mcp_apps: true,
-        timeout: Duration::from_secs(20),
-        always_allow: vec![],
-        source: PathBuf::from("test"),
-    }
+    ServerConfig::stdio(name, std::env::current_exe().unwrap().display().to_string())
+        .with_args(args.iter().copied())
+        .with_env(ROLE, "stdio-server")
+        .with_timeout(Duration::from_secs(20))
 }
 
 fn options(log_dir: &Path) -> ConnectOptions {
@@ -213,8 +203,7 @@ async fn unchanged_servers_keep_their_session_changed_ones_reconnect() {
     let c = wait_for_starts(&servers, "c", 1).await[0].0;
     changes.borrow_and_update();
 
-    let mut disabled = stdio("e", &[]);
-    disabled.enabled = false;
+    let disabled = stdio("e", &[]).disabled();
     servers
         .reconfigure(
             vec![stdio("a", &[]), stdio("b", &["--changed"]), stdio("d", &[]), disabled],
@@ -271,8 +260,7 @@ async fn disabling_closes_and_enabling_connects_again() {
     settled(&servers).await;
     let first = wait_for_starts(&servers, "s", 1).await[0].0;
 
-    let mut off = stdio("s", &[]);
-    off.enabled = false;
+    let off = stdio("s", &[]).disabled();
     servers.reconfigure(vec![off], true).await;
     wait_until_ended(first).await;
     let statuses = servers.statuses();
@@ -287,10 +275,7 @@ async fn disabling_closes_and_enabling_connects_again() {
     assert_eq!(sha(&servers, "s").await.unwrap(), SHA_ABC);
 
     // A server removed while it is still connecting is abandoned at once, its process with it.
-    let mut silent = stdio("silent", &[]);
-    if let Transport::Stdio { env, .. } = &mut silent.transport {
-        env.insert(ROLE.into(), "silent-server".into());
-    }
+    let silent = stdio("silent", &[]).with_env(ROLE, "silent-server");
     servers.reconfigure(vec![stdio("s", &[]), silent], true).await;
     let pid = wait_for_starts(&servers, "silent", 1).await[0].0;
     assert_eq!(servers.statuses()[1].state, ServerState::Connecting);
@@ -326,8 +311,7 @@ async fn the_mcp_apps_switches_reconnect_with_or_without_the_capability() {
     }
 
     // On again, and off for `t` alone: only `t` goes without.
-    let mut t = stdio("t", &[]);
-    t.mcp_apps = false;
+    let t = stdio("t", &[]).without_mcp_apps();
     servers.reconfigure(vec![stdio("s", &[]), t.clone()], true).await;
     let statuses = settled(&servers).await;
     assert_eq!((statuses[0].mcp_apps, statuses[1].mcp_apps), (true, false));
@@ -343,34 +327,11 @@ async fn the_mcp_apps_switches_reconnect_with_or_without_the_capability() {
     servers.shutdown().await;
 }
 
-/// Serves the demo server over Streamable HTTP on a loopback port; returns its URL.
-async fn demo_over_http() -> String {
-    use rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
-    };
-    let service = StreamableHttpService::new(
-        || Ok(porthole_demo_server::DemoServer::new()),
-        Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default(),
-    );
-    let router = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    url
-}
-
 async fn signing_out_forgets_the_tokens_and_a_failed_sign_in_keeps_the_connection() {
-    let url = demo_over_http().await;
+    let url = serve_over_http(porthole_demo_server::DemoServer::new).await;
     let secrets = Arc::new(MemorySecrets::default());
     let logs = tempfile::tempdir().unwrap();
-    let remote = ServerConfig {
-        transport: Transport::StreamableHttp {
-            url: url.clone(),
-            headers: BTreeMap::new(),
-        },
-        ..stdio("remote", &[])
-    };
+    let remote = ServerConfig::http("remote", &url).with_timeout(Duration::from_secs(20));
     let servers = Servers::start(
         vec![remote, stdio("local", &[])],
         ConnectOptions {
