@@ -19,7 +19,7 @@ use porthole_agent::{
 };
 use porthole_fake_llm::{FakeLlm, FakeToolCall, RecordedRequest, Reply, Script};
 use porthole_mcp::{ConnectOptions, ServerConfig, Servers, Transport};
-use porthole_store::{MessageStatus, Store, ToolCallStatus};
+use porthole_store::{MessageRole, MessageStatus, Store, ToolCallStatus};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -436,7 +436,7 @@ async fn a_stream_cut_mid_reply_keeps_the_partial_reply_marked_interrupted() {
         );
         let messages = bench.store.messages(&bench.conversation).unwrap();
         let reply = messages.last().unwrap();
-        assert_eq!(reply.role, "assistant");
+        assert_eq!(reply.role, MessageRole::Assistant);
         assert_eq!(reply.status, MessageStatus::Interrupted);
         let text = reply.parts[0]["text"].as_str().unwrap();
         assert!(text.starts_with("The first"), "{kind}: {text:?}");
@@ -766,8 +766,8 @@ async fn a_call_the_person_runs_has_a_models_call_events_and_both_facings() {
     let messages = bench.store.messages(&bench.conversation).unwrap();
     assert_eq!(messages.len(), 1);
     assert_eq!(
-        (messages[0].id, messages[0].role.as_str()),
-        (calls[0].message_id, "tool")
+        (messages[0].id, messages[0].role),
+        (calls[0].message_id, MessageRole::Tool)
     );
     assert_eq!(messages[0].parts, json!([]));
 
@@ -861,12 +861,12 @@ async fn a_call_the_person_ran_is_not_sent_to_the_model_as_its_own() {
             assert!(tool_result_texts(request).is_empty(), "{kind}");
         }
         // The runs stay in the store, in their place.
-        let roles: Vec<String> = bench
+        let roles: Vec<&str> = bench
             .store
             .messages(&bench.conversation)
             .unwrap()
             .into_iter()
-            .map(|m| m.role)
+            .map(|m| m.role.as_str())
             .collect();
         assert_eq!(
             roles,

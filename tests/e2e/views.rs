@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use porthole_e2e::{App, Session, workspace_root};
 use porthole_fake_llm::{FakeLlm, FakeToolCall, Reply, Script};
-use porthole_store::Store;
+use porthole_store::{AuditKind, Store};
 use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(40);
@@ -233,7 +233,7 @@ fn refused_views_say_why_and_the_model_still_gets_the_result() -> Result<()> {
         assert!(
             audit
                 .iter()
-                .any(|e| e.kind == "refused" && e.tool.as_deref() == Some(tool)),
+                .any(|e| e.kind == AuditKind::Refused && e.tool.as_deref() == Some(tool)),
             "{tool}: {audit:?}"
         );
     }
@@ -370,12 +370,12 @@ fn a_hostile_view_is_contained() -> Result<()> {
     assert!(
         audit
             .iter()
-            .any(|e| e.kind == "call" && e.tool.as_deref() == Some("secret_model_only")),
+            .any(|e| e.kind == AuditKind::Call && e.tool.as_deref() == Some("secret_model_only")),
         "the refused call is audited"
     );
     let dropped: Vec<String> = audit
         .iter()
-        .filter(|e| e.kind == "csp-dropped")
+        .filter(|e| e.kind == AuditKind::CspDropped)
         .map(|e| e.detail["entry"].as_str().unwrap_or_default().to_string())
         .collect();
     for entry in [
@@ -412,7 +412,7 @@ fn a_hostile_view_is_contained() -> Result<()> {
             .iter()
             .any(|e| e["kind"] == "csp-dropped" && e["detail"]["entry"] == "*")
     );
-    let view = audit.iter().find(|e| e.kind == "view").context("the view is audited")?;
+    let view = audit.iter().find(|e| e.kind == AuditKind::View).context("the view is audited")?;
     let csp = view.detail["csp"].as_str().unwrap_or_default();
     assert!(csp.contains("connect-src https://ok.example wss://ws.example"), "{csp}");
     assert!(!csp.contains("unsafe-eval") && !csp.contains("insecure"), "{csp}");

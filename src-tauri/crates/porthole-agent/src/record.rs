@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use porthole_store::{MessageStatus, NewToolCall, Store, ToolCallFinish, ToolCallStatus};
+use porthole_store::{MessageRole, MessageStatus, NewToolCall, Store, ToolCallFinish, ToolCallStatus};
 use serde_json::{Value, json};
 
 use crate::agent::RememberedApprovals;
@@ -48,7 +48,7 @@ impl Recorder {
     /// starts with such a run.
     pub fn for_tool_run(store: Store, conversation_id: impl Into<String>) -> porthole_store::Result<Recorder> {
         let conversation_id = conversation_id.into();
-        let holder = store.append_message(&conversation_id, "tool", &json!([]), MessageStatus::Complete)?;
+        let holder = store.append_message(&conversation_id, MessageRole::Tool, &json!([]), MessageStatus::Complete)?;
         Ok(Recorder {
             store,
             conversation_id,
@@ -65,7 +65,7 @@ impl Recorder {
             TurnEvent::UserMessage { message } => {
                 self.store.append_message(
                     &self.conversation_id,
-                    "user",
+                    MessageRole::User,
                     &parts_json(message),
                     MessageStatus::Complete,
                 )?;
@@ -73,7 +73,7 @@ impl Recorder {
             TurnEvent::StepStarted { .. } => {
                 let id = self.store.append_message(
                     &self.conversation_id,
-                    "assistant",
+                    MessageRole::Assistant,
                     &json!([]),
                     MessageStatus::Streaming,
                 )?;
@@ -112,7 +112,7 @@ impl Recorder {
                     None => {
                         let id = self.store.append_message(
                             &self.conversation_id,
-                            "assistant",
+                            MessageRole::Assistant,
                             &parts_json(message),
                             status,
                         )?;
@@ -203,7 +203,7 @@ impl Recorder {
             TurnEvent::ToolResults { message } => {
                 self.store.append_message(
                     &self.conversation_id,
-                    "tool",
+                    MessageRole::Tool,
                     &parts_json(message),
                     MessageStatus::Complete,
                 )?;
@@ -235,18 +235,14 @@ pub fn load_history(store: &Store, conversation_id: &str) -> porthole_store::Res
         if stored.status == MessageStatus::Failed {
             continue;
         }
-        let holds_a_tool_run = stored.role == "tool" && stored.parts.as_array().is_some_and(Vec::is_empty);
+        let holds_a_tool_run = stored.role == MessageRole::Tool && stored.parts.as_array().is_some_and(Vec::is_empty);
         if holds_a_tool_run {
             continue;
         }
-        let role = match stored.role.as_str() {
-            "user" => Role::User,
-            "assistant" => Role::Assistant,
-            "tool" => Role::Tool,
-            other => {
-                tracing::warn!("skipping a stored message with an unknown role {other:?}");
-                continue;
-            }
+        let role = match stored.role {
+            MessageRole::User => Role::User,
+            MessageRole::Assistant => Role::Assistant,
+            MessageRole::Tool => Role::Tool,
         };
         let parts: Vec<Part> = stored
             .parts

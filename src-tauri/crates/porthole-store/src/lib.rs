@@ -21,8 +21,8 @@ use serde_json::Value;
 
 pub use error::{Result, StoreError, UnknownStatus};
 pub use types::{
-    AlwaysAllowed, AuditEntry, Conversation, MessageStatus, NewAuditEntry, NewToolCall, NewView, ROLES, SearchHit,
-    StoredMessage, ToolCallFinish, ToolCallRecord, ToolCallStatus, VIEW_STATES, ViewRecord,
+    AlwaysAllowed, AuditEntry, AuditKind, Conversation, MessageRole, MessageStatus, NewAuditEntry, NewToolCall,
+    NewView, SearchHit, StoredMessage, ToolCallFinish, ToolCallRecord, ToolCallStatus, ViewRecord, ViewState,
 };
 
 /// The schema version this build writes: `PRAGMA user_version` after all migrations.
@@ -406,17 +406,14 @@ impl Store {
 
     /// Appends a message to a conversation and makes the conversation the most recently updated.
     ///
-    /// `parts` is stored verbatim. `role` is `"user"`, `"assistant"` or `"tool"`.
+    /// `parts` is stored verbatim.
     pub fn append_message(
         &self,
         conversation_id: &str,
-        role: &str,
+        role: MessageRole,
         parts: &Value,
         status: MessageStatus,
     ) -> Result<i64> {
-        if !ROLES.contains(&role) {
-            return Err(StoreError::invalid("message role", role));
-        }
         let parts = to_json_text(parts)?;
         let mut inner = self.lock();
         let now = inner.now();
@@ -632,7 +629,7 @@ impl Store {
 
     // ---- views ----
 
-    /// Records an MCP App view attached to a tool call, in state `"loading"`.
+    /// Records an MCP App view attached to a tool call, in [`ViewState::Loading`].
     pub fn insert_view(&self, view: &NewView) -> Result<i64> {
         let mut inner = self.lock();
         let now = inner.now();
@@ -662,9 +659,10 @@ impl Store {
         Ok(id)
     }
 
-    /// Sets a view's state (one of [`VIEW_STATES`]) and the reason for it, if any.
-    pub fn set_view_state(&self, id: i64, state: &str, reason: Option<&str>) -> Result<()> {
-        if !VIEW_STATES.contains(&state) {
+    /// Sets a view's state and the reason for it, if any. [`ViewState::Expired`] is refused:
+    /// only [`Store::expire_views`] sets it.
+    pub fn set_view_state(&self, id: i64, state: ViewState, reason: Option<&str>) -> Result<()> {
+        if !state.is_settable() {
             return Err(StoreError::invalid("view state", state));
         }
         let mut inner = self.lock();
@@ -690,7 +688,7 @@ impl Store {
              WHERE t.conversation_id = ?1 ORDER BY v.id",
         )?;
         let rows = stmt.query_map([conversation_id], |row| {
-            let state: String = row.get(8)?;
+            let state: ViewState = row.get(8)?;
             let expires_at: i64 = row.get(12)?;
             Ok(ViewRecord {
                 id: row.get(0)?,
@@ -701,7 +699,7 @@ impl Store {
                 uri: row.get(5)?,
                 html_sha256: row.get(6)?,
                 csp: row.get(7)?,
-                expired: state == "expired" || expires_at <= now,
+                expired: state == ViewState::Expired || expires_at <= now,
                 state,
                 reason: row.get(9)?,
                 created_at: row.get(10)?,
@@ -712,7 +710,7 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// Marks views whose `expires_at` is at or before `now_ms` as `"expired"` and returns how many.
+    /// Marks views whose `expires_at` is at or before `now_ms` as [`ViewState::Expired`] and returns how many.
     ///
     /// Only views that were shown or about to be (`loading`, `ready`, `closed`) expire; `failed` and
     /// `refused` keep their state and reason. Tool calls and their results are not touched.

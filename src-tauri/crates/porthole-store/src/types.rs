@@ -4,13 +4,14 @@ use std::str::FromStr;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use ts_rs::TS;
 
 use crate::error::UnknownStatus;
 
 macro_rules! text_enum {
     ($(#[$meta:meta])* $name:ident, $what:literal, { $($(#[$vmeta:meta])* $variant:ident = $text:literal,)+ }) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
         #[serde(rename_all = "lowercase")]
         pub enum $name {
             $($(#[$vmeta])* $variant,)+
@@ -30,7 +31,7 @@ macro_rules! text_enum {
 
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
+                f.pad(self.as_str())
             }
         }
 
@@ -102,15 +103,123 @@ impl ToolCallStatus {
     }
 }
 
-/// The states a view can be set to with [`crate::Store::set_view_state`].
-/// The store itself sets `"expired"` (see [`crate::Store::expire_views`]).
-pub const VIEW_STATES: &[&str] = &["loading", "ready", "failed", "refused", "closed"];
+text_enum!(
+    /// Who a message is from.
+    MessageRole, "message role", {
+        /// The person (or a view's proposed message they sent).
+        User = "user",
+        /// The model.
+        Assistant = "assistant",
+        /// Tool results; an empty one holds a tools-panel run (see the agent's `Recorder::for_tool_run`).
+        Tool = "tool",
+    }
+);
 
-/// The message roles the store accepts.
-pub const ROLES: &[&str] = &["user", "assistant", "tool"];
+text_enum!(
+    /// Where an MCP App view is in its life.
+    ViewState, "view state", {
+        /// Created; its HTML is being read and checked, or the view is starting.
+        Loading = "loading",
+        /// The view finished its handshake.
+        Ready = "ready",
+        /// It could not be shown (the reason says why).
+        Failed = "failed",
+        /// Its resource was refused (MIME, size, CSP…; the reason says why).
+        Refused = "refused",
+        /// Torn down; it can be shown again from the stored input and result.
+        Closed = "closed",
+        /// Past its retention; set by the store only (see [`crate::Store::expire_views`]).
+        Expired = "expired",
+    }
+);
+
+impl ViewState {
+    /// Whether [`crate::Store::set_view_state`] accepts it: every state but `Expired`, which only
+    /// the store sets.
+    pub fn is_settable(self) -> bool {
+        self != ViewState::Expired
+    }
+}
+
+/// What an audit log entry records. Stored, printed and serialized as its text (`"csp-dropped"`…).
+///
+/// The log is kept across versions and outlives what it mentions, so a kind this version does not
+/// know (a later one wrote it) reads as [`AuditKind::Other`] with the text as stored, never as an
+/// error, and is written back unchanged.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+pub enum AuditKind {
+    /// A view was shown: its HTML's hash and CSP.
+    #[serde(rename = "view")]
+    View,
+    /// A view's resource, or a request from a view, was refused.
+    #[serde(rename = "refused")]
+    Refused,
+    /// A view called a tool of its server (allowed or not: see the detail's `outcome`).
+    #[serde(rename = "call")]
+    Call,
+    /// An entry of a view's declared CSP was left out of the policy.
+    #[serde(rename = "csp-dropped")]
+    CspDropped,
+    /// A view caused more audit entries in one second than are written; the rest were dropped.
+    #[serde(rename = "suppressed")]
+    Suppressed,
+    /// A kind this version does not know, as stored.
+    #[serde(untagged)]
+    Other(String),
+}
+
+impl AuditKind {
+    /// Every kind this version writes, in declaration order.
+    pub const KNOWN: &'static [AuditKind] = &[
+        AuditKind::View,
+        AuditKind::Refused,
+        AuditKind::Call,
+        AuditKind::CspDropped,
+        AuditKind::Suppressed,
+    ];
+
+    /// The text stored in the database (and used by serde).
+    pub fn as_str(&self) -> &str {
+        match self {
+            AuditKind::View => "view",
+            AuditKind::Refused => "refused",
+            AuditKind::Call => "call",
+            AuditKind::CspDropped => "csp-dropped",
+            AuditKind::Suppressed => "suppressed",
+            AuditKind::Other(text) => text,
+        }
+    }
+
+    /// The kind this text names; text of no known kind is [`AuditKind::Other`].
+    pub fn from_text(text: &str) -> AuditKind {
+        AuditKind::KNOWN
+            .iter()
+            .find(|kind| kind.as_str() == text)
+            .cloned()
+            .unwrap_or_else(|| AuditKind::Other(text.to_owned()))
+    }
+}
+
+impl fmt::Display for AuditKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+impl ToSql for AuditKind {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(ValueRef::Text(self.as_str().as_bytes())))
+    }
+}
+
+impl FromSql for AuditKind {
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+        Ok(AuditKind::from_text(value.as_str()?))
+    }
+}
 
 /// A conversation (its messages are read separately).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Conversation {
     /// 16 lowercase hex characters.
@@ -123,13 +232,12 @@ pub struct Conversation {
 }
 
 /// A message as stored.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct StoredMessage {
     pub id: i64,
     pub conversation_id: String,
-    /// `"user"`, `"assistant"` or `"tool"`.
-    pub role: String,
+    pub role: MessageRole,
     /// The JSON array of parts, exactly as given.
     pub parts: Value,
     pub status: MessageStatus,
@@ -167,7 +275,7 @@ pub struct ToolCallFinish {
 }
 
 /// A tool call as stored.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCallRecord {
     pub id: i64,
@@ -187,7 +295,7 @@ pub struct ToolCallRecord {
     pub finished_at: Option<i64>,
 }
 
-/// An MCP App view to record (see [`crate::Store::insert_view`]). It starts in state `"loading"`.
+/// An MCP App view to record (see [`crate::Store::insert_view`]). It starts in [`ViewState::Loading`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NewView {
@@ -213,13 +321,12 @@ pub struct ViewRecord {
     pub uri: String,
     pub html_sha256: String,
     pub csp: String,
-    /// One of [`VIEW_STATES`], or `"expired"`.
-    pub state: String,
+    pub state: ViewState,
     pub reason: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
     pub expires_at: i64,
-    /// `expires_at` has passed (at the time of reading), or the state is `"expired"`.
+    /// `expires_at` has passed (at the time of reading), or the state is [`ViewState::Expired`].
     pub expired: bool,
 }
 
@@ -227,8 +334,7 @@ pub struct ViewRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NewAuditEntry {
-    /// `"view"`, `"refused"`, `"call"`, `"csp-dropped"`, …
-    pub kind: String,
+    pub kind: AuditKind,
     pub conversation_id: Option<String>,
     pub server: Option<String>,
     pub tool: Option<String>,
@@ -237,13 +343,13 @@ pub struct NewAuditEntry {
 }
 
 /// An audit log entry as stored.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct AuditEntry {
     pub id: i64,
     /// Unix milliseconds.
     pub at: i64,
-    pub kind: String,
+    pub kind: AuditKind,
     /// May name a conversation that has since been deleted.
     pub conversation_id: Option<String>,
     pub server: Option<String>,
@@ -262,15 +368,66 @@ pub struct AlwaysAllowed {
 }
 
 /// One search result: a message, or (when `message_id` is `None`) a conversation title.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchHit {
     pub conversation_id: String,
     pub conversation_title: String,
     pub message_id: Option<i64>,
-    pub role: Option<String>,
+    pub role: Option<MessageRole>,
     /// A short excerpt with the matched terms between `[` and `]`.
     pub snippet: String,
     /// FTS5 bm25 rank: lower is better.
     pub rank: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serde_and_the_database_use_the_same_text() {
+        fn check<T: Serialize + for<'de> Deserialize<'de> + fmt::Display + PartialEq + fmt::Debug>(
+            value: T,
+            text: &str,
+        ) {
+            assert_eq!(serde_json::to_value(&value).unwrap(), text);
+            assert_eq!(value.to_string(), text);
+            assert_eq!(serde_json::from_value::<T>(Value::from(text)).unwrap(), value);
+        }
+        for role in MessageRole::ALL {
+            check(*role, role.as_str());
+            assert_eq!(role.as_str().parse::<MessageRole>().unwrap(), *role);
+        }
+        for state in ViewState::ALL {
+            check(*state, state.as_str());
+        }
+        for kind in AuditKind::KNOWN {
+            check(kind.clone(), kind.as_str());
+            assert_eq!(AuditKind::from_text(kind.as_str()), *kind);
+        }
+        check(AuditKind::Other("later-kind".into()), "later-kind");
+        assert_eq!(AuditKind::from_text("csp-dropped"), AuditKind::CspDropped);
+        assert_eq!(
+            AuditKind::from_text("CSP-DROPPED"),
+            AuditKind::Other("CSP-DROPPED".into())
+        );
+        assert!(matches!(
+            "system".parse::<MessageRole>(),
+            Err(UnknownStatus {
+                what: "message role",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn only_expired_is_left_to_the_store() {
+        let settable: Vec<&str> = ViewState::ALL
+            .iter()
+            .filter(|s| s.is_settable())
+            .map(|s| s.as_str())
+            .collect();
+        assert_eq!(settable, ["loading", "ready", "failed", "refused", "closed"]);
+    }
 }

@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use porthole_store::{
-    MessageStatus, NewAuditEntry, NewToolCall, NewView, SCHEMA_VERSION, Store, StoreError, ToolCallFinish,
-    ToolCallStatus,
+    AuditKind, MessageRole, MessageStatus, NewAuditEntry, NewToolCall, NewView, SCHEMA_VERSION, Store, StoreError,
+    ToolCallFinish, ToolCallStatus, ViewState,
 };
 use serde_json::{Value, json};
 
@@ -68,10 +68,20 @@ fn conversations_and_messages_survive_closing_and_reopening() {
         assert_eq!(store.path(), Some(path.as_path()));
         let conversation = store.create_conversation("Weather in Lyon").unwrap();
         let first = store
-            .append_message(&conversation.id, "user", &text("forecast?"), MessageStatus::Complete)
+            .append_message(
+                &conversation.id,
+                MessageRole::User,
+                &text("forecast?"),
+                MessageStatus::Complete,
+            )
             .unwrap();
         let second = store
-            .append_message(&conversation.id, "assistant", &parts, MessageStatus::Complete)
+            .append_message(
+                &conversation.id,
+                MessageRole::Assistant,
+                &parts,
+                MessageStatus::Complete,
+            )
             .unwrap();
         (conversation, first, second)
     };
@@ -82,9 +92,9 @@ fn conversations_and_messages_survive_closing_and_reopening() {
     assert_eq!(reopened.created_at, conversation.created_at);
     let messages = store.messages(&conversation.id).unwrap();
     assert_eq!(messages.iter().map(|m| m.id).collect::<Vec<_>>(), [first, second]);
-    assert_eq!(messages[0].role, "user");
+    assert_eq!(messages[0].role, MessageRole::User);
     assert_eq!(messages[0].parts, text("forecast?"));
-    assert_eq!(messages[1].role, "assistant");
+    assert_eq!(messages[1].role, MessageRole::Assistant);
     assert_eq!(messages[1].parts, parts, "parts come back verbatim");
     assert_eq!(
         serde_json::to_string(&messages[1].parts).unwrap(),
@@ -127,7 +137,7 @@ fn conversations_are_listed_most_recently_updated_first() {
     assert_eq!(titles(&store), ["c", "b", "a"]);
 
     store
-        .append_message(&a.id, "user", &text("hi"), MessageStatus::Complete)
+        .append_message(&a.id, MessageRole::User, &text("hi"), MessageStatus::Complete)
         .unwrap();
     assert_eq!(titles(&store), ["a", "c", "b"]);
     assert!(store.conversation(&a.id).unwrap().unwrap().updated_at > a.updated_at);
@@ -146,10 +156,20 @@ fn a_message_left_streaming_comes_back_interrupted_with_its_partial_text() {
         let store = Store::open(&path).unwrap();
         let conversation = store.create_conversation("crash").unwrap();
         let done = store
-            .append_message(&conversation.id, "user", &text("tell me"), MessageStatus::Complete)
+            .append_message(
+                &conversation.id,
+                MessageRole::User,
+                &text("tell me"),
+                MessageStatus::Complete,
+            )
             .unwrap();
         let partial = store
-            .append_message(&conversation.id, "assistant", &json!([]), MessageStatus::Streaming)
+            .append_message(
+                &conversation.id,
+                MessageRole::Assistant,
+                &json!([]),
+                MessageStatus::Streaming,
+            )
             .unwrap();
         let mut so_far = String::new();
         for word in ["Once ", "upon ", "a ", "ti"] {
@@ -181,7 +201,12 @@ fn tool_calls_left_pending_or_running_come_back_interrupted() {
         let store = Store::open(&path).unwrap();
         let conversation = store.create_conversation("tools").unwrap();
         let message = store
-            .append_message(&conversation.id, "assistant", &text("calling"), MessageStatus::Complete)
+            .append_message(
+                &conversation.id,
+                MessageRole::Assistant,
+                &text("calling"),
+                MessageStatus::Complete,
+            )
             .unwrap();
         store
             .insert_tool_call(&new_call(&conversation.id, message, "c1", ToolCallStatus::Pending))
@@ -234,7 +259,12 @@ fn tool_calls_record_their_outcome() {
     let store = Store::open_in_memory().unwrap();
     let conversation = store.create_conversation("t").unwrap();
     let message = store
-        .append_message(&conversation.id, "assistant", &json!([]), MessageStatus::Complete)
+        .append_message(
+            &conversation.id,
+            MessageRole::Assistant,
+            &json!([]),
+            MessageStatus::Complete,
+        )
         .unwrap();
     let id = store
         .insert_tool_call(&new_call(&conversation.id, message, "c1", ToolCallStatus::Running))
@@ -293,7 +323,7 @@ fn search_finds_words_from_messages_and_titles() {
     let m1 = store
         .append_message(
             &cooking.id,
-            "user",
+            MessageRole::User,
             &text("How long to boil an artichoke?"),
             MessageStatus::Complete,
         )
@@ -303,7 +333,7 @@ fn search_finds_words_from_messages_and_titles() {
         { "type": "reasoning", "text": "zucchini maybe" },
     ]);
     store
-        .append_message(&cooking.id, "assistant", &tool_only, MessageStatus::Complete)
+        .append_message(&cooking.id, MessageRole::Assistant, &tool_only, MessageStatus::Complete)
         .unwrap();
 
     assert_eq!(search_ids(&store, "artichoke"), [(cooking.id.clone(), Some(m1))]);
@@ -313,7 +343,7 @@ fn search_finds_words_from_messages_and_titles() {
     let hits = store.search("ARTICHOKE", 10).unwrap();
     assert_eq!(hits[0].snippet, "How long to boil an [artichoke]?");
     assert_eq!(hits[0].conversation_title, "Cooking");
-    assert_eq!(hits[0].role.as_deref(), Some("user"));
+    assert_eq!(hits[0].role, Some(MessageRole::User));
     let hits = store.search("kyoto", 10).unwrap();
     assert_eq!(hits[0].snippet, "Trip to [Kyoto]");
 
@@ -330,7 +360,7 @@ fn search_matches_prefixes_and_ignores_accents() {
     let id = store
         .append_message(
             &conversation.id,
-            "user",
+            MessageRole::User,
             &text("Internationalization is hard"),
             MessageStatus::Complete,
         )
@@ -347,7 +377,7 @@ fn search_survives_hostile_input() {
     let id = store
         .append_message(
             &conversation.id,
-            "user",
+            MessageRole::User,
             &text("near the -dash- \"quoted\" café 東京 emoji 🎉 c++ a*b"),
             MessageStatus::Complete,
         )
@@ -415,7 +445,7 @@ fn search_survives_hostile_input() {
     let odd = store
         .append_message(
             &conversation.id,
-            "assistant",
+            MessageRole::Assistant,
             &text("nul\0inside"),
             MessageStatus::Complete,
         )
@@ -429,7 +459,12 @@ fn search_forgets_text_that_was_updated_or_deleted() {
     let store = Store::open_in_memory().unwrap();
     let conversation = store.create_conversation("Old title").unwrap();
     let id = store
-        .append_message(&conversation.id, "user", &text("pineapple"), MessageStatus::Complete)
+        .append_message(
+            &conversation.id,
+            MessageRole::User,
+            &text("pineapple"),
+            MessageStatus::Complete,
+        )
         .unwrap();
     assert_eq!(search_ids(&store, "pineapple").len(), 1);
 
@@ -447,7 +482,12 @@ fn search_forgets_text_that_was_updated_or_deleted() {
     assert!(search_ids(&store, "mango").is_empty());
 
     let again = store
-        .append_message(&conversation.id, "user", &text("papaya"), MessageStatus::Complete)
+        .append_message(
+            &conversation.id,
+            MessageRole::User,
+            &text("papaya"),
+            MessageStatus::Complete,
+        )
         .unwrap();
     assert_eq!(search_ids(&store, "papaya"), [(conversation.id.clone(), Some(again))]);
     store.delete_conversation(&conversation.id).unwrap();
@@ -460,7 +500,12 @@ fn streaming_text_becomes_searchable_when_the_message_finishes() {
     let store = Store::open_in_memory().unwrap();
     let conversation = store.create_conversation("s").unwrap();
     let id = store
-        .append_message(&conversation.id, "assistant", &text("quin"), MessageStatus::Streaming)
+        .append_message(
+            &conversation.id,
+            MessageRole::Assistant,
+            &text("quin"),
+            MessageStatus::Streaming,
+        )
         .unwrap();
     store
         .update_message(id, &text("quince jam"), MessageStatus::Streaming, None)
@@ -473,7 +518,12 @@ fn streaming_text_becomes_searchable_when_the_message_finishes() {
 
     // A failed message keeps its partial text, searchable, and its error.
     let failed = store
-        .append_message(&conversation.id, "assistant", &json!([]), MessageStatus::Streaming)
+        .append_message(
+            &conversation.id,
+            MessageRole::Assistant,
+            &json!([]),
+            MessageStatus::Streaming,
+        )
         .unwrap();
     store
         .update_message(
@@ -497,7 +547,12 @@ fn deleting_a_conversation_deletes_everything_in_it_but_the_audit_log() {
     let kept = store.create_conversation("kept").unwrap();
     for conversation in [&doomed, &kept] {
         let message = store
-            .append_message(&conversation.id, "assistant", &text("hello"), MessageStatus::Complete)
+            .append_message(
+                &conversation.id,
+                MessageRole::Assistant,
+                &text("hello"),
+                MessageStatus::Complete,
+            )
             .unwrap();
         let call = store
             .insert_tool_call(&new_call(&conversation.id, message, "c1", ToolCallStatus::Running))
@@ -506,7 +561,7 @@ fn deleting_a_conversation_deletes_everything_in_it_but_the_audit_log() {
     }
     store
         .audit(&NewAuditEntry {
-            kind: "view".to_owned(),
+            kind: AuditKind::View,
             conversation_id: Some(doomed.id.clone()),
             server: Some("weather".to_owned()),
             tool: None,
@@ -554,7 +609,7 @@ fn unknown_ids_are_not_found() {
         Err(StoreError::NotFound { .. })
     ));
     assert!(matches!(
-        store.append_message("nope", "user", &text("x"), MessageStatus::Complete),
+        store.append_message("nope", MessageRole::User, &text("x"), MessageStatus::Complete),
         Err(StoreError::NotFound { .. })
     ));
     assert!(matches!(
@@ -570,7 +625,7 @@ fn unknown_ids_are_not_found() {
         Err(StoreError::NotFound { .. })
     ));
     assert!(matches!(
-        store.set_view_state(12345, "ready", None),
+        store.set_view_state(12345, ViewState::Ready, None),
         Err(StoreError::NotFound { .. })
     ));
     assert_eq!(store.conversation("nope").unwrap(), None);
@@ -578,29 +633,123 @@ fn unknown_ids_are_not_found() {
 }
 
 #[test]
-fn invalid_roles_and_view_states_are_refused() {
+fn expired_is_set_by_the_store_only() {
     let store = Store::open_in_memory().unwrap();
     let conversation = store.create_conversation("c").unwrap();
-    let err = store
-        .append_message(&conversation.id, "system", &text("x"), MessageStatus::Complete)
-        .unwrap_err();
-    assert!(matches!(err, StoreError::Invalid { .. }), "{err:?}");
-    assert!(store.messages(&conversation.id).unwrap().is_empty());
     let message = store
-        .append_message(&conversation.id, "assistant", &text("x"), MessageStatus::Complete)
+        .append_message(
+            &conversation.id,
+            MessageRole::Assistant,
+            &text("x"),
+            MessageStatus::Complete,
+        )
         .unwrap();
     let call = store
         .insert_tool_call(&new_call(&conversation.id, message, "c", ToolCallStatus::Ok))
         .unwrap();
     let view = store.insert_view(&new_view(call, i64::MAX)).unwrap();
-    assert!(matches!(
-        store.set_view_state(view, "expired", None),
-        Err(StoreError::Invalid { .. })
-    ));
-    assert!(matches!(
-        store.set_view_state(view, "READY", None),
-        Err(StoreError::Invalid { .. })
-    ));
+    let err = store.set_view_state(view, ViewState::Expired, None).unwrap_err();
+    assert!(matches!(err, StoreError::Invalid { .. }), "{err:?}");
+    assert_eq!(err.to_string(), "invalid view state: \"expired\"");
+    assert_eq!(store.views(&conversation.id).unwrap()[0].state, ViewState::Loading);
+}
+
+/// Roles, view states and audit kinds are enums in Rust and the same text as before in the file,
+/// so databases written before they were enums read the same, and `porthole audit --json` prints
+/// the same lines.
+#[test]
+fn roles_view_states_and_audit_kinds_are_stored_as_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    let store = Store::open(&path).unwrap();
+    let conversation = store.create_conversation("c").unwrap();
+    for role in MessageRole::ALL {
+        store
+            .append_message(&conversation.id, *role, &text("x"), MessageStatus::Complete)
+            .unwrap();
+    }
+    let message = store.messages(&conversation.id).unwrap()[1].id;
+    let call = store
+        .insert_tool_call(&new_call(&conversation.id, message, "c", ToolCallStatus::Ok))
+        .unwrap();
+    let settable: Vec<ViewState> = ViewState::ALL.iter().copied().filter(|s| s.is_settable()).collect();
+    for state in &settable {
+        let view = store.insert_view(&new_view(call, i64::MAX)).unwrap();
+        store.set_view_state(view, *state, None).unwrap();
+    }
+    for kind in AuditKind::KNOWN {
+        store
+            .audit(&NewAuditEntry {
+                kind: kind.clone(),
+                conversation_id: None,
+                server: None,
+                tool: None,
+                uri: None,
+                detail: json!({}),
+            })
+            .unwrap();
+    }
+    drop(store);
+
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let texts = |sql: &str| -> Vec<String> {
+        let mut stmt = conn.prepare(sql).unwrap();
+        stmt.query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    };
+    assert_eq!(
+        texts("SELECT role FROM messages ORDER BY id"),
+        ["user", "assistant", "tool"]
+    );
+    assert_eq!(
+        texts("SELECT state FROM views ORDER BY id"),
+        ["loading", "ready", "failed", "refused", "closed"]
+    );
+    assert_eq!(
+        texts("SELECT kind FROM audit ORDER BY id"),
+        ["view", "refused", "call", "csp-dropped", "suppressed"]
+    );
+    // A kind this version does not know, as a later version could write it.
+    conn.execute(
+        "INSERT INTO audit (at, kind, detail) VALUES (1, 'widget-opened', '{\"n\":1}')",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+
+    let store = Store::open(&path).unwrap();
+    let views = store.views(&conversation.id).unwrap();
+    assert_eq!(views.iter().map(|v| v.state).collect::<Vec<_>>(), settable);
+    let audit = store.audit_entries(100).unwrap();
+    let last = audit.last().unwrap();
+    assert_eq!(last.kind, AuditKind::Other("widget-opened".into()));
+    assert_eq!(
+        serde_json::to_string(last).unwrap(),
+        r#"{"id":6,"at":1,"kind":"widget-opened","conversationId":null,"server":null,"tool":null,"uri":null,"detail":{"n":1}}"#
+    );
+    let csp = &audit[3];
+    assert_eq!(csp.kind, AuditKind::CspDropped);
+    assert_eq!(serde_json::to_value(csp).unwrap()["kind"], "csp-dropped");
+    assert_eq!(format!("[{:<12}]", csp.kind), "[csp-dropped ]");
+    let back: porthole_store::AuditEntry = serde_json::from_value(serde_json::to_value(last).unwrap()).unwrap();
+    assert_eq!(&back, last);
+    // Written back as read.
+    store
+        .audit(&NewAuditEntry {
+            kind: last.kind.clone(),
+            conversation_id: None,
+            server: None,
+            tool: None,
+            uri: None,
+            detail: json!({}),
+        })
+        .unwrap();
+    assert_eq!(store.audit_entries(1).unwrap()[0].kind.as_str(), "widget-opened");
+    let messages = store.messages(&conversation.id).unwrap();
+    assert_eq!(messages.iter().map(|m| m.role).collect::<Vec<_>>(), MessageRole::ALL);
+    assert_eq!(serde_json::to_value(&messages[2]).unwrap()["role"], "tool");
 }
 
 #[test]
@@ -609,13 +758,22 @@ fn delete_messages_from_removes_that_message_and_every_later_one() {
     let conversation = store.create_conversation("retry").unwrap();
     let other = store.create_conversation("other").unwrap();
     let other_message = store
-        .append_message(&other.id, "user", &text("untouched"), MessageStatus::Complete)
+        .append_message(
+            &other.id,
+            MessageRole::User,
+            &text("untouched"),
+            MessageStatus::Complete,
+        )
         .unwrap();
     let ids: Vec<i64> = ["one", "two", "three", "four"]
         .iter()
         .enumerate()
         .map(|(i, word)| {
-            let role = if i % 2 == 0 { "user" } else { "assistant" };
+            let role = if i % 2 == 0 {
+                MessageRole::User
+            } else {
+                MessageRole::Assistant
+            };
             store
                 .append_message(&conversation.id, role, &text(word), MessageStatus::Complete)
                 .unwrap()
@@ -647,7 +805,12 @@ fn delete_messages_from_removes_that_message_and_every_later_one() {
     ));
     // New messages get fresh ids, never the deleted ones.
     let next = store
-        .append_message(&conversation.id, "user", &text("three again"), MessageStatus::Complete)
+        .append_message(
+            &conversation.id,
+            MessageRole::User,
+            &text("three again"),
+            MessageStatus::Complete,
+        )
         .unwrap();
     assert!(next > ids[3]);
 }
@@ -658,10 +821,17 @@ fn audit_entries_round_trip_in_order() {
     let path = db_path(&dir);
     {
         let store = Store::open(&path).unwrap();
-        for (i, kind) in ["view", "refused", "call", "csp-dropped", "call"].iter().enumerate() {
+        let kinds = [
+            AuditKind::View,
+            AuditKind::Refused,
+            AuditKind::Call,
+            AuditKind::CspDropped,
+            AuditKind::Call,
+        ];
+        for (i, kind) in kinds.into_iter().enumerate() {
             store
                 .audit(&NewAuditEntry {
-                    kind: (*kind).to_owned(),
+                    kind,
                     conversation_id: Some("0123456789abcdef".to_owned()),
                     server: Some("weather".to_owned()),
                     tool: (i % 2 == 0).then(|| "forecast".to_owned()),
@@ -753,7 +923,12 @@ fn views_expire_and_the_tool_calls_model_facing_result_stays() {
     let store = Store::open_in_memory().unwrap();
     let conversation = store.create_conversation("views").unwrap();
     let message = store
-        .append_message(&conversation.id, "assistant", &text("here"), MessageStatus::Complete)
+        .append_message(
+            &conversation.id,
+            MessageRole::Assistant,
+            &text("here"),
+            MessageStatus::Complete,
+        )
         .unwrap();
     let call = store
         .insert_tool_call(&new_call(&conversation.id, message, "c1", ToolCallStatus::Running))
@@ -776,14 +951,14 @@ fn views_expire_and_the_tool_calls_model_facing_result_stays() {
     let old = store.insert_view(&new_view(call, past)).unwrap();
     let refused = store.insert_view(&new_view(call, past)).unwrap();
     let fresh = store.insert_view(&new_view(call, future)).unwrap();
-    store.set_view_state(old, "ready", None).unwrap();
+    store.set_view_state(old, ViewState::Ready, None).unwrap();
     store
-        .set_view_state(refused, "refused", Some("CSP asks for frame-ancestors *"))
+        .set_view_state(refused, ViewState::Refused, Some("CSP asks for frame-ancestors *"))
         .unwrap();
-    store.set_view_state(fresh, "ready", None).unwrap();
+    store.set_view_state(fresh, ViewState::Ready, None).unwrap();
 
     let before = store.views(&conversation.id).unwrap();
-    assert_eq!(before[0].state, "ready");
+    assert_eq!(before[0].state, ViewState::Ready);
     assert!(before[0].expired, "computed from expires_at");
     assert!(!before[2].expired);
     assert_eq!(before[1].reason.as_deref(), Some("CSP asks for frame-ancestors *"));
@@ -891,7 +1066,12 @@ fn migrations_run_exactly_once() {
         let store = Store::open(&path).unwrap();
         let conversation = store.create_conversation("kept").unwrap();
         store
-            .append_message(&conversation.id, "user", &text("still here"), MessageStatus::Complete)
+            .append_message(
+                &conversation.id,
+                MessageRole::User,
+                &text("still here"),
+                MessageStatus::Complete,
+            )
             .unwrap();
         conversation.id
     };
@@ -929,8 +1109,13 @@ fn two_stores_on_one_file_see_each_others_writes() {
     let app = Store::open(&path).unwrap();
     let cli = Store::open(&path).unwrap();
     let conversation = cli.create_conversation("from the CLI").unwrap();
-    cli.append_message(&conversation.id, "user", &text("hello app"), MessageStatus::Complete)
-        .unwrap();
+    cli.append_message(
+        &conversation.id,
+        MessageRole::User,
+        &text("hello app"),
+        MessageStatus::Complete,
+    )
+    .unwrap();
     assert_eq!(app.list_conversations().unwrap()[0].id, conversation.id);
     assert_eq!(app.messages(&conversation.id).unwrap().len(), 1);
 }
@@ -949,7 +1134,12 @@ fn one_store_is_shared_across_threads() {
             std::thread::spawn(move || {
                 for i in 0..25 {
                     store
-                        .append_message(&id, "user", &text(&format!("t{t} m{i}")), MessageStatus::Complete)
+                        .append_message(
+                            &id,
+                            MessageRole::User,
+                            &text(&format!("t{t} m{i}")),
+                            MessageStatus::Complete,
+                        )
                         .unwrap();
                 }
             })
