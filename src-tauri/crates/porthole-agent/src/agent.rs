@@ -331,10 +331,12 @@ impl Agent {
             ModelEvent::Retrying {
                 attempt,
                 wait_ms,
+                kind,
                 reason,
             } => sink.emit(&TurnEvent::Retrying {
                 attempt,
                 wait_ms,
+                kind,
                 reason,
             }),
         };

@@ -5,8 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use ts_rs::TS;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Who a message is from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     User,
@@ -16,7 +18,7 @@ pub enum Role {
 }
 
 /// One piece of a message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Part {
     Text {
@@ -28,8 +30,10 @@ pub enum Part {
     Reasoning {
         text: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         signature: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         field: Option<String>,
     },
     /// Anthropic's `redacted_thinking`: opaque, sent back unchanged.
@@ -52,7 +56,8 @@ pub enum Part {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One message of a conversation, in the format the store keeps and the window gets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct Message {
     pub role: Role,
     pub parts: Vec<Part>,
@@ -95,12 +100,16 @@ pub struct ToolSpec {
     pub input_schema: Value,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// The tokens a reply (or a whole turn) used.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
+    #[ts(type = "number")]
     pub input_tokens: u64,
+    #[ts(type = "number")]
     pub output_tokens: u64,
     #[serde(default)]
+    #[ts(type = "number")]
     pub cache_read_tokens: u64,
 }
 

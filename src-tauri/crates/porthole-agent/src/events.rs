@@ -1,15 +1,21 @@
 //! The one stream of events a turn produces. The desktop app, the headless CLI (`--json` prints
 //! them as JSON lines) and the conversation store all consume the same events, in order.
+//!
+//! Serialized, a `TurnEvent` is what the window gets: `type` in snake_case, fields in camelCase
+//! like every other type the window gets. The CLI's lines keep their own, frozen format:
+//! [`crate::wire`].
 
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc;
+use ts_rs::TS;
 
 use crate::conversation::{Message, Usage};
+use crate::provider::RetryKind;
 use porthole_mcp::ModelFacing;
 
 /// How a tool call ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "lowercase")]
 pub enum CallStatus {
     /// The server returned a result.
@@ -24,7 +30,7 @@ pub enum CallStatus {
 }
 
 /// What the user decided about one tool call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {
     AllowOnce,
@@ -33,7 +39,7 @@ pub enum Decision {
 }
 
 /// Why a turn ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
     /// The model answered without asking for more tools.
@@ -44,8 +50,9 @@ pub enum StopReason {
     Error,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+/// One thing that happened in a turn, as it happened.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
 pub enum TurnEvent {
     TurnStarted {
         conversation_id: Option<String>,
@@ -73,10 +80,13 @@ pub enum TurnEvent {
         name: String,
         arguments_text: String,
     },
-    /// The provider is waiting before trying again (rate limit or server error).
+    /// The provider is waiting before trying again (rate limit, server error, or no answer);
+    /// `reason` is the provider's words, `kind` what they are about.
     Retrying {
         attempt: u32,
+        #[ts(type = "number")]
         wait_ms: u64,
+        kind: RetryKind,
         reason: String,
     },
     /// The model's message for this step, complete or (`interrupted: true`) cut short.
@@ -131,6 +141,7 @@ pub enum TurnEvent {
         status: CallStatus,
         model: ModelFacing,
         view: Value,
+        #[ts(type = "number")]
         duration_ms: u64,
         error: Option<String>,
     },
@@ -167,5 +178,54 @@ impl EventSink for ChannelSink {
 impl<F: Fn(&TurnEvent) + Send + Sync> EventSink for F {
     fn emit(&self, event: &TurnEvent) {
         self(event)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ts_rs::{Config, TS};
+
+    use super::*;
+    use crate::conversation::{Part, Role};
+
+    /// The TypeScript the window's types come out as, with ts-rs's default config (so a `u64`
+    /// left without `#[ts(type = "number")]` would show up as `bigint`).
+    fn decls() -> String {
+        let cfg = Config::new();
+        [
+            TurnEvent::decl(&cfg),
+            RetryKind::decl(&cfg),
+            CallStatus::decl(&cfg),
+            Decision::decl(&cfg),
+            StopReason::decl(&cfg),
+            Message::decl(&cfg),
+            Role::decl(&cfg),
+            Part::decl(&cfg),
+            Usage::decl(&cfg),
+        ]
+        .join("\n")
+    }
+
+    #[test]
+    fn typescript_follows_the_serde_attributes() {
+        let ts = decls();
+        // The tag and its snake_case values; camelCase fields (rename_all_fields).
+        assert!(ts.contains(r#""type": "tool_call_finished""#), "{ts}");
+        assert!(ts.contains("callId: string"), "{ts}");
+        assert!(ts.contains("durationMs: number"), "{ts}");
+        assert!(ts.contains("waitMs: number"), "{ts}");
+        assert!(ts.contains("kind: RetryKind"), "{ts}");
+        assert!(
+            ts.contains(r#""rate_limited" | "server_error" | "unreachable""#),
+            "{ts}"
+        );
+        assert!(ts.contains("conversationId: string | null"), "{ts}");
+        assert!(!ts.contains("duration_ms") && !ts.contains("call_id"), "{ts}");
+        // Nested types keep their own casing: the stored message's parts stay snake_case.
+        assert!(ts.contains("tool_use_id: string"), "{ts}");
+        assert!(ts.contains("inputTokens: number"), "{ts}");
+        // skip_serializing_if: absent, never null.
+        assert!(ts.contains("signature?: string, field?: string, }"), "{ts}");
+        assert!(!ts.contains("bigint"), "{ts}");
     }
 }

@@ -9,6 +9,7 @@ pub mod keys;
 pub mod provider;
 pub mod providers;
 pub mod record;
+pub mod wire;
 
 pub use agent::{
     Agent, AllowAll, ApprovalRequest, Approver, CallEnd, DenyAll, NoViews, RememberedApprovals, ToolRunner, TurnResult,
@@ -17,4 +18,4 @@ pub use agent::{
 pub use context::ModelContext;
 pub use conversation::{Message, Part, Role, ToolSpec, Usage};
 pub use events::{CallStatus, ChannelSink, Decision, EventSink, StopReason, TurnEvent};
-pub use provider::{ModelEvent, ModelReply, ModelRequest, Provider, ProviderError, RetryPolicy};
+pub use provider::{ModelEvent, ModelReply, ModelRequest, Provider, ProviderError, RetryKind, RetryPolicy};

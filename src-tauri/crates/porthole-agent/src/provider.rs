@@ -45,8 +45,22 @@ pub enum ModelEvent {
     Retrying {
         attempt: u32,
         wait_ms: u64,
+        kind: RetryKind,
         reason: String,
     },
+}
+
+/// Why a provider is trying a request again, for words chosen by the reader (the window) rather
+/// than parsed from `reason`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum RetryKind {
+    /// HTTP 429.
+    RateLimited,
+    /// HTTP 5xx (and Anthropic's 529 "overloaded").
+    ServerError,
+    /// The request never got an answer (connection refused, reset, timed out).
+    Unreachable,
 }
 
 /// A finished reply: the assistant message's parts in order (text, reasoning, tool uses with

@@ -535,7 +535,7 @@ impl Decoder for MessagesDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::RetryPolicy;
+    use crate::provider::{RetryKind, RetryPolicy};
     use crate::providers::http::tests::decode;
     use crate::providers::test_server::{self, Answer, Then, fast_retry, serve};
 
@@ -1032,7 +1032,7 @@ data: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}
             }]
         );
         assert!(
-            matches!(&events[0], ModelEvent::Retrying { attempt: 2, wait_ms: 1, reason } if reason.contains("529"))
+            matches!(&events[0], ModelEvent::Retrying { attempt: 2, wait_ms: 1, kind: RetryKind::ServerError, reason } if reason.contains("529"))
         );
         let request = &server.requests()[1];
         assert!(request.head.starts_with("POST /v1/messages "), "{}", request.head);

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::sse::{SseEvent, SseParser};
 use super::{ProviderConfig, ProviderKind, default_base_url};
-use crate::provider::{ModelEvent, ModelReply, ProviderError, RetryPolicy};
+use crate::provider::{ModelEvent, ModelReply, ProviderError, RetryKind, RetryPolicy};
 
 pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Per read, not in all: a local server may take minutes to load a model or read a long prompt
@@ -227,6 +227,14 @@ impl Retryable {
         }
     }
 
+    fn kind(&self) -> RetryKind {
+        match self {
+            Retryable::RateLimited { .. } => RetryKind::RateLimited,
+            Retryable::Server { .. } => RetryKind::ServerError,
+            Retryable::Unreachable { .. } => RetryKind::Unreachable,
+        }
+    }
+
     fn reason(&self) -> String {
         match self {
             Retryable::RateLimited { message } => format!("rate limited (HTTP 429): {message}"),
@@ -364,6 +372,7 @@ pub(crate) async fn send(
         let _ = events.send(ModelEvent::Retrying {
             attempt,
             wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+            kind: failure.kind(),
             reason: failure.reason(),
         });
         tokio::select! {

@@ -556,7 +556,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::provider::RetryPolicy;
+    use crate::provider::{RetryKind, RetryPolicy};
     use crate::providers::http::tests::decode;
     use crate::providers::test_server::{self, Then, fast_retry, serve};
 
@@ -1052,6 +1052,7 @@ data: [DONE]
             ModelEvent::Retrying {
                 attempt: 2,
                 wait_ms: 0,
+                kind: RetryKind::RateLimited,
                 reason: "rate limited (HTTP 429): Rate limit reached".into()
             }
         );
@@ -1228,6 +1229,10 @@ data: [DONE]
             "{result:?}"
         );
         assert_eq!(events.len(), 1, "one retry announced: {events:?}");
+        assert!(
+            matches!(&events[0], ModelEvent::Retrying { kind: RetryKind::Unreachable, reason, .. } if reason.starts_with("could not connect")),
+            "{events:?}"
+        );
     }
 
     #[tokio::test]
