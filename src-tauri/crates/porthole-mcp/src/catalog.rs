@@ -14,15 +14,18 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde::Serialize;
 use serde_json::Value;
+use ts_rs::TS;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// Who a tool is visible to (`_meta.ui.visibility`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "lowercase")]
 pub enum Audience {
     Model,
     App,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One tool of a connected server, as the catalog knows it.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct CatalogTool {
     pub server: String,

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use ts_rs::TS;
 
 /// The sections server entries live in: Claude Desktop's and Cursor's, then VS Code's.
 const SECTIONS: [&str; 2] = ["mcpServers", "servers"];
@@ -22,7 +23,7 @@ const MAX_NAME_CHARS: usize = 100;
 /// A server as the settings form sends it. Env and header lines are text: `KEY=value` and
 /// `Name: value`; a line with the name alone keeps the value stored for it (the form is never
 /// sent stored values, which may be secrets).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerDraft {
     pub name: String,
@@ -31,7 +32,8 @@ pub struct ServerDraft {
     pub mcp_apps: bool,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+/// How the server of a [`ServerDraft`] is reached.
+#[derive(Debug, Clone, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum DraftTransport {
     Stdio {
@@ -68,11 +70,10 @@ fn invalid(field: &'static str, message: impl Into<String>) -> Invalid {
 
 /// What the settings list shows of an entry, read from the file as written (placeholders
 /// unfilled). Env and header values are left out: only their names.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct EntryFields {
-    /// `stdio`, `http`, or `unknown` for an entry that is neither.
-    pub transport: &'static str,
+    pub transport: EntryTransport,
     pub command: String,
     pub args: Vec<String>,
     pub env_keys: Vec<String>,
@@ -81,6 +82,18 @@ pub struct EntryFields {
     pub header_keys: Vec<String>,
     pub enabled: bool,
     pub mcp_apps: bool,
+}
+
+/// How a config entry's server is reached, as far as the settings can tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum EntryTransport {
+    /// A command started with its arguments.
+    Stdio,
+    /// Streamable HTTP at a URL.
+    Http,
+    /// Neither (another client's transport, or a broken entry).
+    Unknown,
 }
 
 impl EntryFields {
@@ -95,13 +108,13 @@ impl EntryFields {
         };
         let kind = entry.get("type").and_then(Value::as_str);
         let transport = if entry.get("command").is_some() && matches!(kind, None | Some("stdio")) {
-            "stdio"
+            EntryTransport::Stdio
         } else if entry.get("url").is_some()
             && matches!(kind, None | Some("http" | "streamable-http" | "streamableHttp"))
         {
-            "http"
+            EntryTransport::Http
         } else {
-            "unknown"
+            EntryTransport::Unknown
         };
         EntryFields {
             transport,
@@ -1004,21 +1017,22 @@ mod tests {
         let f = EntryFields::of(
             &json!({"command": "npx", "args": ["-y", "pkg"], "env": {"API_KEY": "sk-secret"}, "disabled": true}),
         );
-        assert_eq!(f.transport, "stdio");
+        assert_eq!(f.transport, EntryTransport::Stdio);
         assert_eq!(f.env_keys, ["API_KEY"]);
         assert!(!f.enabled && f.mcp_apps);
         let shown = serde_json::to_string(&f).unwrap();
         assert!(!shown.contains("sk-secret"), "{shown}");
+        assert!(shown.contains(r#""transport":"stdio""#), "{shown}");
         let f = EntryFields::of(
             &json!({"type": "http", "url": "https://h/mcp", "headers": {"Authorization": "Bearer t"}, "mcpApps": false}),
         );
         assert_eq!(
             (f.transport, f.header_keys.as_slice(), f.mcp_apps),
-            ("http", &["Authorization".to_string()][..], false)
+            (EntryTransport::Http, &["Authorization".to_string()][..], false)
         );
         assert_eq!(
             EntryFields::of(&json!({"type": "sse", "url": "https://h/sse"})).transport,
-            "unknown"
+            EntryTransport::Unknown
         );
     }
 }

@@ -9,12 +9,13 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Value;
+use ts_rs::TS;
 
 use crate::config::{ConfigProblem, parse_config, parse_config_with};
 use crate::config_file::EntryFields;
 
 /// A config file of another MCP client.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ImportSource {
     /// The client it belongs to, as people call it.
@@ -66,7 +67,7 @@ pub fn existing_sources() -> Vec<ImportSource> {
 }
 
 /// One server found in a file to import from.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct FoundServer {
     pub name: String,

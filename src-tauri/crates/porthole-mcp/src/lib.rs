@@ -74,7 +74,8 @@ pub struct CallOptions {
     pub timeout: Option<Duration>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// Where a server's connection is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum ServerState {
     Disabled,
@@ -84,7 +85,7 @@ pub enum ServerState {
 }
 
 /// What the user sees of one server.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerStatus {
     pub name: String,

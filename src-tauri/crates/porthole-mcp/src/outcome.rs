@@ -9,8 +9,10 @@
 use rmcp::model::CallToolResult;
 use serde::Serialize;
 use serde_json::{Value, json};
+use ts_rs::TS;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// What the model gets of a tool call's result.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelFacing {
     /// MCP content blocks, as JSON.
