@@ -1,10 +1,16 @@
 //! Porthole's MCP Apps host (`io.modelcontextprotocol/ui`), with no Tauri dependency: what a
 //! view may load (its CSP), how a view's HTML is fetched and checked, the unguessable tokens
-//! its URL carries, and the view ↔ host JSON-RPC protocol. The desktop shell only serves the
-//! HTML on its custom scheme and relays messages between the frame and [`bridge`].
+//! its URL carries, the view ↔ host JSON-RPC protocol, and what a view is told about its host
+//! ([`host_context`]: theme and style variables, display modes, container limits, locale, time
+//! zone). The desktop shell only serves the HTML on its custom scheme and relays messages
+//! between the frame and [`bridge`].
 
 pub mod bridge;
 pub mod csp;
+pub mod display;
 pub mod download;
+pub mod host_context;
+pub mod partial_json;
 pub mod resource;
+pub mod theme;
 pub mod tokens;

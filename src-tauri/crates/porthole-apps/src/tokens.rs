@@ -1,4 +1,4 @@
-//! The unguessable tokens in a view's URL (`mcpview://localhost/v/<token>/`), and the HTTP
+//! The unguessable tokens in a view's URL ([`view_url`]: `mcpview://localhost/view/<token>`), and the HTTP
 //! answer the custom-scheme handler gives for them (tauri-notes §2, "Per-view content keyed by
 //! an unguessable token").
 //!
@@ -50,6 +50,16 @@ pub enum NotServed {
     WrongWebview,
     #[error("the token was not used within its first-use window")]
     Expired,
+}
+
+/// The address a view's frame loads for `token`. WebView2 (Windows) has no real custom scheme:
+/// there the scheme is served as `http://mcpview.localhost`.
+pub fn view_url(token: &str) -> String {
+    if cfg!(windows) {
+        format!("http://mcpview.localhost/view/{token}")
+    } else {
+        format!("mcpview://localhost/view/{token}")
+    }
 }
 
 struct Entry {
@@ -203,6 +213,18 @@ mod tests {
             csp: "default-src 'none'".into(),
             minted_at: at,
         }
+    }
+
+    #[test]
+    fn view_urls_carry_the_token() {
+        let url = view_url("0123456789abcdef0123456789abcdef");
+        assert!(url.ends_with("/view/0123456789abcdef0123456789abcdef"), "{url}");
+        let scheme = if cfg!(windows) {
+            "http://mcpview.localhost/"
+        } else {
+            "mcpview://localhost/"
+        };
+        assert!(url.starts_with(scheme), "{url}");
     }
 
     #[test]
