@@ -88,7 +88,9 @@ use tokio::sync::{mpsc, oneshot};
 use limits::{Hit, Window};
 use rpc::Incoming;
 pub use rpc::{INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, REFUSED};
-pub use validate::{DISPLAY_MODES, MAX_HEIGHT, MAX_LINK_LEN, MAX_WIDTH};
+pub use validate::{MAX_LINK_LEN, MAX_WIDTH};
+
+use crate::display::DisplayMode;
 
 /// `ui/initialize` protocol versions we speak; a view asking for another one gets the first.
 pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 2] = ["2026-01-26", "2025-11-21"];
@@ -190,10 +192,8 @@ pub struct ViewConfig {
     pub view_id: String,
     /// The server that supplied the view; the only one it can reach.
     pub server: String,
-    /// The tool the view belongs to.
+    /// The tool the view belongs to; `hostContext.toolInfo.tool` is its [`tool_definition`].
     pub tool: CatalogTool,
-    /// The full `Tool` JSON, for `hostContext.toolInfo.tool` (built from `tool` when not an object).
-    pub tool_definition: Value,
     /// The JSON-RPC id of the host → server `tools/call`, for `hostContext.toolInfo.id`.
     pub tool_call_request_id: Option<Value>,
     /// The initial host context: theme, styles, displayMode, availableDisplayModes,
@@ -264,7 +264,7 @@ struct State {
     tearing_down: bool,
     closed: bool,
     /// The view's `appCapabilities.availableDisplayModes`.
-    view_modes: Vec<&'static str>,
+    view_modes: Vec<DisplayMode>,
     host_context: Map<String, Value>,
     /// Host-context changes since the last `ui/initialize` answer, before `initialized`.
     pending_context: Map<String, Value>,
@@ -319,8 +319,9 @@ const REQUESTS: [&str; 13] = [
     "ui/download-file",
 ];
 
-/// The `Tool` JSON a view sees for a catalog entry.
-fn tool_json(tool: &CatalogTool) -> Value {
+/// The `Tool` JSON a view sees for a catalog entry: its own tool (`hostContext.toolInfo.tool`)
+/// and the tools `tools/list` lists.
+pub fn tool_definition(tool: &CatalogTool) -> Value {
     let mut t = Map::new();
     t.insert("name".into(), json!(tool.name));
     if let Some(title) = &tool.title {
@@ -380,10 +381,7 @@ impl ViewBridge {
             _ => Map::new(),
         };
         host_context.remove("toolInfo");
-        let tool = match config.tool_definition {
-            definition @ Value::Object(_) => definition,
-            _ => tool_json(&config.tool),
-        };
+        let tool = tool_definition(&config.tool);
         let mut tool_info = Map::new();
         if let Some(id) = config.tool_call_request_id.filter(rpc::is_valid_id) {
             tool_info.insert("id".into(), id);
@@ -798,7 +796,11 @@ impl Inner {
             "tools/call" => self.tools_call(id, params),
             "tools/list" => match self.host.tools(&self.server) {
                 Some(tools) => {
-                    let tools: Vec<Value> = tools.iter().filter(|t| t.visible_to_app()).map(tool_json).collect();
+                    let tools: Vec<Value> = tools
+                        .iter()
+                        .filter(|t| t.visible_to_app())
+                        .map(tool_definition)
+                        .collect();
                     self.post(rpc::result(id, json!({ "tools": tools })));
                 }
                 None => self.post(rpc::error(id, METHOD_NOT_FOUND, "method not found: tools/list")),
@@ -1039,23 +1041,26 @@ impl Inner {
             self.post(rpc::error(id, INVALID_PARAMS, "mode must be a string"));
             return;
         };
+        // A mode the spec does not define is never allowed: the answer is the current one.
+        let requested = requested.parse::<DisplayMode>().ok();
         let mut st = self.lock();
         let current = current_mode(&st.host_context);
         let mut host_modes = validate::display_modes(st.host_context.get("availableDisplayModes"));
         if host_modes.is_empty() {
             host_modes.push(current);
         }
-        let allowed = st.view_modes.contains(&requested) && host_modes.contains(&requested);
-        let mode = if allowed && requested != current {
-            let mode = host_modes.into_iter().find(|m| *m == requested).unwrap_or(current);
-            st.host_context.insert("displayMode".into(), json!(mode));
-            self.act(ViewAction::DisplayMode { mode: mode.into() });
-            let mut change = Map::new();
-            change.insert("displayMode".into(), json!(mode));
-            self.push_context(&mut st, change);
-            mode
-        } else {
-            current
+        let mode = match requested {
+            Some(mode) if mode != current && st.view_modes.contains(&mode) && host_modes.contains(&mode) => {
+                st.host_context.insert("displayMode".into(), json!(mode));
+                self.act(ViewAction::DisplayMode {
+                    mode: mode.as_str().into(),
+                });
+                let mut change = Map::new();
+                change.insert("displayMode".into(), json!(mode));
+                self.push_context(&mut st, change);
+                mode
+            }
+            _ => current,
         };
         self.post(rpc::result(id, json!({ "mode": mode })));
     }
@@ -1165,7 +1170,11 @@ impl Inner {
     }
 }
 
-fn current_mode(context: &Map<String, Value>) -> &'static str {
-    let mode = context.get("displayMode").and_then(Value::as_str);
-    DISPLAY_MODES.into_iter().find(|m| Some(*m) == mode).unwrap_or("inline")
+/// The host context's `displayMode`; inline when it names none the spec defines.
+fn current_mode(context: &Map<String, Value>) -> DisplayMode {
+    context
+        .get("displayMode")
+        .and_then(Value::as_str)
+        .and_then(|mode| mode.parse().ok())
+        .unwrap_or(DisplayMode::Inline)
 }

@@ -14,3 +14,5 @@ pub mod partial_json;
 pub mod resource;
 pub mod theme;
 pub mod tokens;
+
+pub use bridge::tool_definition;

@@ -6,9 +6,11 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use porthole_apps::bridge::{
-    AuditNote, HostServices, MAX_HEIGHT, MAX_IN_FLIGHT, MAX_MESSAGE_BYTES, MAX_MESSAGES_PER_SECOND, MAX_PROMPTS,
+    AuditNote, HostServices, MAX_IN_FLIGHT, MAX_MESSAGE_BYTES, MAX_MESSAGES_PER_SECOND, MAX_PROMPTS,
     MAX_SIZE_CHANGES_PER_SECOND, TeardownOutcome, ViewAction, ViewBridge, ViewConfig,
 };
+use porthole_apps::display::MAX_VIEW_HEIGHT;
+use porthole_apps::tool_definition;
 use porthole_mcp::{Audience, CatalogTool};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
@@ -158,21 +160,15 @@ impl HostServices for FakeHost {
     }
 }
 
-fn tool_definition() -> Value {
-    json!({
-        "name": "echo",
-        "description": "the echo tool",
-        "inputSchema": {"type": "object"},
-        "_meta": {"ui": {"resourceUri": "ui://demo/echo.html"}},
-    })
-}
-
 fn config() -> ViewConfig {
     ViewConfig {
         view_id: "view-1".into(),
         server: SERVER.into(),
-        tool: catalog_tool(SERVER, "echo", &[Audience::Model, Audience::App]),
-        tool_definition: tool_definition(),
+        tool: CatalogTool {
+            title: Some("Echo".into()),
+            ui_resource_uri: Some("ui://demo/echo.html".into()),
+            ..catalog_tool(SERVER, "echo", &[Audience::Model, Audience::App])
+        },
         tool_call_request_id: Some(json!(42)),
         host_context: json!({
             "theme": "light",
@@ -435,7 +431,15 @@ async fn initialize_answers_truthfully_with_tool_info_and_host_context() {
         json!({"name": "Porthole", "version": env!("CARGO_PKG_VERSION")})
     );
     let context = &result["hostContext"];
-    assert_eq!(context["toolInfo"], json!({"id": 42, "tool": tool_definition()}));
+    let tool = json!({
+        "name": "echo",
+        "title": "Echo",
+        "description": "the echo tool",
+        "inputSchema": {"type": "object"},
+        "_meta": {"ui": {"resourceUri": "ui://demo/echo.html", "visibility": ["model", "app"]}},
+    });
+    assert_eq!(context["toolInfo"], json!({"id": 42, "tool": tool}));
+    assert_eq!(tool_definition(&config().tool), tool);
     assert_eq!(context["theme"], "light");
     assert_eq!(context["platform"], "desktop");
     assert_eq!(context["displayMode"], "inline");
@@ -461,16 +465,24 @@ async fn initialize_answers_truthfully_with_tool_info_and_host_context() {
         assert_eq!(h.initialize_with(asked).await["protocolVersion"], answered);
     }
 
-    // Without a tool definition or call id, toolInfo is built from the catalog entry.
+    // Without a call id, toolInfo has only the tool; the view's context and sandbox are never
+    // anything but objects.
     let mut plain = config();
-    plain.tool_definition = Value::Null;
+    plain.tool = catalog_tool(SERVER, "echo", &[Audience::App]);
     plain.tool_call_request_id = None;
     plain.host_context = json!("not an object");
     plain.granted = Value::Null;
     let mut h = Harness::with(plain);
     let result = h.initialize_with(json!({})).await;
-    assert_eq!(result["hostContext"]["toolInfo"]["tool"]["name"], "echo");
-    assert_eq!(result["hostContext"]["toolInfo"].get("id"), None);
+    assert_eq!(
+        result["hostContext"]["toolInfo"],
+        json!({"tool": {
+            "name": "echo",
+            "description": "the echo tool",
+            "inputSchema": {"type": "object"},
+            "_meta": {"ui": {"visibility": ["app"]}},
+        }})
+    );
     assert_eq!(result["hostCapabilities"]["sandbox"], json!({}));
 }
 
@@ -911,7 +923,7 @@ async fn size_changes_are_clamped_rate_limited_and_the_last_one_is_kept() {
         [
             ViewAction::SizeChanged {
                 width: Some(0.0),
-                height: Some(MAX_HEIGHT)
+                height: Some(f64::from(MAX_VIEW_HEIGHT))
             },
             ViewAction::SizeChanged {
                 width: None,

@@ -3,14 +3,12 @@
 
 use serde_json::{Map, Value};
 
+use crate::display::{DisplayMode, MAX_VIEW_HEIGHT};
+
 /// Links longer than this are not opened.
 pub const MAX_LINK_LEN: usize = 8 * 1024;
 /// `size-changed` widths are clamped to `0..=MAX_WIDTH` CSS pixels.
 pub const MAX_WIDTH: f64 = 10_000.0;
-/// `size-changed` heights are clamped to `0..=MAX_HEIGHT` CSS pixels.
-pub const MAX_HEIGHT: f64 = 6_000.0;
-/// The display modes the spec defines.
-pub const DISPLAY_MODES: [&str; 3] = ["inline", "fullscreen", "pip"];
 
 /// Why a link is not opened (answered with [`super::rpc::REFUSED`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,7 +123,8 @@ pub fn download(params: &mut Map<String, Value>) -> Result<Vec<Value>, &'static 
     Ok(contents)
 }
 
-/// `size-changed`: each of `width`/`height` that is a number, clamped; `None` when neither is.
+/// `size-changed`: each of `width`/`height` that is a number, clamped to `0..=MAX_WIDTH` and
+/// `0..=MAX_VIEW_HEIGHT` CSS pixels; `None` when neither is.
 pub fn size(params: &Map<String, Value>) -> Option<(Option<f64>, Option<f64>)> {
     let read = |key: &str, max: f64| {
         params
@@ -135,18 +134,18 @@ pub fn size(params: &Map<String, Value>) -> Option<(Option<f64>, Option<f64>)> {
             // `<=` also turns -0.0 into 0.0.
             .map(|v| if v <= 0.0 { 0.0 } else { v.min(max) })
     };
-    let (width, height) = (read("width", MAX_WIDTH), read("height", MAX_HEIGHT));
+    let (width, height) = (read("width", MAX_WIDTH), read("height", f64::from(MAX_VIEW_HEIGHT)));
     (width.is_some() || height.is_some()).then_some((width, height))
 }
 
 /// The spec's display modes among `value` (an array of strings), in the spec's order.
-pub fn display_modes(value: Option<&Value>) -> Vec<&'static str> {
+pub fn display_modes(value: Option<&Value>) -> Vec<DisplayMode> {
     let Some(items) = value.and_then(Value::as_array) else {
         return Vec::new();
     };
-    DISPLAY_MODES
+    DisplayMode::ALL
         .into_iter()
-        .filter(|mode| items.iter().any(|v| v.as_str() == Some(mode)))
+        .filter(|mode| items.iter().any(|v| v.as_str() == Some(mode.as_str())))
         .collect()
 }
 
@@ -243,7 +242,7 @@ mod tests {
         );
         assert_eq!(
             size(&obj(json!({"width": -5, "height": 1e300}))),
-            Some((Some(0.0), Some(MAX_HEIGHT)))
+            Some((Some(0.0), Some(4000.0)))
         );
         assert_eq!(size(&obj(json!({"height": 10}))), Some((None, Some(10.0))));
         let Some((Some(w), None)) = size(&obj(json!({"width": -0.0}))) else {
@@ -257,7 +256,7 @@ mod tests {
     fn display_modes_are_filtered() {
         assert_eq!(
             display_modes(Some(&json!(["pip", "weird", 3, "inline"]))),
-            vec!["inline", "pip"]
+            vec![DisplayMode::Inline, DisplayMode::Pip]
         );
         assert!(display_modes(Some(&json!("inline"))).is_empty());
         assert!(display_modes(None).is_empty());
