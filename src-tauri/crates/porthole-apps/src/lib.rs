@@ -12,6 +12,8 @@ pub mod download;
 pub mod host_context;
 pub mod partial_json;
 pub mod resource;
+#[cfg(any(test, feature = "test-support"))]
+pub mod test_support;
 pub mod theme;
 pub mod tokens;
 

@@ -1,20 +1,19 @@
-//! The view ↔ host protocol against a fake of the app side ([`HostServices`]).
+//! The view ↔ host protocol against a fake of the app side (`porthole_apps::test_support`).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use futures::future::BoxFuture;
 use porthole_apps::bridge::{
-    AuditNote, HostServices, MAX_IN_FLIGHT, MAX_MESSAGE_BYTES, MAX_MESSAGES_PER_SECOND, MAX_PROMPTS,
-    MAX_SIZE_CHANGES_PER_SECOND, TeardownOutcome, ViewAction, ViewBridge, ViewConfig,
+    AuditKind, MAX_IN_FLIGHT, MAX_MESSAGE_BYTES, MAX_MESSAGES_PER_SECOND, MAX_PROMPTS, MAX_SIZE_CHANGES_PER_SECOND,
+    TeardownOutcome, ViewAction, ViewBridge, ViewConfig,
 };
 use porthole_apps::display::MAX_VIEW_HEIGHT;
+use porthole_apps::test_support::{FakeHost, HostCall};
 use porthole_apps::tool_definition;
 use porthole_mcp::{Audience, CatalogTool};
 use proptest::prelude::*;
-use serde_json::{Map, Value, json};
-use tokio::sync::{mpsc, watch};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
 
 const SERVER: &str = "demo";
 
@@ -48,116 +47,28 @@ fn catalog(server: &str) -> Vec<CatalogTool> {
     }
 }
 
-/// One call the fake host was asked to make.
-#[derive(Debug, Clone, PartialEq)]
-struct HostCall {
-    method: &'static str,
-    server: String,
-    detail: Value,
-}
-
-struct FakeHost {
-    calls: Mutex<Vec<HostCall>>,
-    audits: Mutex<Vec<AuditNote>>,
-    /// `slow` calls wait until this is true.
-    gate: watch::Sender<bool>,
-    /// Whether [`HostServices::tools`] is implemented.
-    lists_tools: AtomicBool,
-}
-
-impl FakeHost {
-    fn new() -> Arc<FakeHost> {
-        Arc::new(FakeHost {
-            calls: Mutex::new(vec![]),
-            audits: Mutex::new(vec![]),
-            gate: watch::channel(false).0,
-            lists_tools: AtomicBool::new(true),
-        })
-    }
-
-    fn calls(&self) -> Vec<HostCall> {
-        self.calls.lock().unwrap().clone()
-    }
-
-    fn audits(&self) -> Vec<AuditNote> {
-        self.audits.lock().unwrap().clone()
-    }
-
-    fn record(&self, method: &'static str, server: &str, detail: Value) {
-        self.calls.lock().unwrap().push(HostCall {
-            method,
-            server: server.into(),
-            detail,
-        });
-    }
-}
-
-impl HostServices for FakeHost {
-    fn call_tool(
-        &self,
-        server: &str,
-        tool: &str,
-        arguments: Option<Map<String, Value>>,
-    ) -> BoxFuture<'static, Result<Value, String>> {
-        self.record("tools/call", server, json!({"name": tool, "arguments": arguments}));
-        let arguments = arguments.map(Value::Object).unwrap_or(Value::Null);
-        let mut gate = self.gate.subscribe();
-        let tool = tool.to_string();
-        Box::pin(async move {
-            match tool.as_str() {
-                "fails" => Ok(json!({"content": [{"type": "text", "text": "no"}], "isError": true})),
-                "broken" => Err("server exploded".into()),
-                "slow" => {
-                    let _ = gate.wait_for(|open| *open).await;
-                    Ok(json!({"content": [], "structuredContent": {"slow": true}}))
-                }
-                _ => Ok(json!({
-                    "content": [{"type": "text", "text": "echo"}],
-                    "structuredContent": {"arguments": arguments},
-                    "_meta": {"kept": true},
-                })),
-            }
-        })
-    }
-
-    fn tool(&self, server: &str, tool: &str) -> Option<CatalogTool> {
-        catalog(server).into_iter().find(|t| t.name == tool)
-    }
-
-    fn tools(&self, server: &str) -> Option<Vec<CatalogTool>> {
-        self.lists_tools.load(Ordering::SeqCst).then(|| catalog(server))
-    }
-
-    fn read_resource(&self, server: &str, uri: &str) -> BoxFuture<'static, Result<Value, String>> {
-        self.record("resources/read", server, json!(uri));
-        let uri = uri.to_string();
-        Box::pin(async move {
-            if uri == "ui://demo/missing" {
-                Err("resource not found".into())
-            } else {
-                Ok(json!({"contents": [{"uri": uri, "text": "hello"}]}))
-            }
-        })
-    }
-
-    fn list_resources(&self, server: &str) -> BoxFuture<'static, Result<Value, String>> {
-        self.record("resources/list", server, Value::Null);
-        Box::pin(async { Ok(json!({"resources": [{"uri": "file:///a", "name": "a"}]})) })
-    }
-
-    fn list_resource_templates(&self, server: &str) -> BoxFuture<'static, Result<Value, String>> {
-        self.record("resources/templates/list", server, Value::Null);
-        Box::pin(async { Ok(json!({"resourceTemplates": []})) })
-    }
-
-    fn list_prompts(&self, server: &str) -> BoxFuture<'static, Result<Value, String>> {
-        self.record("prompts/list", server, Value::Null);
-        Box::pin(async { Ok(json!({"prompts": [{"name": "p"}]})) })
-    }
-
-    fn audit(&self, entry: AuditNote) {
-        self.audits.lock().unwrap().push(entry);
-    }
+/// The app side: the catalog above; `fails` answers with an error result, `broken` fails, `slow`
+/// waits for [`FakeHost::release`]; one resource list and one prompt.
+fn fake_host() -> Arc<FakeHost> {
+    let host = FakeHost::new([SERVER, "other"].into_iter().flat_map(catalog))
+        .with_result(
+            "fails",
+            Ok(json!({"content": [{"type": "text", "text": "no"}], "isError": true})),
+        )
+        .with_result("broken", Err("server exploded".into()))
+        .with_result("slow", Ok(json!({"content": [], "structuredContent": {"slow": true}})))
+        .with_held_tool("slow")
+        .with_resource(
+            "ui://demo/x.html",
+            Ok(json!({"contents": [{"uri": "ui://demo/x.html", "text": "hello"}]})),
+        )
+        .with_resource("ui://demo/missing", Err("resource not found".into()))
+        .with_list(
+            "resources/list",
+            json!({"resources": [{"uri": "file:///a", "name": "a"}]}),
+        )
+        .with_list("prompts/list", json!({"prompts": [{"name": "p"}]}));
+    Arc::new(host)
 }
 
 fn config() -> ViewConfig {
@@ -201,7 +112,7 @@ impl Harness {
     }
 
     fn with(config: ViewConfig) -> Harness {
-        let host = FakeHost::new();
+        let host = fake_host();
         let (bridge, out, actions) = ViewBridge::new(config, host.clone());
         Harness {
             bridge,
@@ -537,7 +448,7 @@ async fn requests_before_initialize_are_refused_and_reach_no_server() {
     assert!(h.host.calls().is_empty());
     let audits = h.host.audits();
     assert_eq!(audits.len(), 1);
-    assert_eq!(audits[0].kind, "call");
+    assert_eq!(audits[0].kind, AuditKind::Call);
     assert_eq!(audits[0].detail["outcome"], "refused");
 }
 
@@ -549,7 +460,7 @@ async fn tools_call_reaches_app_visible_tools_of_the_same_server() {
         .request("tools/call", json!({"name": "echo", "arguments": {"a": 1}}))
         .await;
     assert_eq!(answer["result"]["structuredContent"], json!({"arguments": {"a": 1}}));
-    assert_eq!(answer["result"]["_meta"], json!({"kept": true}));
+    assert_eq!(answer["result"]["_meta"], json!({"fakeHost": true}));
     // Naming the own server is fine.
     let answer = h
         .request("tools/call", json!({"name": "fails", "server": SERVER}))
@@ -629,7 +540,7 @@ async fn tools_call_is_refused_for_model_only_unknown_and_other_server_tools() {
     assert!(
         audits
             .iter()
-            .all(|a| a.kind == "call" && a.detail["outcome"] == "refused")
+            .all(|a| a.kind == AuditKind::Call && a.detail["outcome"] == "refused")
     );
     assert_eq!(audits[0].tool.as_deref(), Some("model_only"));
     assert!(audits[0].detail["reason"].as_str().unwrap().contains("visibility"));
@@ -686,7 +597,7 @@ async fn resources_prompts_and_tools_lists_go_to_the_same_server() {
     assert_eq!(tools["result"]["tools"][1]["_meta"]["ui"]["visibility"], json!(["app"]));
 
     // An app that does not offer the tool list: tools/list is "not found", tools/call still works.
-    h.host.lists_tools.store(false, Ordering::SeqCst);
+    h.host.set_lists_tools(false);
     assert_eq!(error_code(&h.request("tools/list", json!({})).await), -32601);
     assert!(
         h.request("tools/call", json!({"name": "echo"}))
@@ -729,7 +640,7 @@ async fn open_link_allows_only_https() {
     assert!(h.drain_actions().is_empty());
     let audits = h.host.audits();
     assert_eq!(audits.len(), refused.len() + 1);
-    assert!(audits.iter().all(|a| a.kind == "refused"));
+    assert!(audits.iter().all(|a| a.kind == AuditKind::Refused));
     assert_eq!(audits[1].detail["url"], "javascript:alert(document.cookie)");
 }
 
@@ -1138,7 +1049,7 @@ async fn a_flood_is_cut_off_and_audited_once() {
     assert_eq!(answered, MAX_MESSAGES_PER_SECOND as usize - 2);
     let audits = h.host.audits();
     assert_eq!(audits.len(), 1);
-    assert_eq!(audits[0].kind, "refused");
+    assert_eq!(audits[0].kind, AuditKind::Refused);
     assert!(audits[0].detail["reason"].as_str().unwrap().starts_with("flood"));
     // The next second is served again.
     tokio::time::sleep(Duration::from_millis(1100)).await;
@@ -1210,7 +1121,7 @@ async fn calls_in_flight_are_limited_and_cancellable() {
     h.bridge
         .receive(json!({"jsonrpc": "2.0", "id": "again", "method": "prompts/list"}));
     assert_eq!(h.next().await["id"], "again");
-    h.host.gate.send_replace(true);
+    h.host.release();
     let mut ids = vec![];
     for _ in 1..MAX_IN_FLIGHT {
         let answer = h.next().await;
@@ -1228,13 +1139,13 @@ async fn calls_in_flight_are_limited_and_cancellable() {
     assert!(
         audits
             .iter()
-            .any(|a| a.kind == "refused" && a.detail["reason"] == "too many calls in flight")
+            .any(|a| a.kind == AuditKind::Refused && a.detail["reason"] == "too many calls in flight")
     );
 }
 
 #[test]
 fn receive_works_without_a_runtime() {
-    let host = FakeHost::new();
+    let host = fake_host();
     let (bridge, mut out, _actions) = ViewBridge::new(config(), host.clone());
     bridge.receive(json!({"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {}}));
     bridge.receive(json!({"jsonrpc": "2.0", "method": "ui/notifications/initialized"}));
@@ -1581,7 +1492,7 @@ async fn fuzz_case(handshake: bool, messages: Vec<Value>) {
     if handshake {
         h.handshake().await;
     }
-    h.host.gate.send_replace(true);
+    h.host.release();
     for message in messages {
         let expected = expected_answer(&message);
         let calls_before = h.host.calls().len();

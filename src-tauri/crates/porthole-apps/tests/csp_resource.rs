@@ -2,7 +2,6 @@
 //! test of the CSP builder and `load_view` against the real demo server (in-process, over
 //! Streamable HTTP on loopback).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -10,6 +9,7 @@ use porthole_apps::csp::{CspOutcome, build_csp};
 use porthole_apps::resource::{
     LEGACY_MIME, MAX_VIEW_BYTES, MIME, Permissions, Refusal, check_contents, load_view, view_uri,
 };
+use porthole_mcp::test_support::serve_over_http;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -467,36 +467,8 @@ fn view_uri_rules() {
 
 // ---- load_view against the real demo server ----
 
-/// Serves the demo server over Streamable HTTP on a loopback port; returns its URL.
-async fn demo_server() -> String {
-    use rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
-    };
-    let service = StreamableHttpService::new(
-        || Ok(porthole_demo_server::DemoServer::new()),
-        Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default(),
-    );
-    let router = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    url
-}
-
 async fn connected(url: &str) -> porthole_mcp::Servers {
-    let config = porthole_mcp::ServerConfig {
-        name: "demo".into(),
-        transport: porthole_mcp::Transport::StreamableHttp {
-            url: url.into(),
-            headers: Default::default(),
-        },
-        enabled: true,
-        mcp_apps: true,
-        timeout: Duration::from_secs(20),
-        always_allow: vec![],
-        source: "test".into(),
-    };
+    let config = porthole_mcp::ServerConfig::http("demo", url).with_timeout(Duration::from_secs(20));
     let servers = porthole_mcp::Servers::start(vec![config], porthole_mcp::ConnectOptions::default());
     let statuses = tokio::time::timeout(Duration::from_secs(30), servers.settled())
         .await
@@ -512,7 +484,7 @@ async fn connected(url: &str) -> porthole_mcp::Servers {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn load_view_from_the_demo_server() {
-    let url = demo_server().await;
+    let url = serve_over_http(porthole_demo_server::DemoServer::new).await;
     let servers = connected(&url).await;
 
     // The path a tool call takes: the catalog's UI link, then the view.
