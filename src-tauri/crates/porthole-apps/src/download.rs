@@ -4,14 +4,15 @@
 use base64::Engine;
 use serde::Serialize;
 use serde_json::Value;
+use ts_rs::TS;
 
 /// The most a view may offer in one request, all files together.
 pub const MAX_DOWNLOAD_BYTES: usize = 50 * 1024 * 1024;
 /// Files in one request at most.
 pub const MAX_FILES: usize = 20;
 
-/// One file ready to save.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One file ready to save. Serialized (for the window's "save these files?") without its bytes.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct DownloadFile {
     /// A safe file name (no directories, no control characters, not hidden).
