@@ -145,11 +145,34 @@ pub trait HostServices: Send + Sync + 'static {
     fn audit(&self, entry: AuditNote);
 }
 
+/// What an [`AuditNote`] records. Its text (serde, [`AuditKind::as_str`]) is the audit log's kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AuditKind {
+    /// The view called a tool of its server: `detail.outcome` is `ok`, `error`, `refused` or
+    /// `cancelled`.
+    Call,
+    /// A request of the view was refused: `detail.reason` says why.
+    Refused,
+    /// The view caused more notes in one second than are kept; the rest of that second's are dropped.
+    Suppressed,
+}
+
+impl AuditKind {
+    /// The audit log's text for it: `"call"`, `"refused"` or `"suppressed"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuditKind::Call => "call",
+            AuditKind::Refused => "refused",
+            AuditKind::Suppressed => "suppressed",
+        }
+    }
+}
+
 /// A security event for the audit log.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AuditNote {
-    /// `"call"`, `"refused"` or `"suppressed"`.
-    pub kind: String,
+    pub kind: AuditKind,
     pub server: String,
     pub tool: Option<String>,
     /// Always has `view` (the view id; `viewTool` is the view's own tool); `"call"` notes have `outcome` and `reason` or `error`;
@@ -664,21 +687,21 @@ impl Inner {
         }
     }
 
-    fn audit(&self, kind: &str, tool: Option<String>, mut detail: Map<String, Value>) {
+    fn audit(&self, kind: AuditKind, tool: Option<String>, mut detail: Map<String, Value>) {
         let hit = self.lock().audits.hit(Instant::now());
         let note = match hit {
             Hit::Allowed => {
                 detail.insert("view".into(), json!(self.view_id));
                 detail.insert("viewTool".into(), json!(self.tool_name));
                 AuditNote {
-                    kind: kind.into(),
+                    kind,
                     server: self.server.clone(),
                     tool,
                     detail: Value::Object(detail),
                 }
             }
             Hit::FirstRefused => AuditNote {
-                kind: "suppressed".into(),
+                kind: AuditKind::Suppressed,
                 server: self.server.clone(),
                 tool: None,
                 detail: json!({
@@ -697,7 +720,7 @@ impl Inner {
         if !why.is_empty() {
             detail.insert(key.into(), json!(why));
         }
-        self.audit("call", tool, detail);
+        self.audit(AuditKind::Call, tool, detail);
     }
 
     fn audit_refused(&self, reason: &str, extra: Option<(&str, Value)>) {
@@ -706,7 +729,7 @@ impl Inner {
         if let Some((k, v)) = extra {
             detail.insert(k.into(), v);
         }
-        self.audit("refused", None, detail);
+        self.audit(AuditKind::Refused, None, detail);
     }
 
     fn receive(self: &Arc<Self>, message: Value) {

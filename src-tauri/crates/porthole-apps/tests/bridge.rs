@@ -4,7 +4,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use porthole_apps::bridge::{
-    MAX_IN_FLIGHT, MAX_MESSAGE_BYTES, MAX_MESSAGES_PER_SECOND, MAX_PROMPTS, MAX_SIZE_CHANGES_PER_SECOND,
+    AuditKind, MAX_IN_FLIGHT, MAX_MESSAGE_BYTES, MAX_MESSAGES_PER_SECOND, MAX_PROMPTS, MAX_SIZE_CHANGES_PER_SECOND,
     TeardownOutcome, ViewAction, ViewBridge, ViewConfig,
 };
 use porthole_apps::display::MAX_VIEW_HEIGHT;
@@ -448,7 +448,7 @@ async fn requests_before_initialize_are_refused_and_reach_no_server() {
     assert!(h.host.calls().is_empty());
     let audits = h.host.audits();
     assert_eq!(audits.len(), 1);
-    assert_eq!(audits[0].kind, "call");
+    assert_eq!(audits[0].kind, AuditKind::Call);
     assert_eq!(audits[0].detail["outcome"], "refused");
 }
 
@@ -540,7 +540,7 @@ async fn tools_call_is_refused_for_model_only_unknown_and_other_server_tools() {
     assert!(
         audits
             .iter()
-            .all(|a| a.kind == "call" && a.detail["outcome"] == "refused")
+            .all(|a| a.kind == AuditKind::Call && a.detail["outcome"] == "refused")
     );
     assert_eq!(audits[0].tool.as_deref(), Some("model_only"));
     assert!(audits[0].detail["reason"].as_str().unwrap().contains("visibility"));
@@ -640,7 +640,7 @@ async fn open_link_allows_only_https() {
     assert!(h.drain_actions().is_empty());
     let audits = h.host.audits();
     assert_eq!(audits.len(), refused.len() + 1);
-    assert!(audits.iter().all(|a| a.kind == "refused"));
+    assert!(audits.iter().all(|a| a.kind == AuditKind::Refused));
     assert_eq!(audits[1].detail["url"], "javascript:alert(document.cookie)");
 }
 
@@ -1049,7 +1049,7 @@ async fn a_flood_is_cut_off_and_audited_once() {
     assert_eq!(answered, MAX_MESSAGES_PER_SECOND as usize - 2);
     let audits = h.host.audits();
     assert_eq!(audits.len(), 1);
-    assert_eq!(audits[0].kind, "refused");
+    assert_eq!(audits[0].kind, AuditKind::Refused);
     assert!(audits[0].detail["reason"].as_str().unwrap().starts_with("flood"));
     // The next second is served again.
     tokio::time::sleep(Duration::from_millis(1100)).await;
@@ -1139,7 +1139,7 @@ async fn calls_in_flight_are_limited_and_cancellable() {
     assert!(
         audits
             .iter()
-            .any(|a| a.kind == "refused" && a.detail["reason"] == "too many calls in flight")
+            .any(|a| a.kind == AuditKind::Refused && a.detail["reason"] == "too many calls in flight")
     );
 }
 
