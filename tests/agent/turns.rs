@@ -2,8 +2,6 @@
 //! SQLite store, and the one stand-in allowed, a scripted fake LLM speaking the real OpenAI and
 //! Anthropic wire formats on loopback.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -18,7 +16,7 @@ use porthole_agent::{
     RetryPolicy, StopReason, ToolRunner, TurnEvent, TurnResult, ViewReports, ViewState,
 };
 use porthole_fake_llm::{FakeLlm, FakeToolCall, RecordedRequest, Reply, Script};
-use porthole_mcp::{ConnectOptions, ServerConfig, Servers, Transport};
+use porthole_mcp::{ConnectOptions, ServerConfig, Servers};
 use porthole_store::{MessageRole, MessageStatus, Store, ToolCallStatus};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -26,20 +24,9 @@ use tokio_util::sync::CancellationToken;
 const TEST_SERVER: &str = env!("CARGO_BIN_EXE_porthole-test-server");
 
 fn test_server(always_allow: &[&str]) -> ServerConfig {
-    ServerConfig {
-        name: "test".into(),
-        transport: Transport::Stdio {
-            command: TEST_SERVER.into(),
-            args: vec![],
-            env: BTreeMap::new(),
-            cwd: None,
-        },
-        enabled: true,
-        mcp_apps: true,
-        timeout: Duration::from_secs(20),
-        always_allow: always_allow.iter().map(|s| s.to_string()).collect(),
-        source: PathBuf::from("test"),
-    }
+    ServerConfig::stdio("test", TEST_SERVER)
+        .with_timeout(Duration::from_secs(20))
+        .with_always_allow(always_allow.iter().copied())
 }
 
 /// Everything a turn needs, all real but the model.

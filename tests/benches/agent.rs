@@ -17,8 +17,6 @@
 //!    `TextDelta` reaches it: then the latest flush is that text delta's own chunk. Turns where
 //!    that cannot be told for sure are left out and counted.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -33,7 +31,7 @@ use porthole_agent::{
     StopReason, TurnEvent, Usage,
 };
 use porthole_fake_llm::{FakeLlm, Reply, Script};
-use porthole_mcp::{CallOptions, ConnectOptions, ServerConfig, ServerState, Servers, Transport};
+use porthole_mcp::{CallOptions, ConnectOptions, ServerConfig, ServerState, Servers};
 use porthole_store::Store;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
@@ -54,20 +52,7 @@ const STREAM_TURNS: usize = 200;
 const CHUNK_DELAY_MS: u64 = 10;
 
 fn test_server() -> ServerConfig {
-    ServerConfig {
-        name: "test".into(),
-        transport: Transport::Stdio {
-            command: TEST_SERVER.into(),
-            args: vec![],
-            env: BTreeMap::new(),
-            cwd: None,
-        },
-        enabled: true,
-        mcp_apps: true,
-        timeout: Duration::from_secs(30),
-        always_allow: vec![],
-        source: PathBuf::from("bench"),
-    }
+    ServerConfig::stdio("test", TEST_SERVER).with_timeout(Duration::from_secs(30))
 }
 
 fn echo_args() -> Map<String, Value> {

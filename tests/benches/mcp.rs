@@ -5,11 +5,10 @@
 //! 2. The cost of Porthole's call path (`Servers::call_tool`: lookup, progress subscription,
 //!    timeout, the model/view split) over a raw rmcp `call_tool` on the same kind of server.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use porthole_mcp::{CallOptions, ConnectOptions, ServerConfig, Servers, Transport};
+use porthole_mcp::{CallOptions, ConnectOptions, ServerConfig, Servers};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::json;
@@ -24,20 +23,9 @@ fn test_server() -> PathBuf {
 }
 
 fn config(name: &str, delay_ms: u64) -> ServerConfig {
-    ServerConfig {
-        name: name.into(),
-        transport: Transport::Stdio {
-            command: test_server().display().to_string(),
-            args: vec!["--delay-ms".into(), delay_ms.to_string()],
-            env: BTreeMap::new(),
-            cwd: None,
-        },
-        enabled: true,
-        mcp_apps: true,
-        timeout: Duration::from_secs(30),
-        always_allow: vec![],
-        source: PathBuf::from("bench"),
-    }
+    ServerConfig::stdio(name, test_server().display().to_string())
+        .with_args(["--delay-ms".to_string(), delay_ms.to_string()])
+        .with_timeout(Duration::from_secs(30))
 }
 
 async fn connect_ms(configs: Vec<ServerConfig>) -> f64 {

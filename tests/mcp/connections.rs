@@ -1,42 +1,24 @@
 //! MCP connections against real servers: Porthole's own test server (stdio and Streamable HTTP),
 //! misbehaving on purpose, and the published `@modelcontextprotocol/server-everything` from npm.
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use porthole_mcp::{CallError, CallOptions, ConnectOptions, ServerConfig, ServerState, Servers, Transport};
+use porthole_mcp::{CallError, CallOptions, ConnectOptions, ServerConfig, ServerState, Servers};
 use serde_json::{Value, json};
 
 const TEST_SERVER: &str = env!("CARGO_BIN_EXE_porthole-test-server");
 
-fn stdio(name: &str, command: &str, args: &[&str], timeout: Duration) -> ServerConfig {
-    ServerConfig {
-        name: name.into(),
-        transport: Transport::Stdio {
-            command: command.into(),
-            args: args.iter().map(|s| s.to_string()).collect(),
-            env: BTreeMap::new(),
-            cwd: None,
-        },
-        enabled: true,
-        mcp_apps: true,
-        timeout,
-        always_allow: vec![],
-        source: PathBuf::from("test"),
-    }
+/// Porthole's test server over stdio, with 20 s to answer.
+fn test_server(name: &str) -> ServerConfig {
+    ServerConfig::stdio(name, TEST_SERVER).with_timeout(Duration::from_secs(20))
 }
 
-fn http(name: &str, url: &str, headers: &[(&str, &str)]) -> ServerConfig {
-    ServerConfig {
-        transport: Transport::StreamableHttp {
-            url: url.into(),
-            headers: headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-        },
-        ..stdio(name, "unused", &[], Duration::from_secs(20))
-    }
+/// A Streamable HTTP server at `url`, with 20 s to answer.
+fn http(name: &str, url: &str) -> ServerConfig {
+    ServerConfig::http(name, url).with_timeout(Duration::from_secs(20))
 }
 
 fn args(v: Value) -> Option<serde_json::Map<String, Value>> {
@@ -93,7 +75,7 @@ fn test_server_listening(args: &[&str]) -> (Spawned, String) {
 
 #[tokio::test]
 async fn stdio_call_with_progress_and_the_two_facings() {
-    let servers = start(vec![stdio("t", TEST_SERVER, &[], Duration::from_secs(20))]).await;
+    let servers = start(vec![test_server("t")]).await;
     assert_eq!(servers.statuses()[0].state, ServerState::Connected);
     let echo = servers
         .call_tool("t", "echo", args(json!({"text": "hi"})), CallOptions::default())
@@ -131,7 +113,7 @@ async fn a_hanging_call_times_out_and_a_cancelled_one_stops() {
         server_log_dir: Some(logs.path().to_path_buf()),
         ..Default::default()
     };
-    let servers = Servers::start(vec![stdio("t", TEST_SERVER, &[], Duration::from_secs(20))], options);
+    let servers = Servers::start(vec![test_server("t")], options);
     servers.settled().await;
     let started = Instant::now();
     let options = CallOptions {
@@ -163,7 +145,7 @@ async fn a_hanging_call_times_out_and_a_cancelled_one_stops() {
 
 #[tokio::test]
 async fn a_server_killed_mid_call_is_reported_and_restarted_on_next_use() {
-    let servers = start(vec![stdio("t", TEST_SERVER, &[], Duration::from_secs(20))]).await;
+    let servers = start(vec![test_server("t")]).await;
     let err = servers
         .call_tool("t", "crash", None, CallOptions::default())
         .await
@@ -190,9 +172,13 @@ async fn a_server_killed_mid_call_is_reported_and_restarted_on_next_use() {
 async fn malformed_json_and_silent_servers_fail_clearly_without_holding_others_back() {
     let started = Instant::now();
     let servers = start(vec![
-        stdio("garbage", TEST_SERVER, &["--garbage"], Duration::from_secs(3)),
-        stdio("silent", "sleep", &["60"], Duration::from_secs(2)),
-        stdio("good", TEST_SERVER, &[], Duration::from_secs(20)),
+        test_server("garbage")
+            .with_args(["--garbage"])
+            .with_timeout(Duration::from_secs(3)),
+        ServerConfig::stdio("silent", "sleep")
+            .with_args(["60"])
+            .with_timeout(Duration::from_secs(2)),
+        test_server("good"),
     ])
     .await;
     let took = started.elapsed();
@@ -214,7 +200,7 @@ async fn malformed_json_and_silent_servers_fail_clearly_without_holding_others_b
 
 #[tokio::test]
 async fn tools_list_changed_refreshes_the_catalog() {
-    let servers = start(vec![stdio("t", TEST_SERVER, &[], Duration::from_secs(20))]).await;
+    let servers = start(vec![test_server("t")]).await;
     assert!(!servers.statuses()[0].tools.iter().any(|t| t.name == "extra"));
     let mut changes = servers.subscribe();
     servers
@@ -239,11 +225,11 @@ async fn tools_list_changed_refreshes_the_catalog() {
 #[tokio::test]
 async fn streamable_http_with_custom_headers() {
     let (_server, url) = test_server_over_http();
-    let servers = start(vec![http(
-        "web",
-        &url,
-        &[("X-Api-Key", "k-123"), ("Authorization", "Basic dTpw")],
-    )])
+    let servers = start(vec![
+        http("web", &url)
+            .with_header("X-Api-Key", "k-123")
+            .with_header("Authorization", "Basic dTpw"),
+    ])
     .await;
     let status = &servers.statuses()[0];
     assert_eq!(status.state, ServerState::Connected, "{:?}", status.error);
@@ -279,8 +265,7 @@ async fn an_http_server_that_is_not_there_fails_with_the_reason() {
         .local_addr()
         .unwrap()
         .port();
-    let mut config = http("gone", &format!("http://127.0.0.1:{port}/mcp"), &[]);
-    config.timeout = Duration::from_secs(5);
+    let config = http("gone", &format!("http://127.0.0.1:{port}/mcp")).with_timeout(Duration::from_secs(5));
     let servers = start(vec![config]).await;
     let status = &servers.statuses()[0];
     assert_eq!(status.state, ServerState::Failed);
@@ -300,12 +285,9 @@ fn everything_entry() -> PathBuf {
 
 /// server-everything over stdio, named "everything".
 fn everything_over_stdio() -> ServerConfig {
-    stdio(
-        "everything",
-        "node",
-        &[everything_entry().to_str().unwrap(), "stdio"],
-        Duration::from_secs(30),
-    )
+    ServerConfig::stdio("everything", "node")
+        .with_args([everything_entry().to_str().unwrap(), "stdio"])
+        .with_timeout(Duration::from_secs(30))
 }
 
 /// Calls server-everything's `echo` and checks the message comes back.
@@ -351,7 +333,7 @@ async fn server_everything_over_streamable_http() {
         assert!(Instant::now() < deadline, "server-everything did not listen on {port}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let servers = start(vec![http("everything", &format!("http://127.0.0.1:{port}/mcp"), &[])]).await;
+    let servers = start(vec![http("everything", &format!("http://127.0.0.1:{port}/mcp"))]).await;
     let status = &servers.statuses()[0];
     assert_eq!(status.state, ServerState::Connected, "{:?}", status.error);
     assert_echoes(&servers, "over http").await;
@@ -363,7 +345,7 @@ async fn ask_with(policy: porthole_mcp::ElicitationPolicy) -> Value {
         elicitation: policy,
         ..Default::default()
     };
-    let servers = Servers::start(vec![stdio("t", TEST_SERVER, &[], Duration::from_secs(20))], options);
+    let servers = Servers::start(vec![test_server("t")], options);
     servers.settled().await;
     let outcome = servers
         .call_tool("t", "ask", None, CallOptions::default())
@@ -406,13 +388,7 @@ async fn elicitation_follows_the_policy() {
 #[tokio::test]
 async fn servers_of_each_protocol_version_connect() {
     for version in ["2025-06-18", "2025-11-25", "2026-07-28"] {
-        let servers = start(vec![stdio(
-            "v",
-            TEST_SERVER,
-            &["--protocol", version],
-            Duration::from_secs(20),
-        )])
-        .await;
+        let servers = start(vec![test_server("v").with_args(["--protocol", version])]).await;
         let status = &servers.statuses()[0];
         assert_eq!(status.state, ServerState::Connected, "{version}: {:?}", status.error);
         assert_eq!(status.protocol_version.as_deref(), Some(version), "the revision agreed");
@@ -427,8 +403,7 @@ async fn servers_of_each_protocol_version_connect() {
 #[tokio::test]
 async fn a_legacy_sse_server_gets_an_error_naming_its_transport() {
     let (_server, url) = test_server_listening(&["--legacy-sse"]);
-    let mut config = http("old", &url, &[]);
-    config.timeout = Duration::from_secs(5);
+    let config = http("old", &url).with_timeout(Duration::from_secs(5));
     let servers = start(vec![config]).await;
     let status = &servers.statuses()[0];
     assert_eq!(status.state, ServerState::Failed);
@@ -534,7 +509,7 @@ async fn server_log_notifications_go_to_the_log() {
         .with_writer(move || writer.clone())
         .try_init()
         .expect("this test owns the test binary's log");
-    let servers = start(vec![stdio("t", TEST_SERVER, &[], Duration::from_secs(20))]).await;
+    let servers = start(vec![test_server("t")]).await;
     let unique = format!("disk almost full {}", std::process::id());
     servers
         .call_tool("t", "log", args(json!({"text": unique})), CallOptions::default())
@@ -587,7 +562,7 @@ async fn a_restarted_http_server_is_reconnected_on_next_use() {
         .trim_start_matches("http://127.0.0.1:")
         .trim_end_matches("/mcp")
         .to_string();
-    let servers = start(vec![http("web", &url, &[])]).await;
+    let servers = start(vec![http("web", &url)]).await;
     let first = servers
         .call_tool("web", "echo", args(json!({"text": "one"})), CallOptions::default())
         .await;

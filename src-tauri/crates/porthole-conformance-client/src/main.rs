@@ -6,15 +6,13 @@
 //! HTTP through `porthole-mcp`, list the tools, and call each one with arguments made from its
 //! input schema, answering elicitation with the schema's defaults. Run it with `make conformance`.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use std::sync::Arc;
 
 use porthole_mcp::oauth::{Authorizer, FollowRedirect, KeyringTokens, OAuth, SystemBrowser};
-use porthole_mcp::{CallOptions, ConnectOptions, ElicitationPolicy, ServerConfig, ServerState, Servers, Transport};
+use porthole_mcp::{CallOptions, ConnectOptions, ElicitationPolicy, ServerConfig, ServerState, Servers};
 use serde_json::{Map, Value, json};
 
 /// A plausible value for a JSON Schema property: its default, its first enum value, else a
@@ -59,18 +57,7 @@ async fn main() -> ExitCode {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     eprintln!("scenario {scenario:?} against {url}");
 
-    let config = ServerConfig {
-        name: "conformance".into(),
-        transport: Transport::StreamableHttp {
-            url,
-            headers: BTreeMap::new(),
-        },
-        enabled: true,
-        mcp_apps: true,
-        timeout: Duration::from_secs(20),
-        always_allow: vec![],
-        source: PathBuf::from("conformance"),
-    };
+    let config = ServerConfig::http("conformance", url).with_timeout(Duration::from_secs(20));
     // The suite's authorization servers approve without a person: fetch the page and take the
     // redirect. Tokens go through the same keyring adapter the app uses, over an in-memory store.
     let secrets = Arc::new(porthole_secrets::MemorySecrets::default());
