@@ -3,16 +3,13 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use anyhow::{Context, Result};
-use clap::{Parser, Subcommand};
+use anyhow::Result;
+use clap::{Args, Parser, Subcommand};
 use porthole_agent::providers::ProviderKind;
-use porthole_mcp::oauth::{KeyringTokens, OAuth, SystemBrowser};
-use porthole_mcp::{CallOptions, ConnectOptions, ElicitationPolicy, LoadedConfig, Progress, ServerState, Servers};
-use porthole_profile::{Profile, Stderr};
-
-use crate::model_choice::ModelArgs;
+use porthole_host::headless::{self, KeyAction, RunArgs};
+use porthole_host::{ModelFlags, Setup};
+use porthole_profile::Stderr;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -106,6 +103,31 @@ pub enum Command {
     },
 }
 
+/// The model flags; they apply to this run only.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ModelArgs {
+    /// The provider's wire format: `openai` (OpenAI and compatible servers: Ollama, llama.cpp,
+    /// LM Studio, vLLM, OpenRouter) or `anthropic`.
+    #[arg(long, global = true, env = "PORTHOLE_PROVIDER", value_name = "openai|anthropic")]
+    pub provider: Option<ProviderKind>,
+    /// The provider's base URL, e.g. http://localhost:11434/v1 for Ollama.
+    #[arg(long = "base-url", global = true, env = "PORTHOLE_BASE_URL", value_name = "URL")]
+    pub base_url: Option<String>,
+    /// The model's name. Without it: the settings' model, else the provider's only model.
+    #[arg(long, global = true, env = "PORTHOLE_MODEL", value_name = "NAME")]
+    pub model: Option<String>,
+}
+
+impl ModelArgs {
+    fn flags(&self) -> ModelFlags {
+        ModelFlags {
+            provider: self.provider,
+            base_url: self.base_url.clone(),
+            model: self.model.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum KeyVerb {
     Set,
@@ -113,50 +135,22 @@ pub enum KeyVerb {
     Status,
 }
 
-/// The profile, created if new, plus the MCP config files to read (the profile's own first).
-pub struct Setup {
-    pub profile: Profile,
-    pub config_files: Vec<PathBuf>,
-}
-
-impl Setup {
-    pub fn new(cli: &Cli) -> Result<Setup> {
-        let profile = Profile::resolve(cli.profile.as_deref())?;
-        profile.ensure()?;
-        let mut config_files = vec![profile.config_file()];
-        config_files.extend(cli.mcp_config.iter().cloned());
-        Ok(Setup { profile, config_files })
-    }
-
-    /// Connection settings shared by the app and the command line. A server's questions
-    /// (elicitation) go to the window's form in the app; the command-line tools decline them
-    /// (and do not advertise the capability), having no one to ask. Remote servers that
-    /// require OAuth are signed in to in the system browser; tokens are kept in the OS keyring
-    /// per server URL (in memory for the session, with a warning, when there is no keyring).
-    pub fn connect_options(&self, mcp_apps: bool, elicitation: ElicitationPolicy) -> ConnectOptions {
-        ConnectOptions {
-            mcp_apps,
-            server_log_dir: Some(self.profile.log_dir().join("servers")),
-            elicitation,
-            oauth: Some(OAuth::new(
-                Arc::new(SystemBrowser),
-                Arc::new(KeyringTokens(Arc::new(porthole_secrets::LazyKeyring::new("Porthole")))),
-            )),
-        }
-    }
+/// The profile of `--profile`/`PORTHOLE_HOME` (created if new) and the config files to read.
+fn setup(cli: &Cli) -> Result<Setup> {
+    Setup::new(cli.profile.as_deref(), &cli.mcp_config)
 }
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         None => {
-            let setup = Setup::new(&cli)?;
+            let setup = setup(&cli)?;
             let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole", Stderr::Full)?;
-            crate::desktop::run(setup, cli.model.clone())?;
+            crate::desktop::run(setup, cli.model.flags())?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::DemoServer) => {
             // stdout carries the protocol; logs go to stderr, which Porthole files per server.
-            let _ = tracing_subscriber::fmt()
+            let logging = tracing_subscriber::fmt()
                 .with_writer(std::io::stderr)
                 .with_ansi(false)
                 .with_env_filter(
@@ -164,16 +158,19 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
                 )
                 .try_init();
+            if let Err(e) = logging {
+                eprintln!("porthole demo-server: no log output: {e}");
+            }
             tracing::info!("porthole demo-server {} on stdio", env!("CARGO_PKG_VERSION"));
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
             runtime.block_on(porthole_demo_server::serve_stdio())?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Tools { json, all }) => {
-            let setup = Setup::new(&cli)?;
+            let setup = setup(&cli)?;
             let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole-cli", Stderr::ErrorsOnly)?;
             let runtime = tokio::runtime::Runtime::new()?;
-            runtime.block_on(tools(setup, json, all))
+            runtime.block_on(headless::tools(setup, json, all))
         }
         Some(Command::Call {
             ref server,
@@ -189,10 +186,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                     Err(e) => anyhow::bail!("--args is not valid JSON: {e}"),
                 },
             };
-            let setup = Setup::new(&cli)?;
+            let setup = setup(&cli)?;
             let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole-cli", Stderr::ErrorsOnly)?;
             let runtime = tokio::runtime::Runtime::new()?;
-            runtime.block_on(call(setup, server, tool, arguments, json))
+            runtime.block_on(headless::call(setup, server, tool, arguments, json))
         }
         Some(Command::Run {
             ref prompt,
@@ -201,181 +198,35 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             ref conversation,
             max_steps,
         }) => {
-            let setup = Setup::new(&cli)?;
+            let setup = setup(&cli)?;
             let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole-cli", Stderr::ErrorsOnly)?;
             let runtime = tokio::runtime::Runtime::new()?;
-            let args = crate::headless::RunArgs {
+            let args = RunArgs {
                 prompt: prompt.clone(),
                 yes,
                 json,
                 conversation: conversation.clone(),
                 max_steps,
             };
-            runtime.block_on(crate::headless::run(setup, &cli.model, args))
+            runtime.block_on(headless::run(setup, &cli.model.flags(), args))
         }
         Some(Command::Models) => {
-            let setup = Setup::new(&cli)?;
+            let setup = setup(&cli)?;
             let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole-cli", Stderr::ErrorsOnly)?;
             let runtime = tokio::runtime::Runtime::new()?;
-            runtime.block_on(crate::headless::models(setup, &cli.model))
+            runtime.block_on(headless::models(setup, &cli.model.flags()))
         }
         Some(Command::Key { action, provider }) => {
             let action = match action {
-                KeyVerb::Set => crate::headless::KeyAction::Set,
-                KeyVerb::Delete => crate::headless::KeyAction::Delete,
-                KeyVerb::Status => crate::headless::KeyAction::Status,
+                KeyVerb::Set => KeyAction::Set,
+                KeyVerb::Delete => KeyAction::Delete,
+                KeyVerb::Status => KeyAction::Status,
             };
-            crate::headless::key(action, provider)
+            headless::key(action, provider)
         }
         Some(Command::Audit { json, limit }) => {
-            let setup = Setup::new(&cli)?;
-            crate::headless::audit(setup, json, limit)
+            let setup = setup(&cli)?;
+            headless::audit(setup, json, limit)
         }
-    }
-}
-
-async fn tools(setup: Setup, json: bool, all: bool) -> Result<ExitCode> {
-    let loaded = LoadedConfig::load(&setup.config_files);
-    for problem in &loaded.problems {
-        eprintln!("porthole: config: {problem}");
-        tracing::info!("config: {problem}");
-    }
-    let options = setup.connect_options(loaded.mcp_apps_enabled(), ElicitationPolicy::Decline);
-    let servers = Servers::start(loaded.servers, options);
-    let statuses = servers.settled().await;
-    servers.shutdown().await;
-    for s in &statuses {
-        if s.state == ServerState::Failed {
-            eprintln!(
-                "porthole: server {}: {}",
-                s.name,
-                s.error.as_deref().unwrap_or("failed")
-            );
-        }
-    }
-    let tools: Vec<_> = statuses
-        .iter()
-        .flat_map(|s| s.tools.iter())
-        .filter(|t| all || t.visible_to_model())
-        .collect();
-    if json {
-        println!("{}", serde_json::to_string_pretty(&tools).context("cannot print JSON")?);
-    } else {
-        let rows: Vec<[String; 5]> = tools
-            .iter()
-            .map(|t| {
-                [
-                    t.server.clone(),
-                    t.name.clone(),
-                    t.model_name.clone(),
-                    t.ui_resource_uri.clone().unwrap_or_else(|| "-".into()),
-                    serde_json::to_string(&t.visibility).unwrap_or_default(),
-                ]
-            })
-            .collect();
-        print_table(["SERVER", "TOOL", "MODEL NAME", "UI RESOURCE", "VISIBILITY"], &rows);
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-async fn call(
-    setup: Setup,
-    server: &str,
-    tool: &str,
-    arguments: Option<serde_json::Map<String, serde_json::Value>>,
-    json: bool,
-) -> Result<ExitCode> {
-    let loaded = LoadedConfig::load(&setup.config_files);
-    for problem in &loaded.problems {
-        eprintln!("porthole: config: {problem}");
-    }
-    // Only the named server is started.
-    let options = setup.connect_options(loaded.mcp_apps_enabled(), ElicitationPolicy::Decline);
-    let configs: Vec<_> = loaded.servers.into_iter().filter(|s| s.name == server).collect();
-    if configs.is_empty() {
-        anyhow::bail!("no server named {server:?} in {}", setup.config_files[0].display());
-    }
-    let servers = Servers::start(configs, options);
-    servers.settled().await;
-    let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let printer = tokio::spawn(async move {
-        while let Some(p) = progress_rx.recv().await {
-            let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
-            eprintln!(
-                "progress {}{total}{}",
-                p.progress,
-                p.message.map(|m| format!(": {m}")).unwrap_or_default()
-            );
-        }
-    });
-    let ctrl_c = {
-        let cancel = cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                cancel.cancel();
-            }
-        })
-    };
-    let options = CallOptions {
-        progress: Some(progress_tx),
-        cancel,
-        timeout: None,
-    };
-    let result = servers.call_tool(server, tool, arguments, options).await;
-    ctrl_c.abort();
-    let _ = printer.await;
-    servers.shutdown().await;
-    let outcome = match result {
-        Ok(outcome) => outcome,
-        Err(e) => {
-            eprintln!("porthole: {server}/{tool}: {e}");
-            return Ok(ExitCode::from(2));
-        }
-    };
-    if json {
-        println!("{}", serde_json::to_string_pretty(&outcome)?);
-    } else {
-        println!(
-            "== What the model gets{} ==",
-            if outcome.model.is_error { " (isError: true)" } else { "" }
-        );
-        for block in &outcome.model.content {
-            match block.get("text").and_then(|t| t.as_str()) {
-                Some(text) if block["type"] == "text" => println!("{text}"),
-                _ => println!("{}", serde_json::to_string(block)?),
-            }
-        }
-        println!("\n== What the view gets ==");
-        println!("{}", serde_json::to_string_pretty(&outcome.view)?);
-    }
-    Ok(if outcome.model.is_error {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-fn print_table<const N: usize>(header: [&str; N], rows: &[[String; N]]) {
-    let mut widths = header.map(str::len);
-    for row in rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let line = |cells: Vec<&str>| {
-        let mut s = String::new();
-        for (i, cell) in cells.iter().enumerate() {
-            if i + 1 == N {
-                s.push_str(cell);
-            } else {
-                s.push_str(&format!("{cell:<width$}  ", width = widths[i]));
-            }
-        }
-        println!("{}", s.trim_end());
-    };
-    line(header.to_vec());
-    for row in rows {
-        line(row.iter().map(String::as_str).collect());
     }
 }

@@ -1,20 +1,16 @@
-//! `porthole`: the desktop app (no subcommand) and its command-line tools, in one binary.
+//! `porthole`: the desktop app (no subcommand) and its command-line tools, in one binary. This
+//! crate is the Tauri shell: windows, the view scheme, command wrappers and the command line;
+//! what the app does is `porthole-host`.
 
 // On Windows a GUI app must not open a console window.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
-mod app_settings;
 mod cli;
 #[cfg(target_os = "linux")]
 mod clipboard_guard;
+mod commands;
 mod desktop;
-mod headless;
-mod model_choice;
 mod pop_out;
-mod server_settings;
-mod theme;
-mod tool_runs;
-mod views;
 
 use std::process::ExitCode;
 

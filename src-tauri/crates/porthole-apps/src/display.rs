@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 pub const MAX_VIEW_HEIGHT: u32 = 4000;
 
 /// A display mode the spec defines (`hostContext.displayMode`, `ui/request-display-mode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum DisplayMode {
     /// In the tool card, in the transcript.

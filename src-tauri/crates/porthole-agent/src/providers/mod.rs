@@ -21,8 +21,9 @@ mod test_server;
 pub use anthropic::AnthropicProvider;
 pub use openai::OpenAiProvider;
 
-/// Which wire protocol a provider speaks.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+/// Which wire protocol a provider speaks (`openai` or `anthropic` in settings and flags).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, ts_rs::TS)]
+#[serde(rename_all = "lowercase")]
 pub enum ProviderKind {
     /// OpenAI Chat Completions, and the servers compatible with it (Ollama `/v1`, llama.cpp,
     /// LM Studio, vLLM, OpenRouter, ...).

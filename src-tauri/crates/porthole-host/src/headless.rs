@@ -1,5 +1,6 @@
 //! The headless commands that involve a model or the store: `porthole run` (one user turn to
-//! completion), `porthole models`, `porthole key` and `porthole audit`.
+//! completion), `porthole models`, `porthole key`, `porthole audit`, `porthole tools` and
+//! `porthole call`. The command line itself (its flags) is the desktop binary's.
 
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
@@ -13,12 +14,12 @@ use porthole_agent::record::{Recorder, StoredApprovals, load_history, title_from
 use porthole_agent::{
     Agent, AllowAll, ApprovalRequest, Approver, ChannelSink, Decision, EventSink, Message, StopReason, TurnEvent,
 };
-use porthole_mcp::{ElicitationPolicy, LoadedConfig, ServerState, Servers};
+use porthole_mcp::{CallOptions, ElicitationPolicy, LoadedConfig, Progress, ServerState, Servers};
 use porthole_secrets::{OsKeyring, SecretStore};
 use porthole_store::Store;
 
-use crate::cli::Setup;
-use crate::model_choice::{ModelArgs, ModelChoice, key_entry};
+use crate::model::{ModelChoice, ModelFlags, key_entry};
+use crate::setup::Setup;
 
 pub struct RunArgs {
     pub prompt: Option<String>,
@@ -37,6 +38,13 @@ pub fn keyring_or_warn() -> Arc<dyn SecretStore> {
     store
 }
 
+/// A prompt on stderr shows before the answer is read; a closed stderr has no one to show it to.
+fn flush_stderr() {
+    if let Err(e) = std::io::stderr().flush() {
+        tracing::debug!("stderr cannot be flushed: {e}");
+    }
+}
+
 /// Asks on the terminal, one call at a time.
 struct TerminalApprover(Mutex<()>);
 
@@ -48,9 +56,12 @@ impl Approver for TerminalApprover {
             "Allow {}/{} with {}? [y]es once, [a]lways for this tool, [N]o: ",
             request.server, request.tool, request.arguments
         );
-        let _ = std::io::stderr().flush();
+        flush_stderr();
         let mut answer = String::new();
-        let _ = std::io::stdin().read_line(&mut answer);
+        if let Err(e) = std::io::stdin().read_line(&mut answer) {
+            // Nothing could be read: the call is denied, as an empty answer is.
+            tracing::warn!("cannot read the approval answer: {e}");
+        }
         let decision = match answer.trim().to_ascii_lowercase().as_str() {
             "y" | "yes" => Decision::AllowOnce,
             "a" | "always" => Decision::AllowAlways,
@@ -73,7 +84,7 @@ impl Approver for NoOneToAsk {
     }
 }
 
-pub async fn run(setup: Setup, model_args: &ModelArgs, args: RunArgs) -> Result<ExitCode> {
+pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result<ExitCode> {
     let ask_on_terminal = args.prompt_was_given_and_terminal();
     let prompt = match args.prompt {
         Some(p) => p,
@@ -142,9 +153,10 @@ pub async fn run(setup: Setup, model_args: &ModelArgs, args: RunArgs) -> Result<
         let mut stdout = std::io::stdout();
         while let Some(event) = rx.recv().await {
             if json {
-                if let Ok(line) = serde_json::to_string(&event) {
-                    let _ = writeln!(stdout, "{line}");
-                    let _ = stdout.flush();
+                // The frozen `--json` line format (outside tests read it).
+                let line = porthole_agent::wire::cli_line(&event);
+                if let Err(e) = writeln!(stdout, "{line}").and_then(|()| stdout.flush()) {
+                    tracing::debug!("stdout is closed; the event is not printed: {e}");
                 }
             } else {
                 describe(&event);
@@ -175,7 +187,9 @@ pub async fn run(setup: Setup, model_args: &ModelArgs, args: RunArgs) -> Result<
         .await;
     ctrl_c.abort();
     drop(channel);
-    let _ = printer.await;
+    if let Err(e) = printer.await {
+        tracing::error!("the event printer stopped: {e}");
+    }
     servers.shutdown().await;
     match result.stop_reason {
         StopReason::EndTurn => {
@@ -233,7 +247,7 @@ fn describe(event: &TurnEvent) {
 }
 
 /// `porthole models`: what the provider lists.
-pub async fn models(setup: Setup, model_args: &ModelArgs) -> Result<ExitCode> {
+pub async fn models(setup: Setup, model_args: &ModelFlags) -> Result<ExitCode> {
     let store = Store::open(&setup.profile.database_file())?;
     let choice = ModelChoice::new(model_args, Some(&store), &keyring_or_warn)?;
     let models = choice.provider.list_models().await?;
@@ -262,7 +276,7 @@ pub fn key(action: KeyAction, kind: ProviderKind) -> Result<ExitCode> {
         KeyAction::Set => {
             if std::io::stdin().is_terminal() {
                 eprint!("API key for {kind} (input is read from this line): ");
-                let _ = std::io::stderr().flush();
+                flush_stderr();
             }
             let mut key = String::new();
             std::io::stdin()
@@ -318,4 +332,154 @@ pub fn audit(setup: Setup, json: bool, limit: usize) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `porthole tools`: the tools the model would be offered (`all`: every tool).
+pub async fn tools(setup: Setup, json: bool, all: bool) -> Result<ExitCode> {
+    let loaded = LoadedConfig::load(&setup.config_files);
+    for problem in &loaded.problems {
+        eprintln!("porthole: config: {problem}");
+        tracing::info!("config: {problem}");
+    }
+    let options = setup.connect_options(loaded.mcp_apps_enabled(), ElicitationPolicy::Decline);
+    let servers = Servers::start(loaded.servers, options);
+    let statuses = servers.settled().await;
+    servers.shutdown().await;
+    for s in &statuses {
+        if s.state == ServerState::Failed {
+            eprintln!(
+                "porthole: server {}: {}",
+                s.name,
+                s.error.as_deref().unwrap_or("failed")
+            );
+        }
+    }
+    let tools: Vec<_> = statuses
+        .iter()
+        .flat_map(|s| s.tools.iter())
+        .filter(|t| all || t.visible_to_model())
+        .collect();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&tools).context("cannot print JSON")?);
+    } else {
+        let rows: Vec<[String; 5]> = tools
+            .iter()
+            .map(|t| {
+                [
+                    t.server.clone(),
+                    t.name.clone(),
+                    t.model_name.clone(),
+                    t.ui_resource_uri.clone().unwrap_or_else(|| "-".into()),
+                    serde_json::to_string(&t.visibility).unwrap_or_default(),
+                ]
+            })
+            .collect();
+        print_table(["SERVER", "TOOL", "MODEL NAME", "UI RESOURCE", "VISIBILITY"], &rows);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `porthole call`: one tool call, and both facings of its result.
+pub async fn call(
+    setup: Setup,
+    server: &str,
+    tool: &str,
+    arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    json: bool,
+) -> Result<ExitCode> {
+    let loaded = LoadedConfig::load(&setup.config_files);
+    for problem in &loaded.problems {
+        eprintln!("porthole: config: {problem}");
+    }
+    // Only the named server is started.
+    let options = setup.connect_options(loaded.mcp_apps_enabled(), ElicitationPolicy::Decline);
+    let configs: Vec<_> = loaded.servers.into_iter().filter(|s| s.name == server).collect();
+    if configs.is_empty() {
+        anyhow::bail!("no server named {server:?} in {}", setup.config_files[0].display());
+    }
+    let servers = Servers::start(configs, options);
+    servers.settled().await;
+    let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let printer = tokio::spawn(async move {
+        while let Some(p) = progress_rx.recv().await {
+            let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
+            eprintln!(
+                "progress {}{total}{}",
+                p.progress,
+                p.message.map(|m| format!(": {m}")).unwrap_or_default()
+            );
+        }
+    });
+    let ctrl_c = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+        })
+    };
+    let options = CallOptions {
+        progress: Some(progress_tx),
+        cancel,
+        timeout: None,
+    };
+    let result = servers.call_tool(server, tool, arguments, options).await;
+    ctrl_c.abort();
+    if let Err(e) = printer.await {
+        tracing::error!("the progress printer stopped: {e}");
+    }
+    servers.shutdown().await;
+    let outcome = match result {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            eprintln!("porthole: {server}/{tool}: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&outcome)?);
+    } else {
+        println!(
+            "== What the model gets{} ==",
+            if outcome.model.is_error { " (isError: true)" } else { "" }
+        );
+        for block in &outcome.model.content {
+            match block.get("text").and_then(|t| t.as_str()) {
+                Some(text) if block["type"] == "text" => println!("{text}"),
+                _ => println!("{}", serde_json::to_string(block)?),
+            }
+        }
+        println!("\n== What the view gets ==");
+        println!("{}", serde_json::to_string_pretty(&outcome.view)?);
+    }
+    Ok(if outcome.model.is_error {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn print_table<const N: usize>(header: [&str; N], rows: &[[String; N]]) {
+    let mut widths = header.map(str::len);
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let mut s = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            if i + 1 == N {
+                s.push_str(cell);
+            } else {
+                s.push_str(&format!("{cell:<width$}  ", width = widths[i]));
+            }
+        }
+        println!("{}", s.trim_end());
+    };
+    line(header.to_vec());
+    for row in rows {
+        line(row.iter().map(String::as_str).collect());
+    }
 }

@@ -12,14 +12,16 @@ use porthole_secrets::SecretStore;
 use porthole_store::Store;
 use serde::Serialize;
 use serde_json::{Value, json};
-use tauri::{State, Url};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use ts_rs::TS;
+use url::Url;
 
-use crate::desktop::AppState;
-use crate::model_choice::{MODEL_SETTING, ModelArgs, chosen};
+use crate::Host;
+use crate::error::{AppError, AppResult};
+use crate::model::{MODEL_SETTING, ModelFlags, chosen};
 use crate::theme::{THEME_SETTING, ThemePreference};
-use crate::views::{DEFAULT_RETENTION_DAYS, Views};
+use crate::views::DEFAULT_RETENTION_DAYS;
 
 /// The setting that holds how many days a view is kept.
 pub const RETENTION_SETTING: &str = "viewRetentionDays";
@@ -35,12 +37,13 @@ pub const TEST_PROMPT: &str = "Say OK.";
 const REPLY_SNIPPET_CHARS: usize = 200;
 
 /// A provider's key, as far as the settings can tell without showing it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ProviderKeys {
-    provider: &'static str,
-    default_base_url: &'static str,
-    key_env_var: &'static str,
+    provider: ProviderKind,
+    default_base_url: String,
+    /// e.g. `OPENAI_API_KEY`; a key there wins over the keyring.
+    key_env_var: String,
     /// The environment variable holds a key; it wins over the keyring.
     key_from_env: bool,
     /// The OS keyring holds a key for this provider.
@@ -49,20 +52,20 @@ pub struct ProviderKeys {
 
 /// What the command line or the environment (`--provider`/`PORTHOLE_PROVIDER`, …) fixes for
 /// this run; each wins over the settings.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct FlagsOverride {
-    provider: Option<String>,
+    provider: Option<ProviderKind>,
     base_url: Option<String>,
     model: Option<String>,
 }
 
 /// The model section of the settings.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelSettings {
     /// The provider, base URL and model this run uses (flags, else the settings, else defaults).
-    provider: &'static str,
+    provider: ProviderKind,
     base_url: String,
     /// `None`: the provider's only model.
     model: Option<String>,
@@ -73,7 +76,7 @@ pub struct ModelSettings {
 }
 
 /// The outcome of the test request.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelTest {
     ok: bool,
@@ -83,13 +86,15 @@ pub struct ModelTest {
     /// Why the request failed, in words.
     error: Option<String>,
     /// How long the request took, in milliseconds.
+    #[ts(type = "number")]
     ms: u64,
 }
 
 /// The general section of the settings.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct GeneralSettings {
+    #[ts(type = "number")]
     pub view_retention_days: i64,
     theme: ThemePreference,
 }
@@ -99,64 +104,77 @@ fn env_var(name: &str) -> Option<String> {
 }
 
 /// Keyring calls may block (a locked keyring asks the user): they run off the async runtime.
-async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
-    tauri::async_runtime::spawn_blocking(work)
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> AppResult<T> {
+    tokio::task::spawn_blocking(work)
         .await
-        .map_err(|e| format!("the keyring request stopped: {e}"))
-}
-
-pub fn parse_provider(provider: &str) -> Result<ProviderKind, String> {
-    provider.parse::<ProviderKind>().map_err(|e| e.to_string())
+        .map_err(|e| AppError::keyring(format!("the keyring request stopped: {e}")))
 }
 
 /// A base URL the providers can use: `http(s)://host…`, with no user name or password in it
 /// (the settings are not the place for secrets). Returns it trimmed.
-pub fn check_base_url(base_url: &str) -> Result<String, String> {
+pub fn check_base_url(base_url: &str) -> AppResult<String> {
     let base_url = base_url.trim();
     if base_url.is_empty() {
-        return Err("the base URL is empty".into());
+        return Err(AppError::invalid("the base URL is empty"));
     }
-    let url = Url::parse(base_url).map_err(|e| format!("the base URL {base_url:?} is not a URL ({e})"))?;
+    let url =
+        Url::parse(base_url).map_err(|e| AppError::invalid(format!("the base URL {base_url:?} is not a URL ({e})")))?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(format!(
+        return Err(AppError::invalid(format!(
             "the base URL must start with http:// or https://, not {}://",
             url.scheme()
-        ));
+        )));
     }
     if url.host_str().is_none_or(str::is_empty) {
-        return Err(format!("the base URL {base_url:?} has no host"));
+        return Err(AppError::invalid(format!("the base URL {base_url:?} has no host")));
     }
     if !url.username().is_empty() || url.password().is_some() {
-        return Err("the base URL must not carry a user name or password; save the API key instead".into());
+        return Err(AppError::invalid(
+            "the base URL must not carry a user name or password; save the API key instead",
+        ));
     }
     Ok(base_url.to_string())
 }
 
 /// A model name, when one is given: not blank.
-pub fn check_model(model: Option<&str>) -> Result<Option<String>, String> {
+pub fn check_model(model: Option<&str>) -> AppResult<Option<String>> {
     match model {
         None => Ok(None),
-        Some(m) if m.trim().is_empty() => Err("the model name is empty".into()),
+        Some(m) if m.trim().is_empty() => Err(AppError::invalid("the model name is empty")),
         Some(m) => Ok(Some(m.trim().to_string())),
     }
 }
 
 /// A view retention: a whole number of days from 1 to [`MAX_RETENTION_DAYS`].
-pub fn check_retention(days: &Value) -> Result<i64, String> {
+pub fn check_retention(days: &Value) -> AppResult<i64> {
     let range = format!("from 1 to {MAX_RETENTION_DAYS}");
     let whole = match days {
         Value::Number(n) => match (n.as_i64(), n.as_f64()) {
             (Some(d), _) => d,
             (None, Some(f)) if f.fract() == 0.0 && f.abs() < 1e15 => f as i64,
-            (None, Some(f)) => return Err(format!("view retention is a whole number of days ({range}), not {f}")),
-            _ => return Err(format!("view retention must be a number of days {range}")),
+            (None, Some(f)) => {
+                return Err(AppError::invalid(format!(
+                    "view retention is a whole number of days ({range}), not {f}"
+                )));
+            }
+            _ => {
+                return Err(AppError::invalid(format!(
+                    "view retention must be a number of days {range}"
+                )));
+            }
         },
-        _ => return Err(format!("view retention must be a number of days {range}")),
+        _ => {
+            return Err(AppError::invalid(format!(
+                "view retention must be a number of days {range}"
+            )));
+        }
     };
     if (1..=MAX_RETENTION_DAYS).contains(&whole) {
         Ok(whole)
     } else {
-        Err(format!("view retention must be {range} days, not {whole}"))
+        Err(AppError::invalid(format!(
+            "view retention must be {range} days, not {whole}"
+        )))
     }
 }
 
@@ -178,9 +196,9 @@ pub fn key_status(
                 }
             };
         all.push(ProviderKeys {
-            provider: kind.as_str(),
-            default_base_url: default_base_url(kind),
-            key_env_var: key_env_var(kind),
+            provider: kind,
+            default_base_url: default_base_url(kind).to_string(),
+            key_env_var: key_env_var(kind).to_string(),
             key_from_env: env(key_env_var(kind)).is_some_and(|k| !k.trim().is_empty()),
             key_stored,
         });
@@ -190,33 +208,37 @@ pub fn key_status(
 
 /// Puts `key` in the OS keyring as `kind`'s key; refuses when there is no OS keyring (the key
 /// would last this session only), pointing at the environment variable.
-pub fn store_key(keyring: &dyn SecretStore, kind: ProviderKind, key: &str) -> Result<(), String> {
+pub fn store_key(keyring: &dyn SecretStore, kind: ProviderKind, key: &str) -> AppResult<()> {
     let key = key.trim();
     if key.is_empty() {
-        return Err("the API key is empty".into());
+        return Err(AppError::invalid("the API key is empty"));
     }
     if key.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err("an API key has no spaces or line breaks in it; paste just the key".into());
+        return Err(AppError::invalid(
+            "an API key has no spaces or line breaks in it; paste just the key",
+        ));
     }
     if let Some(problem) = keyring.session_only() {
-        return Err(format!(
+        return Err(AppError::keyring(format!(
             "the key was not saved: {problem}. Set {} in the environment instead",
             key_env_var(kind)
-        ));
+        )));
     }
     keyring
         .set(&keyring_entry(kind), key)
-        .map_err(|e| format!("the key was not saved: {e}"))
+        .map_err(|e| AppError::keyring(format!("the key was not saved: {e}")))
 }
 
 /// Removes `kind`'s key from the OS keyring.
-pub fn remove_key(keyring: &dyn SecretStore, kind: ProviderKind) -> Result<(), String> {
+pub fn remove_key(keyring: &dyn SecretStore, kind: ProviderKind) -> AppResult<()> {
     if let Some(problem) = keyring.session_only() {
-        return Err(format!("there is no stored key to remove: {problem}"));
+        return Err(AppError::keyring(format!(
+            "there is no stored key to remove: {problem}"
+        )));
     }
     keyring
         .delete(&keyring_entry(kind))
-        .map_err(|e| format!("the key was not removed: {e}"))
+        .map_err(|e| AppError::keyring(format!("the key was not removed: {e}")))
 }
 
 /// The key for a request from the form: the one typed, else the environment's, else the
@@ -226,24 +248,24 @@ pub fn key_for(
     typed: Option<&str>,
     keyring: &dyn SecretStore,
     env: impl Fn(&str) -> Option<String>,
-) -> Result<Option<String>, String> {
+) -> AppResult<Option<String>> {
     if let Some(typed) = typed.map(str::trim).filter(|k| !k.is_empty()) {
         return Ok(Some(typed.to_string()));
     }
     find_key(kind, env, Some(keyring))
         .map(|found| found.map(|(key, _)| key))
-        .map_err(|e| format!("the key could not be read: {e}"))
+        .map_err(|e| AppError::keyring(format!("the key could not be read: {e}")))
 }
 
 /// A provider for one request from the settings: no retries (the person is waiting), and a
 /// hosted API without a key is refused before anything is sent.
-pub fn provider_for(kind: ProviderKind, base_url: &str, key: Option<String>) -> Result<Arc<dyn Provider>, String> {
+pub fn provider_for(kind: ProviderKind, base_url: &str, key: Option<String>) -> AppResult<Arc<dyn Provider>> {
     let hosted = base_url.trim_end_matches('/') == default_base_url(kind).trim_end_matches('/');
     if key.is_none() && hosted {
-        return Err(format!(
+        return Err(AppError::provider(format!(
             "no API key for {kind}: type one, save one in the OS keyring, or set {}",
             key_env_var(kind)
-        ));
+        )));
     }
     Ok(providers::build(ProviderConfig {
         kind,
@@ -258,16 +280,23 @@ pub fn provider_for(kind: ProviderKind, base_url: &str, key: Option<String>) -> 
 }
 
 /// The models the provider lists, sorted; an empty list is an error (type the name instead).
-pub async fn list_models(provider: &dyn Provider, base_url: &str) -> Result<Vec<String>, String> {
+pub async fn list_models(provider: &dyn Provider, base_url: &str) -> AppResult<Vec<String>> {
     let listed = tokio::time::timeout(LIST_TIMEOUT, provider.list_models())
         .await
-        .map_err(|_| format!("{base_url} did not list its models within {} s", LIST_TIMEOUT.as_secs()))?
-        .map_err(|e| format!("cannot list the models at {base_url}: {e}"))?;
+        .map_err(|_| {
+            AppError::provider(format!(
+                "{base_url} did not list its models within {} s",
+                LIST_TIMEOUT.as_secs()
+            ))
+        })?
+        .map_err(|e| AppError::provider(format!("cannot list the models at {base_url}: {e}")))?;
     let mut models = listed;
     models.sort();
     models.dedup();
     if models.is_empty() {
-        return Err(format!("{base_url} lists no models; type the model's name instead"));
+        return Err(AppError::provider(format!(
+            "{base_url} lists no models; type the model's name instead"
+        )));
     }
     Ok(models)
 }
@@ -331,58 +360,11 @@ pub fn read_general(store: Option<&Store>) -> GeneralSettings {
     }
 }
 
-// ---- Commands ---------------------------------------------------------------------------------
-
-/// The model section: what this run uses, what the flags fix, and where each provider's key is.
-#[tauri::command]
-pub async fn model_settings(state: State<'_, AppState>) -> Result<ModelSettings, String> {
-    let chat = &state.chat;
-    let saved = chat
-        .store
-        .as_ref()
-        .ok()
-        .and_then(|s| s.setting(MODEL_SETTING).ok().flatten())
-        .unwrap_or(json!({}));
-    let (kind, base_url, model) = chosen(&chat.model_args, &saved);
-    let args = &chat.model_args;
-    let keyring = chat.keyring.clone();
-    let (providers, keyring_problem) = blocking(move || key_status(keyring.as_ref(), env_var)).await?;
-    Ok(ModelSettings {
-        provider: kind.as_str(),
-        base_url,
-        model,
-        flags_override: FlagsOverride {
-            provider: args.provider.map(|k| k.to_string()),
-            base_url: args.base_url.clone(),
-            model: args.model.clone(),
-        },
-        providers,
-        keyring_problem,
-    })
-}
-
-/// Stores the provider, base URL and model (`None`: the provider's only model).
-#[tauri::command]
-pub fn save_model_settings(
-    state: State<'_, AppState>,
-    provider: String,
-    base_url: String,
-    model: Option<String>,
-) -> Result<(), String> {
-    let kind = parse_provider(&provider)?;
-    let base_url = check_base_url(&base_url)?;
-    let model = check_model(model.as_deref())?;
-    let store = state.chat.store()?;
-    let saved = store.setting(MODEL_SETTING).ok().flatten().unwrap_or(json!({}));
-    let sent = json!({ "provider": kind.as_str(), "baseUrl": base_url, "model": model });
-    store
-        .set_setting(MODEL_SETTING, &without_flags(&state.chat.model_args, &saved, sent))
-        .map_err(|e| format!("the settings could not be saved: {e}"))
-}
+// ---- What the settings dialog asks of the app ------------------------------------------------
 
 /// What is saved of a form sent while command-line flags fix some fields: those fields keep
 /// their saved values (the flags are for this run only, and the form shows them read-only).
-fn without_flags(args: &ModelArgs, saved: &Value, mut sent: Value) -> Value {
+fn without_flags(args: &ModelFlags, saved: &Value, mut sent: Value) -> Value {
     let fixed = [
         ("provider", args.provider.is_some()),
         ("baseUrl", args.base_url.is_some()),
@@ -396,90 +378,128 @@ fn without_flags(args: &ModelArgs, saved: &Value, mut sent: Value) -> Value {
     sent
 }
 
-/// The models the provider lists, with the key typed in the form, else the environment's or
-/// the keyring's.
-#[tauri::command]
-pub async fn list_provider_models(
-    state: State<'_, AppState>,
-    provider: String,
-    base_url: String,
-    api_key: Option<String>,
-) -> Result<Vec<String>, String> {
-    let kind = parse_provider(&provider)?;
-    let base_url = check_base_url(&base_url)?;
-    let keyring = state.chat.keyring.clone();
-    let key = blocking(move || key_for(kind, api_key.as_deref(), keyring.as_ref(), env_var)).await??;
-    let provider = provider_for(kind, &base_url, key)?;
-    list_models(provider.as_ref(), &base_url).await
+fn not_saved(e: porthole_store::StoreError) -> AppError {
+    AppError::store(format!("the settings could not be saved: {e}"))
 }
 
-/// Sends a one-line prompt to the model and reports the reply (or the error) and the time taken.
-#[tauri::command]
-pub async fn test_model(
-    state: State<'_, AppState>,
-    provider: String,
-    base_url: String,
-    model: Option<String>,
-    api_key: Option<String>,
-) -> Result<ModelTest, String> {
-    let kind = parse_provider(&provider)?;
-    let base_url = check_base_url(&base_url)?;
-    let model = check_model(model.as_deref())?.ok_or("pick or type a model to test")?;
-    let keyring = state.chat.keyring.clone();
-    let key = blocking(move || key_for(kind, api_key.as_deref(), keyring.as_ref(), env_var)).await??;
-    let provider = provider_for(kind, &base_url, key)?;
-    Ok(run_test(provider.as_ref(), &model).await)
-}
-
-/// Puts a provider's API key in the OS keyring (never in a file).
-#[tauri::command]
-pub async fn save_api_key(state: State<'_, AppState>, provider: String, key: String) -> Result<(), String> {
-    let kind = parse_provider(&provider)?;
-    let keyring = state.chat.keyring.clone();
-    blocking(move || store_key(keyring.as_ref(), kind, &key)).await?
-}
-
-/// Removes a provider's API key from the OS keyring.
-#[tauri::command]
-pub async fn delete_api_key(state: State<'_, AppState>, provider: String) -> Result<(), String> {
-    let kind = parse_provider(&provider)?;
-    let keyring = state.chat.keyring.clone();
-    blocking(move || remove_key(keyring.as_ref(), kind)).await?
-}
-
-#[tauri::command]
-pub fn general_settings(state: State<'_, AppState>) -> GeneralSettings {
-    read_general(state.chat.store.as_ref().ok())
-}
-
-/// Stores what is given of the view retention (days) and the theme, both checked first; a new
-/// theme reaches every live view at once.
-#[tauri::command]
-pub async fn save_general_settings(
-    state: State<'_, AppState>,
-    views: State<'_, Views>,
-    view_retention_days: Option<Value>,
-    theme: Option<String>,
-) -> Result<GeneralSettings, String> {
-    let days = view_retention_days.as_ref().map(check_retention).transpose()?;
-    let theme = theme.as_deref().map(str::parse::<ThemePreference>).transpose()?;
-    let store = state.chat.store()?;
-    let saved = |e| format!("the settings could not be saved: {e}");
-    if let Some(days) = days {
-        store.set_setting(RETENTION_SETTING, &json!(days)).map_err(saved)?;
+impl Host {
+    /// The model section: what this run uses, what the flags fix, and where each provider's
+    /// key is.
+    pub async fn model_settings(&self) -> AppResult<ModelSettings> {
+        let saved = self
+            .inner
+            .store
+            .as_ref()
+            .ok()
+            .and_then(|s| s.setting(MODEL_SETTING).ok().flatten())
+            .unwrap_or(json!({}));
+        let args = &self.inner.model_flags;
+        let (kind, base_url, model) = chosen(args, &saved);
+        let keyring = self.inner.keyring.clone();
+        let (providers, keyring_problem) = blocking(move || key_status(keyring.as_ref(), env_var)).await?;
+        Ok(ModelSettings {
+            provider: kind,
+            base_url,
+            model,
+            flags_override: FlagsOverride {
+                provider: args.provider,
+                base_url: args.base_url.clone(),
+                model: args.model.clone(),
+            },
+            providers,
+            keyring_problem,
+        })
     }
-    if let Some(theme) = theme {
-        store.set_setting(THEME_SETTING, &json!(theme)).map_err(saved)?;
-        views.set_theme_preference(theme);
-    }
-    Ok(read_general(Some(store)))
-}
 
-/// The window's page saw the system's light/dark appearance change (or start): views follow
-/// it while the theme setting is "system".
-#[tauri::command]
-pub fn system_theme_changed(views: State<'_, Views>, dark: bool) {
-    views.theme_changed(dark);
+    /// Stores the provider, base URL and model (`None`: the provider's only model).
+    pub fn save_model_settings(&self, kind: ProviderKind, base_url: &str, model: Option<&str>) -> AppResult<()> {
+        let base_url = check_base_url(base_url)?;
+        let model = check_model(model)?;
+        let store = self.store()?;
+        let saved = store.setting(MODEL_SETTING).ok().flatten().unwrap_or(json!({}));
+        let sent = json!({ "provider": kind.as_str(), "baseUrl": base_url, "model": model });
+        store
+            .set_setting(MODEL_SETTING, &without_flags(&self.inner.model_flags, &saved, sent))
+            .map_err(not_saved)
+    }
+
+    /// The key for a request from the form: the one typed, else the environment's, else the
+    /// keyring's (read off the async runtime: a locked keyring may ask the person).
+    async fn form_key(&self, kind: ProviderKind, typed: Option<String>) -> AppResult<Option<String>> {
+        let keyring = self.inner.keyring.clone();
+        blocking(move || key_for(kind, typed.as_deref(), keyring.as_ref(), env_var)).await?
+    }
+
+    /// The models the provider lists, with the key typed in the form, else the environment's
+    /// or the keyring's.
+    pub async fn list_provider_models(
+        &self,
+        kind: ProviderKind,
+        base_url: &str,
+        api_key: Option<String>,
+    ) -> AppResult<Vec<String>> {
+        let base_url = check_base_url(base_url)?;
+        let key = self.form_key(kind, api_key).await?;
+        let provider = provider_for(kind, &base_url, key)?;
+        list_models(provider.as_ref(), &base_url).await
+    }
+
+    /// Sends a one-line prompt to the model and reports the reply (or the error) and the time
+    /// taken.
+    pub async fn test_model(
+        &self,
+        kind: ProviderKind,
+        base_url: &str,
+        model: Option<&str>,
+        api_key: Option<String>,
+    ) -> AppResult<ModelTest> {
+        let base_url = check_base_url(base_url)?;
+        let model = check_model(model)?.ok_or_else(|| AppError::invalid("pick or type a model to test"))?;
+        let key = self.form_key(kind, api_key).await?;
+        let provider = provider_for(kind, &base_url, key)?;
+        Ok(run_test(provider.as_ref(), &model).await)
+    }
+
+    /// Puts a provider's API key in the OS keyring (never in a file).
+    pub async fn save_api_key(&self, kind: ProviderKind, key: String) -> AppResult<()> {
+        let keyring = self.inner.keyring.clone();
+        blocking(move || store_key(keyring.as_ref(), kind, &key)).await?
+    }
+
+    /// Removes a provider's API key from the OS keyring.
+    pub async fn delete_api_key(&self, kind: ProviderKind) -> AppResult<()> {
+        let keyring = self.inner.keyring.clone();
+        blocking(move || remove_key(keyring.as_ref(), kind)).await?
+    }
+
+    pub fn general_settings(&self) -> GeneralSettings {
+        read_general(self.inner.store.as_ref().ok())
+    }
+
+    /// Stores what is given of the view retention (days) and the theme, both checked first; a
+    /// new theme reaches every live view at once.
+    pub fn save_general_settings(
+        &self,
+        view_retention_days: Option<&Value>,
+        theme: Option<ThemePreference>,
+    ) -> AppResult<GeneralSettings> {
+        let days = view_retention_days.map(check_retention).transpose()?;
+        let store = self.store()?;
+        if let Some(days) = days {
+            store.set_setting(RETENTION_SETTING, &json!(days)).map_err(not_saved)?;
+        }
+        if let Some(theme) = theme {
+            store.set_setting(THEME_SETTING, &json!(theme)).map_err(not_saved)?;
+            self.inner.views.set_theme_preference(theme);
+        }
+        Ok(read_general(Some(store)))
+    }
+
+    /// The window's page saw the system's light/dark appearance change (or start): views follow
+    /// it while the theme setting is "system".
+    pub fn system_theme_changed(&self, dark: bool) {
+        self.inner.views.theme_changed(dark);
+    }
 }
 
 #[cfg(test)]
@@ -488,7 +508,7 @@ mod tests {
 
     #[test]
     fn fields_fixed_by_flags_keep_their_saved_values() {
-        let args = ModelArgs {
+        let args = ModelFlags {
             provider: None,
             base_url: Some("http://localhost:9/v1".into()),
             model: Some("flag-model".into()),
@@ -504,7 +524,7 @@ mod tests {
             without_flags(&args, &json!({}), sent.clone()),
             json!({"provider": "anthropic", "baseUrl": null, "model": null})
         );
-        assert_eq!(without_flags(&ModelArgs::default(), &saved, sent.clone()), sent);
+        assert_eq!(without_flags(&ModelFlags::default(), &saved, sent.clone()), sent);
     }
     use porthole_fake_llm::{FakeLlm, Reply, Script};
     use porthole_secrets::{MemorySecrets, SecretError};
@@ -545,17 +565,15 @@ mod tests {
             ("https://user:secret@example.com/v1", "user name or password"),
         ] {
             let refused = check_base_url(bad).unwrap_err();
-            assert!(refused.contains(why), "{bad:?}: {refused}");
+            assert!(refused.message.contains(why), "{bad:?}: {refused}");
         }
     }
 
     #[test]
-    fn providers_and_models_are_checked() {
-        assert_eq!(parse_provider("anthropic"), Ok(ProviderKind::Anthropic));
-        assert!(parse_provider("gemini").unwrap_err().contains("openai"));
+    fn model_names_are_checked() {
         assert_eq!(check_model(None), Ok(None));
         assert_eq!(check_model(Some(" gpt-test ")), Ok(Some("gpt-test".into())));
-        assert!(check_model(Some("  ")).unwrap_err().contains("empty"));
+        assert!(check_model(Some("  ")).unwrap_err().message.contains("empty"));
     }
 
     #[test]
@@ -572,8 +590,8 @@ mod tests {
             (json!(null), "a number of days"),
         ] {
             let refused = check_retention(&bad).unwrap_err();
-            assert!(refused.contains(why), "{bad}: {refused}");
-            assert!(refused.contains("from 1 to 365"), "{bad}: {refused}");
+            assert!(refused.message.contains(why), "{bad}: {refused}");
+            assert!(refused.message.contains("from 1 to 365"), "{bad}: {refused}");
         }
     }
 
@@ -617,8 +635,8 @@ mod tests {
         let env = |var: &str| (var == "OPENAI_API_KEY").then(|| "sk-env".to_string());
         let (status, problem) = key_status(&keyring, env);
         assert_eq!(problem, None);
-        let openai = status.iter().find(|p| p.provider == "openai").unwrap();
-        let anthropic = status.iter().find(|p| p.provider == "anthropic").unwrap();
+        let openai = status.iter().find(|p| p.provider == ProviderKind::OpenAi).unwrap();
+        let anthropic = status.iter().find(|p| p.provider == ProviderKind::Anthropic).unwrap();
         assert!(openai.key_from_env && !openai.key_stored);
         assert!(!anthropic.key_from_env && anthropic.key_stored);
         assert_eq!(anthropic.key_env_var, "ANTHROPIC_API_KEY");
@@ -638,8 +656,8 @@ mod tests {
     fn without_an_os_keyring_a_key_is_refused_with_the_environment_variable_to_use() {
         let memory = MemorySecrets::default();
         let refused = store_key(&memory, ProviderKind::OpenAi, "sk-test").unwrap_err();
-        assert!(refused.contains("not saved"), "{refused}");
-        assert!(refused.contains("OPENAI_API_KEY"), "{refused}");
+        assert!(refused.message.contains("not saved"), "{refused}");
+        assert!(refused.message.contains("OPENAI_API_KEY"), "{refused}");
         assert_eq!(memory.get("api-key:openai").unwrap(), None, "not even in memory");
         let (status, problem) = key_status(&memory, no_env);
         assert!(problem.unwrap().contains("session only"));
@@ -666,7 +684,7 @@ mod tests {
         let refused = provider_for(ProviderKind::Anthropic, "https://api.anthropic.com/v1/", None)
             .err()
             .unwrap();
-        assert!(refused.contains("ANTHROPIC_API_KEY"), "{refused}");
+        assert!(refused.message.contains("ANTHROPIC_API_KEY"), "{refused}");
         assert!(provider_for(ProviderKind::OpenAi, "http://localhost:11434/v1", None).is_ok());
     }
 
@@ -686,8 +704,8 @@ mod tests {
         );
         let wrong = provider_for(ProviderKind::OpenAi, &llm.base_url(), Some("sk-wrong".into())).unwrap();
         let refused = list_models(wrong.as_ref(), &llm.base_url()).await.unwrap_err();
-        assert!(refused.contains("cannot list the models"), "{refused}");
-        assert!(refused.contains("401"), "{refused}");
+        assert!(refused.message.contains("cannot list the models"), "{refused}");
+        assert!(refused.message.contains("401"), "{refused}");
     }
 
     #[tokio::test]
@@ -722,9 +740,9 @@ mod tests {
 
     #[test]
     fn the_form_starts_from_what_the_run_uses() {
-        use crate::model_choice::ModelArgs;
+        use crate::model::ModelFlags;
         let saved = json!({"provider": "anthropic", "baseUrl": "http://proxy:8080/v1", "model": "claude-test"});
-        let none = ModelArgs::default();
+        let none = ModelFlags::default();
         assert_eq!(
             chosen(&none, &saved),
             (
@@ -734,17 +752,17 @@ mod tests {
             )
         );
         // A provider fixed by the flags: the saved base URL and model belong to another one.
-        let openai = ModelArgs {
+        let openai = ModelFlags {
             provider: Some(ProviderKind::OpenAi),
-            ..ModelArgs::default()
+            ..ModelFlags::default()
         };
         assert_eq!(
             chosen(&openai, &saved),
             (ProviderKind::OpenAi, "https://api.openai.com/v1".into(), None)
         );
-        let model = ModelArgs {
+        let model = ModelFlags {
             model: Some("flagged".into()),
-            ..ModelArgs::default()
+            ..ModelFlags::default()
         };
         assert_eq!(chosen(&model, &saved).2.as_deref(), Some("flagged"));
         assert_eq!(

@@ -1,30 +1,30 @@
 //! Which model provider, endpoint, model and key a run uses: the command-line flags (or their
 //! environment variables), else what the profile's settings say, else the provider's defaults.
-//! Shared by `porthole run` and the desktop app.
+//! Shared by `porthole run` and the desktop app; the flags are checked by the same rules as the
+//! settings form ([`crate::settings::check_base_url`], [`crate::settings::check_model`]).
 
 use std::sync::Arc;
 
 use anyhow::{Result, bail};
-use clap::Args;
 use porthole_agent::keys::{KeySource, find_key, keyring_entry};
 use porthole_agent::providers::{self, ProviderConfig, ProviderKind, default_base_url, key_env_var};
 use porthole_agent::{Provider, RetryPolicy};
 use porthole_secrets::SecretStore;
 use porthole_store::Store;
+use serde::Serialize;
 use serde_json::{Value, json};
+use ts_rs::TS;
 
-/// The model flags; they apply to this run only.
-#[derive(Debug, Clone, Default, Args)]
-pub struct ModelArgs {
-    /// The provider's wire format: `openai` (OpenAI and compatible servers: Ollama, llama.cpp,
-    /// LM Studio, vLLM, OpenRouter) or `anthropic`.
-    #[arg(long, global = true, env = "PORTHOLE_PROVIDER", value_name = "openai|anthropic")]
+use crate::Host;
+use crate::error::{AppError, AppResult};
+use crate::settings::{check_base_url, check_model};
+
+/// What the command line (`--provider`, `--base-url`, `--model`, or their `PORTHOLE_*`
+/// variables) fixes for this run; each wins over the settings.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelFlags {
     pub provider: Option<ProviderKind>,
-    /// The provider's base URL, e.g. http://localhost:11434/v1 for Ollama.
-    #[arg(long = "base-url", global = true, env = "PORTHOLE_BASE_URL", value_name = "URL")]
     pub base_url: Option<String>,
-    /// The model's name. Without it: the settings' model, else the provider's only model.
-    #[arg(long, global = true, env = "PORTHOLE_MODEL", value_name = "NAME")]
     pub model: Option<String>,
 }
 
@@ -44,14 +44,13 @@ pub struct ModelChoice {
 impl ModelChoice {
     /// Combines the flags with the stored settings and finds the key. `keyring` is opened only
     /// when the environment has no key. Fails, with what to do, when a hosted provider has no key.
-    pub fn new(args: &ModelArgs, store: Option<&Store>, keyring: &dyn Fn() -> Arc<dyn SecretStore>) -> Result<Self> {
+    pub fn new(args: &ModelFlags, store: Option<&Store>, keyring: &dyn Fn() -> Arc<dyn SecretStore>) -> Result<Self> {
         let saved = store
             .and_then(|s| s.setting(MODEL_SETTING).ok().flatten())
             .unwrap_or(json!({}));
         let (kind, base_url, model) = chosen(args, &saved);
-        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-            bail!("--base-url must be an http:// or https:// URL, not {base_url:?}");
-        }
+        let base_url = check_base_url(&base_url).map_err(|e| anyhow::anyhow!("--base-url: {}", e.message))?;
+        let model = check_model(model.as_deref()).map_err(|e| anyhow::anyhow!("--model: {}", e.message))?;
         let env = |var: &str| std::env::var(var).ok();
         let found = if env(key_env_var(kind)).is_some_and(|v| !v.trim().is_empty()) {
             find_key(kind, env, None)?
@@ -114,7 +113,7 @@ impl ModelChoice {
 /// The provider, base URL and model that the flags and the saved `model` setting choose, before
 /// any key is looked for: the flags win; the saved base URL and model count only for the saved
 /// provider; otherwise the provider's default base URL and no model.
-pub fn chosen(args: &ModelArgs, saved: &Value) -> (ProviderKind, String, Option<String>) {
+pub fn chosen(args: &ModelFlags, saved: &Value) -> (ProviderKind, String, Option<String>) {
     let saved_kind = saved
         .get("provider")
         .and_then(|v| v.as_str())
@@ -138,4 +137,46 @@ pub fn chosen(args: &ModelArgs, saved: &Value) -> (ProviderKind, String, Option<
 /// The keyring entry name for a provider's key (for `porthole key`).
 pub fn key_entry(kind: ProviderKind) -> String {
     keyring_entry(kind)
+}
+
+/// The model this run talks to, as far as it is known without asking the provider.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelInfo {
+    pub provider: Option<ProviderKind>,
+    pub base_url: Option<String>,
+    /// `None`: the provider's only model is used (known once a message is sent).
+    pub model: Option<String>,
+    pub key_source: Option<String>,
+    /// Why no model can be used, in words (e.g. no API key).
+    pub error: Option<String>,
+}
+
+impl Host {
+    /// The model choice of the flags and the settings, with its key.
+    pub(crate) fn model_choice(&self) -> AppResult<ModelChoice> {
+        let store = self.inner.store.as_ref().ok();
+        let keyring = self.inner.keyring.clone();
+        ModelChoice::new(&self.inner.model_flags, store, &|| keyring.clone())
+            .map_err(|e| AppError::provider(format!("{e:#}")))
+    }
+
+    pub fn model_info(&self) -> ModelInfo {
+        match self.model_choice() {
+            Ok(choice) => ModelInfo {
+                provider: Some(choice.kind),
+                base_url: Some(choice.base_url.clone()),
+                model: choice.model.clone(),
+                key_source: choice.key_source.as_ref().map(ToString::to_string),
+                error: None,
+            },
+            Err(error) => ModelInfo {
+                provider: None,
+                base_url: None,
+                model: None,
+                key_source: None,
+                error: Some(error.message),
+            },
+        }
+    }
 }

@@ -12,18 +12,24 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use porthole_agent::{CallStatus, ModelContext, TurnEvent, ViewReports, ViewState};
 use porthole_apps::bridge::{AuditNote, HostServices, ViewAction, ViewBridge, ViewConfig};
+use porthole_apps::display::{DisplayMode, container_dimensions};
 use porthole_apps::download::{self, DownloadFile};
+use porthole_apps::host_context::{HostEnvironment, host_context};
+use porthole_apps::partial_json::heal_json;
 use porthole_apps::resource::{LoadedView, load_view};
-use porthole_apps::tokens::{ServedView, ViewTokens};
+use porthole_apps::theme::{Theme, theme_context};
+use porthole_apps::tokens::{ServedView, ViewTokens, view_url};
 use porthole_mcp::{CatalogTool, ServerState, Servers};
 use porthole_store::{NewAuditEntry, NewView, Store};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-use tauri::{AppHandle, Emitter};
 use tokio::sync::watch;
+use ts_rs::TS;
 
-use crate::desktop::MAIN_WEBVIEW;
-use crate::theme::{THEME_SETTING, Theme, ThemePreference, WindowTheme, theme_context};
+use crate::Host;
+use crate::error::{AppError, AppResult};
+use crate::ports::{Desktop, MAIN_WINDOW, Outbound, Outbox};
+use crate::theme::{THEME_SETTING, ThemePreference, WindowTheme};
 
 /// How long a view has to answer `ui/initialize` once its frame is created.
 pub const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -32,8 +38,22 @@ pub const TEARDOWN_TIMEOUT: Duration = Duration::from_secs(2);
 /// Days a view is kept, unless the `viewRetentionDays` setting says otherwise.
 pub const DEFAULT_RETENTION_DAYS: i64 = 7;
 
+/// What becomes of a tool call's view, as its card shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ViewStatus {
+    Loading,
+    Ready,
+    Failed,
+    Refused,
+    Expired,
+    Closed,
+    /// The view lives in a window of its own (its card says so).
+    PoppedOut,
+}
+
 /// What the window is told about views (`view-event`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ViewEvent {
     #[serde(rename_all = "camelCase")]
@@ -44,7 +64,8 @@ pub enum ViewEvent {
         url: String,
         allow: String,
         prefers_border: Option<bool>,
-        display_modes: Vec<&'static str>,
+        /// Display modes the host offers this view.
+        display_modes: Vec<DisplayMode>,
         /// CSP entries the resource declared that were refused, each with why.
         csp_dropped: Vec<String>,
     },
@@ -53,13 +74,14 @@ pub enum ViewEvent {
         conversation_id: String,
         call_id: String,
         view_id: Option<String>,
-        state: &'static str,
+        state: ViewStatus,
         reason: Option<String>,
     },
+    /// A JSON-RPC message to post into the view's frame.
     #[serde(rename_all = "camelCase")]
     Message { view_id: String, message: Value },
     #[serde(rename_all = "camelCase")]
-    DisplayMode { view_id: String, mode: String },
+    DisplayMode { view_id: String, mode: DisplayMode },
     #[serde(rename_all = "camelCase")]
     Size {
         view_id: String,
@@ -100,6 +122,13 @@ impl ViewEvent {
     }
 }
 
+/// How a view's start ended.
+enum Settled {
+    Ready,
+    Failed(String),
+    Refused(String),
+}
+
 /// Where a view stands, for the agent loop's question "did it render?".
 #[derive(Debug, Clone, PartialEq)]
 enum Phase {
@@ -134,7 +163,11 @@ pub struct Views {
 }
 
 struct Inner {
-    app: AppHandle,
+    outbox: Arc<dyn Outbox>,
+    desktop: Arc<dyn Desktop>,
+    runtime: tokio::runtime::Handle,
+    /// The locale and time zone views are told.
+    environment: HostEnvironment,
     servers: Servers,
     store: Option<Store>,
     context: ModelContext,
@@ -168,22 +201,23 @@ fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-/// The view's URL for a token. Windows has no real custom scheme in WebView2.
-pub fn view_url(token: &str) -> String {
-    if cfg!(windows) {
-        format!("http://mcpview.localhost/view/{token}")
-    } else {
-        format!("mcpview://localhost/view/{token}")
-    }
-}
-
 impl Views {
-    pub fn new(app: AppHandle, servers: Servers, store: Option<Store>, context: ModelContext) -> Views {
+    pub fn new(
+        servers: Servers,
+        store: Option<Store>,
+        context: ModelContext,
+        outbox: Arc<dyn Outbox>,
+        desktop: Arc<dyn Desktop>,
+        runtime: tokio::runtime::Handle,
+    ) -> Views {
         let stored_theme = store.as_ref().and_then(|s| s.setting(THEME_SETTING).ok().flatten());
         let theme = WindowTheme::new(ThemePreference::from_setting(stored_theme.as_ref()));
         Views {
             inner: Arc::new(Inner {
-                app,
+                outbox,
+                desktop,
+                runtime,
+                environment: HostEnvironment::from_system(),
                 servers,
                 store,
                 context,
@@ -209,21 +243,21 @@ impl Views {
         let webview = match event {
             ViewEvent::ProposedMessage { .. }
             | ViewEvent::DownloadRequest { .. }
-            | ViewEvent::DownloadResult { .. } => MAIN_WEBVIEW.to_string(),
+            | ViewEvent::DownloadResult { .. } => MAIN_WINDOW.to_string(),
             _ => self.webview_of(event.view_id()),
         };
         self.emit_to(&webview, event);
     }
 
     fn emit_to(&self, webview: &str, event: ViewEvent) {
-        let _ = self.inner.app.emit_to(webview, "view-event", event);
+        self.inner.outbox.send(webview, Outbound::View(event));
     }
 
     /// The webview that shows a view (the main window for a view it does not know).
     fn webview_of(&self, view_id: Option<&str>) -> String {
         view_id
             .and_then(|id| self.inner.live.lock().unwrap().get(id).map(|v| v.webview.clone()))
-            .unwrap_or_else(|| MAIN_WEBVIEW.to_string())
+            .unwrap_or_else(|| MAIN_WINDOW.to_string())
     }
 
     /// Whether `webview` is the one showing `view_id`: only it may speak for the view.
@@ -238,7 +272,7 @@ impl Views {
 
     fn audit(
         &self,
-        kind: &str,
+        kind: porthole_store::AuditKind,
         conversation_id: &str,
         server: &str,
         tool: Option<&str>,
@@ -247,7 +281,7 @@ impl Views {
     ) {
         if let Some(store) = &self.inner.store {
             let entry = NewAuditEntry {
-                kind: kind.to_string(),
+                kind,
                 conversation_id: Some(conversation_id.to_string()),
                 server: Some(server.to_string()),
                 tool: tool.map(String::from),
@@ -301,7 +335,7 @@ impl Views {
                     None => {
                         let opened = self
                             .ui_tool(name)
-                            .map(|tool| self.open(conversation_id, call_id, tool, None, MAIN_WEBVIEW));
+                            .map(|tool| self.open(conversation_id, call_id, tool, None, MAIN_WINDOW));
                         if opened.is_none() {
                             self.inner.without_view.lock().unwrap().insert(call_key);
                         }
@@ -325,7 +359,7 @@ impl Views {
                     Some(v) => Some(v),
                     None if ui_resource_uri.is_some() => self
                         .ui_tool(name)
-                        .map(|tool| self.open(conversation_id, call_id, tool, None, MAIN_WEBVIEW)),
+                        .map(|tool| self.open(conversation_id, call_id, tool, None, MAIN_WINDOW)),
                     None => None,
                 };
                 if let Some(view) = view {
@@ -399,7 +433,7 @@ impl Views {
         let this = self.clone();
         let old = old_view.to_string();
         let (conversation_id, call_id) = (conversation_id.to_string(), call_id.to_string());
-        tauri::async_runtime::spawn(async move {
+        self.inner.runtime.spawn(async move {
             this.close(&old, true).await;
             tool.ui_resource_uri = Some(uri);
             this.open(
@@ -432,9 +466,8 @@ impl Views {
             view_id: view_id.clone(),
             server: tool.server.clone(),
             tool: tool.clone(),
-            tool_definition: tool_definition(&tool),
             tool_call_request_id: None,
-            host_context: host_context(self.theme()),
+            host_context: host_context(self.theme(), &self.inner.environment),
             granted: json!({"permissions": {}, "csp": {}}),
         };
         let (bridge, mut to_view, mut actions) = ViewBridge::new(config, host);
@@ -472,14 +505,14 @@ impl Views {
             conversation_id: conversation_id.to_string(),
             call_id: call_id.to_string(),
             view_id: Some(view_id.clone()),
-            state: "loading",
+            state: ViewStatus::Loading,
             reason: None,
         });
 
         // Messages for the frame, and what the view asks of the app.
         let this = self.clone();
         let id = view_id.clone();
-        tauri::async_runtime::spawn(async move {
+        self.inner.runtime.spawn(async move {
             while let Some(message) = to_view.recv().await {
                 this.emit(ViewEvent::Message {
                     view_id: id.clone(),
@@ -489,7 +522,7 @@ impl Views {
         });
         let this = self.clone();
         let id = view_id.clone();
-        tauri::async_runtime::spawn(async move {
+        self.inner.runtime.spawn(async move {
             while let Some(action) = actions.recv().await {
                 this.act(&id, action).await;
             }
@@ -499,19 +532,19 @@ impl Views {
         let this = self.clone();
         let id = view_id.clone();
         let uri = tool.ui_resource_uri.clone().unwrap_or_default();
-        tauri::async_runtime::spawn(async move {
+        self.inner.runtime.spawn(async move {
             match load_view(&this.inner.servers, &tool.server, &uri).await {
                 Ok(loaded) => this.serve(&id, &tool, loaded),
                 Err(refusal) => {
                     this.audit(
-                        "refused",
+                        porthole_store::AuditKind::Refused,
                         &this.conversation_of(&id),
                         &tool.server,
                         Some(&tool.name),
                         Some(&uri),
                         json!({"reason": refusal.to_string()}),
                     );
-                    this.settle_phase(&id, "refused", Some(refusal.to_string()));
+                    this.settle(&id, Settled::Refused(refusal.to_string()));
                 }
             }
         });
@@ -533,7 +566,7 @@ impl Views {
         let conversation_id = self.conversation_of(view_id);
         for dropped in &loaded.csp.dropped {
             self.audit(
-                "csp-dropped",
+                porthole_store::AuditKind::CspDropped,
                 &conversation_id,
                 &tool.server,
                 Some(&tool.name),
@@ -542,7 +575,7 @@ impl Views {
             );
         }
         self.audit(
-            "view",
+            porthole_store::AuditKind::View,
             &conversation_id,
             &tool.server,
             Some(&tool.name),
@@ -574,7 +607,7 @@ impl Views {
             // Device permissions are not granted to views (yet): nothing is delegated.
             allow: String::new(),
             prefers_border: loaded.prefers_border,
-            display_modes: vec!["inline", "fullscreen", "pip"],
+            display_modes: DisplayMode::ALL.to_vec(),
             csp_dropped: loaded
                 .csp
                 .dropped
@@ -585,7 +618,7 @@ impl Views {
         // A view that never initializes is a failure the user sees.
         let this = self.clone();
         let id = view_id.to_string();
-        tauri::async_runtime::spawn(async move {
+        self.inner.runtime.spawn(async move {
             tokio::time::sleep(INITIALIZE_TIMEOUT).await;
             let still_loading = this
                 .inner
@@ -595,10 +628,9 @@ impl Views {
                 .get(&id)
                 .is_some_and(|v| *v.phase.borrow() == Phase::Loading);
             if still_loading {
-                this.settle_phase(
+                this.settle(
                     &id,
-                    "failed",
-                    Some(format!(
+                    Settled::Failed(format!(
                         "the view did not start within {} s (no ui/initialize)",
                         INITIALIZE_TIMEOUT.as_secs()
                     )),
@@ -627,7 +659,7 @@ impl Views {
         });
         let Some(tool_call_id) = row else { return };
         // The retention the settings show (a value out of range counts as the default).
-        let days = crate::app_settings::read_general(Some(store)).view_retention_days;
+        let days = crate::settings::read_general(Some(store)).view_retention_days;
         match store.insert_view(&NewView {
             tool_call_id,
             server: view.server.clone(),
@@ -643,19 +675,24 @@ impl Views {
     }
 
     /// Moves a view to ready, failed or refused, and tells the window and the store.
-    fn settle_phase(&self, view_id: &str, state: &'static str, reason: Option<String>) {
+    fn settle(&self, view_id: &str, settled: Settled) {
+        let (status, stored, reason) = match settled {
+            Settled::Ready => (ViewStatus::Ready, porthole_store::ViewState::Ready, None),
+            Settled::Failed(reason) => (ViewStatus::Failed, porthole_store::ViewState::Failed, Some(reason)),
+            Settled::Refused(reason) => (ViewStatus::Refused, porthole_store::ViewState::Refused, Some(reason)),
+        };
         let (conversation_id, call_id, store_id) = {
             let live = self.inner.live.lock().unwrap();
             let Some(view) = live.get(view_id) else { return };
-            let phase = match state {
-                "ready" => Phase::Ready,
-                _ => Phase::Failed(reason.clone().unwrap_or_else(|| state.to_string())),
+            let phase = match &reason {
+                None => Phase::Ready,
+                Some(reason) => Phase::Failed(reason.clone()),
             };
             view.phase.send_replace(phase);
             (view.conversation_id.clone(), view.call_id.clone(), view.store_id)
         };
         if let (Some(store), Some(id)) = (&self.inner.store, store_id)
-            && let Err(e) = store.set_view_state(id, state, reason.as_deref())
+            && let Err(e) = store.set_view_state(id, stored, reason.as_deref())
         {
             tracing::error!("cannot record the view's state: {e}");
         }
@@ -663,19 +700,19 @@ impl Views {
             conversation_id,
             call_id,
             view_id: Some(view_id.to_string()),
-            state,
+            state: status,
             reason,
         });
-        if state != "ready" {
+        if status != ViewStatus::Ready {
             self.inner.tokens.revoke(view_id);
         }
     }
 
     async fn act(&self, view_id: &str, action: ViewAction) {
         match action {
-            ViewAction::Initialized => self.settle_phase(view_id, "ready", None),
+            ViewAction::Initialized => self.settle(view_id, Settled::Ready),
             ViewAction::OpenLink { url } => {
-                if let Err(e) = porthole_mcp::oauth::open_in_browser(&url) {
+                if let Err(e) = self.inner.desktop.open_url(&url) {
                     tracing::warn!(view_id, "cannot open a view's link: {e}");
                 }
             }
@@ -702,10 +739,13 @@ impl Views {
                 };
                 self.inner.context.update(view_id, &server, &tool, &params);
             }
-            ViewAction::DisplayMode { mode } => self.emit(ViewEvent::DisplayMode {
-                view_id: view_id.to_string(),
-                mode,
-            }),
+            ViewAction::DisplayMode { mode } => match mode.parse::<DisplayMode>() {
+                Ok(mode) => self.emit(ViewEvent::DisplayMode {
+                    view_id: view_id.to_string(),
+                    mode,
+                }),
+                Err(e) => tracing::warn!(view_id, "the bridge reported a display mode the window lacks: {e}"),
+            },
             ViewAction::SizeChanged { width, height } => self.emit(ViewEvent::Size {
                 view_id: view_id.to_string(),
                 width,
@@ -773,29 +813,24 @@ impl Views {
 
     /// The person's answer to a download offer: when they accept, each file goes where they
     /// choose in the system's save dialog (a file they cancel there is skipped).
-    pub async fn answer_download(&self, request_id: &str, accept: bool) -> Result<usize, String> {
+    pub async fn answer_download(&self, request_id: &str, accept: bool) -> AppResult<usize> {
         let (view_id, files) = self
             .inner
             .downloads
             .lock()
             .unwrap()
             .remove(request_id)
-            .ok_or("that download is no longer waiting")?;
+            .ok_or_else(|| AppError::expired("that download is no longer waiting"))?;
         if !accept {
             return Ok(0);
         }
         let mut saved = 0;
         for file in files {
-            let Some(target) = rfd::AsyncFileDialog::new()
-                .set_title("Save a file from a view")
-                .set_file_name(&file.name)
-                .save_file()
-                .await
-            else {
+            let Some(target) = self.inner.desktop.save_file(&file.name).await else {
                 continue;
             };
-            std::fs::write(target.path(), &file.bytes)
-                .map_err(|e| format!("cannot write {}: {e}", target.path().display()))?;
+            std::fs::write(&target, &file.bytes)
+                .map_err(|e| AppError::io(format!("cannot write {}: {e}", target.display())))?;
             saved += 1;
         }
         self.emit(ViewEvent::DownloadResult {
@@ -833,19 +868,19 @@ impl Views {
         if let Some(view) = removed {
             if let (Some(store), Some(id)) = (&self.inner.store, view.store_id)
                 && *view.phase.borrow() == Phase::Ready
+                && let Err(e) = store.set_view_state(id, porthole_store::ViewState::Closed, None)
             {
-                let _ = store.set_view_state(id, "closed", None);
+                tracing::error!(view_id, "cannot record that the view closed: {e}");
             }
             self.emit_to(&view.webview, ViewEvent::Closed { view_id: view.view_id });
         }
     }
 
     /// The window changed a view's display mode (Esc, its buttons): the view is told.
-    pub fn set_display_mode(&self, view_id: &str, mode: &str) -> Result<(), String> {
-        if !matches!(mode, "inline" | "fullscreen" | "pip") {
-            return Err(format!("unknown display mode {mode:?}"));
-        }
-        let bridge = self.bridge(view_id).ok_or("no such view")?;
+    pub fn set_display_mode(&self, view_id: &str, mode: DisplayMode) -> AppResult<()> {
+        let bridge = self
+            .bridge(view_id)
+            .ok_or_else(|| AppError::not_found("no such view"))?;
         bridge.host_context_changed(json!({ "displayMode": mode }));
         Ok(())
     }
@@ -860,12 +895,12 @@ impl Views {
     /// Re-creates the views of a stored conversation with their stored input and result, or
     /// says they expired.
     /// `webview` is the one to show them in (the main window, or a pop-out window).
-    pub fn reopen(&self, conversation_id: &str, only_call: Option<&str>, webview: &str) -> Result<(), String> {
+    pub fn reopen(&self, conversation_id: &str, only_call: Option<&str>, webview: &str) -> AppResult<()> {
         let Some(store) = &self.inner.store else { return Ok(()) };
-        store.expire_views(now_ms()).map_err(|e| e.to_string())?;
-        let calls = store.tool_calls(conversation_id).map_err(|e| e.to_string())?;
+        store.expire_views(now_ms())?;
+        let calls = store.tool_calls(conversation_id)?;
         let mut latest: HashMap<i64, porthole_store::ViewRecord> = HashMap::new();
-        for view in store.views(conversation_id).map_err(|e| e.to_string())? {
+        for view in store.views(conversation_id)? {
             // A call's newest view row stands for it (a view re-created after scrolling back
             // gets a row of its own).
             match latest.get(&view.tool_call_id) {
@@ -891,14 +926,14 @@ impl Views {
                 }
                 continue;
             }
-            if view.expired || view.state == "expired" {
+            if view.expired || view.state == porthole_store::ViewState::Expired {
                 self.emit_to(
                     webview,
                     ViewEvent::State {
                         conversation_id: conversation_id.to_string(),
                         call_id: call.call_id.clone(),
                         view_id: None,
-                        state: "expired",
+                        state: ViewStatus::Expired,
                         reason: None,
                     },
                 );
@@ -923,7 +958,7 @@ impl Views {
                         conversation_id: conversation_id.to_string(),
                         call_id: call.call_id.clone(),
                         view_id: None,
-                        state: "failed",
+                        state: ViewStatus::Failed,
                         reason: Some(format!(
                             "server {:?} is not connected (or no longer offers {:?} with a view)",
                             call.server, call.tool
@@ -937,30 +972,26 @@ impl Views {
 
     /// The card's room for the view changed (the window was resized): the view is told its
     /// container's width (`host-context-changed`, `containerDimensions`).
-    pub fn set_container(&self, view_id: &str, width: f64) -> Result<(), String> {
+    pub fn set_container(&self, view_id: &str, width: f64) -> AppResult<()> {
         if !(width.is_finite() && width > 0.0) {
-            return Err("the width must be a positive number".into());
+            return Err(AppError::invalid("the width must be a positive number"));
         }
-        let bridge = self.bridge(view_id).ok_or("no such view")?;
+        let bridge = self
+            .bridge(view_id)
+            .ok_or_else(|| AppError::not_found("no such view"))?;
         bridge.host_context_changed(json!({
-            "containerDimensions": { "maxWidth": width.round(), "maxHeight": 4000 }
+            "containerDimensions": container_dimensions(Some(width))
         }));
         Ok(())
     }
 
     /// The theme views are shown in: the preference, or the system's theme while it is
-    /// "system" (asked of the window when nobody said yet).
+    /// "system" (asked of the desktop when nobody said yet).
     pub fn theme(&self) -> Theme {
         if let Some(theme) = self.inner.theme.lock().unwrap().known() {
             return theme;
         }
-        use tauri::Manager;
-        let system = self
-            .inner
-            .app
-            .get_webview_window(MAIN_WEBVIEW)
-            .and_then(|w| w.theme().ok())
-            .map(|t| Theme::from_dark(t == tauri::Theme::Dark));
+        let system = self.inner.desktop.system_theme();
         match system {
             Some(system) => {
                 self.inner.theme.lock().unwrap().system_changed(system);
@@ -1012,7 +1043,7 @@ impl Views {
             .lock()
             .unwrap()
             .values()
-            .filter(|v| v.conversation_id == conversation_id && v.webview == MAIN_WEBVIEW)
+            .filter(|v| v.conversation_id == conversation_id && v.webview == MAIN_WINDOW)
             .map(|v| v.view_id.clone())
             .collect();
         futures::future::join_all(ids.iter().map(|id| self.close(id, true))).await;
@@ -1020,14 +1051,18 @@ impl Views {
 
     /// A view the person wants in a window of its own: where it belongs (conversation, call,
     /// tool). Only a view that is ready in the main window can move.
-    pub fn pop_out_source(&self, view_id: &str) -> Result<(String, String, String), String> {
+    pub fn pop_out_source(&self, view_id: &str) -> AppResult<(String, String, String)> {
         let live = self.inner.live.lock().unwrap();
-        let view = live.get(view_id).ok_or("no such view (it may have been closed)")?;
-        if view.webview != MAIN_WEBVIEW {
-            return Err("the view is already in a window of its own".into());
+        let view = live
+            .get(view_id)
+            .ok_or_else(|| AppError::not_found("no such view (it may have been closed)"))?;
+        if view.webview != MAIN_WINDOW {
+            return Err(AppError::invalid("the view is already in a window of its own"));
         }
         if *view.phase.borrow() != Phase::Ready || view.store_id.is_none() {
-            return Err("only a view that has finished loading can be popped out".into());
+            return Err(AppError::invalid(
+                "only a view that has finished loading can be popped out",
+            ));
         }
         Ok((view.conversation_id.clone(), view.call_id.clone(), view.tool.clone()))
     }
@@ -1040,7 +1075,7 @@ impl Views {
                 conversation_id: conversation_id.to_string(),
                 call_id: call_id.to_string(),
                 view_id: None,
-                state: "popped_out",
+                state: ViewStatus::PoppedOut,
                 reason: None,
             },
         );
@@ -1068,6 +1103,70 @@ impl Views {
             views: self.clone(),
             conversation_id: conversation_id.to_string(),
         })
+    }
+}
+
+// ---- What the windows ask of the views ----------------------------------------------------------
+
+impl Host {
+    /// Only the window showing a view may speak for it (the main window, or its pop-out).
+    fn owned(&self, window: &str, view_id: &str) -> AppResult<()> {
+        if self.inner.views.shown_in(view_id, window) {
+            Ok(())
+        } else {
+            Err(AppError::forbidden("no such view in this window"))
+        }
+    }
+
+    /// A message a view's frame posted; the window matched `event.source` to the frame.
+    pub fn view_message(&self, window: &str, view_id: &str, message: Value) -> AppResult<()> {
+        self.owned(window, view_id)?;
+        self.inner.views.receive(view_id, message);
+        Ok(())
+    }
+
+    /// The frame is gone (conversation switched, scrolled away, closed): tear the view down.
+    pub async fn close_view(&self, window: &str, view_id: &str) -> AppResult<()> {
+        self.owned(window, view_id)?;
+        self.inner.views.close(view_id, false).await;
+        Ok(())
+    }
+
+    /// A view is about to leave the screen while its frame is still there (scrolled far
+    /// away): it gets `ui/resource-teardown`, waited for, and is removed.
+    pub async fn teardown_view(&self, window: &str, view_id: &str) -> AppResult<()> {
+        self.owned(window, view_id)?;
+        self.inner.views.close(view_id, true).await;
+        Ok(())
+    }
+
+    /// The window changed a view's display mode (Esc, its buttons); the view is told.
+    pub fn set_view_display_mode(&self, window: &str, view_id: &str, mode: DisplayMode) -> AppResult<()> {
+        self.owned(window, view_id)?;
+        self.inner.views.set_display_mode(view_id, mode)
+    }
+
+    /// The card's room for a view changed; the view is told its container's width.
+    pub fn set_view_container(&self, window: &str, view_id: &str, width: f64) -> AppResult<()> {
+        self.owned(window, view_id)?;
+        self.inner.views.set_container(view_id, width)
+    }
+
+    /// Re-creates the views of a reopened conversation in the main window (or reports them
+    /// expired).
+    pub fn reopen_views(&self, conversation_id: &str, call_id: Option<&str>) -> AppResult<()> {
+        self.inner.views.reopen(conversation_id, call_id, MAIN_WINDOW)
+    }
+
+    /// Before the window leaves a conversation: its views are told `ui/resource-teardown` while
+    /// their frames are still there, and removed.
+    pub async fn teardown_views(&self, conversation_id: &str) {
+        self.inner.views.teardown_conversation(conversation_id).await;
+    }
+
+    /// The person's answer to a view's download offer; returns how many files were saved.
+    pub async fn answer_download(&self, request_id: &str, accept: bool) -> AppResult<usize> {
+        self.inner.views.answer_download(request_id, accept).await
     }
 }
 
@@ -1186,255 +1285,12 @@ impl HostServices for AppServices {
 
     fn audit(&self, entry: AuditNote) {
         self.views.audit(
-            &entry.kind,
+            porthole_store::AuditKind::from_text(entry.kind.as_str()),
             &self.conversation_id,
             &entry.server,
             entry.tool.as_deref(),
             None,
             entry.detail,
         );
-    }
-}
-
-/// The tool's definition as the view is told it (`hostContext.toolInfo.tool`).
-fn tool_definition(tool: &CatalogTool) -> Value {
-    let mut ui = json!({ "visibility": tool.visibility });
-    if let Some(uri) = &tool.ui_resource_uri {
-        ui["resourceUri"] = json!(uri);
-    }
-    let mut definition = json!({
-        "name": tool.name,
-        "inputSchema": tool.input_schema,
-        "_meta": { "ui": ui },
-    });
-    if let Some(title) = &tool.title {
-        definition["title"] = json!(title);
-    }
-    if let Some(description) = &tool.description {
-        definition["description"] = json!(description);
-    }
-    definition
-}
-
-/// The host context a view starts with: theme, style variables, display modes, locale, time
-/// zone, platform.
-fn host_context(theme: Theme) -> Value {
-    let mut context = json!({
-        "displayMode": "inline",
-        "availableDisplayModes": ["inline", "fullscreen", "pip"],
-        "containerDimensions": { "maxHeight": 4000 },
-        "locale": locale(),
-        "timeZone": time_zone(),
-        "platform": "desktop",
-        "userAgent": format!("Porthole/{}", env!("CARGO_PKG_VERSION")),
-    });
-    if let (Some(context), Value::Object(themed)) = (context.as_object_mut(), theme_context(theme)) {
-        context.extend(themed);
-    }
-    context
-}
-
-fn locale() -> String {
-    let raw = std::env::var("LC_ALL")
-        .ok()
-        .filter(|v| !v.is_empty())
-        .or_else(|| std::env::var("LANG").ok())
-        .unwrap_or_default();
-    let tag = raw.split(['.', '@']).next().unwrap_or("").replace('_', "-");
-    if tag.is_empty() || tag == "C" || tag == "POSIX" {
-        "en-US".into()
-    } else {
-        tag
-    }
-}
-
-fn time_zone() -> String {
-    if let Ok(tz) = std::env::var("TZ")
-        && !tz.is_empty()
-        && !tz.starts_with(':')
-    {
-        return tz;
-    }
-    std::fs::read_link("/etc/localtime")
-        .ok()
-        .and_then(|p| {
-            let s = p.to_string_lossy().into_owned();
-            s.split("zoneinfo/").nth(1).map(String::from)
-        })
-        .or_else(|| {
-            std::fs::read_to_string("/etc/timezone")
-                .ok()
-                .map(|s| s.trim().to_string())
-        })
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "UTC".into())
-}
-
-/// Best-effort JSON for arguments still streaming: closes open strings, arrays and objects.
-/// `None` when even that does not give a JSON object.
-pub fn heal_json(partial: &str) -> Option<Value> {
-    if partial.trim().is_empty() {
-        return None;
-    }
-    if let Ok(v @ Value::Object(_)) = serde_json::from_str(partial) {
-        return Some(v);
-    }
-    let mut closers = Vec::new();
-    let mut in_string = false;
-    let mut escaped = false;
-    for c in partial.chars() {
-        if in_string {
-            match (escaped, c) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match c {
-            '"' => in_string = true,
-            '{' => closers.push('}'),
-            '[' => closers.push(']'),
-            '}' | ']' => {
-                closers.pop();
-            }
-            _ => {}
-        }
-    }
-    let mut healed = partial.to_string();
-    if escaped {
-        healed.pop();
-    }
-    if in_string {
-        healed.push('"');
-    }
-    let trimmed = healed.trim_end();
-    let mut healed = trimmed.trim_end_matches([',', ':']).to_string();
-    while let Some(c) = closers.pop() {
-        healed.push(c);
-    }
-    match serde_json::from_str(&healed) {
-        Ok(v @ Value::Object(_)) => Some(v),
-        _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn streaming_arguments_are_healed_into_objects() {
-        assert_eq!(heal_json(r#"{"city":"Ber"#), Some(json!({"city": "Ber"})));
-        assert_eq!(heal_json(r#"{"a":[1,2"#), Some(json!({"a": [1, 2]})));
-        assert_eq!(heal_json(r#"{"a":{"b":"x\""#), Some(json!({"a": {"b": "x\""}})));
-        assert_eq!(heal_json(r#"{"a":1,"#), Some(json!({"a": 1})));
-        assert_eq!(heal_json(r#"{"city":"Bergen"}"#), Some(json!({"city": "Bergen"})));
-        assert_eq!(heal_json(""), None);
-        assert_eq!(heal_json("[1,2"), None, "only objects are arguments");
-    }
-
-    #[test]
-    fn view_urls_carry_the_token() {
-        let url = view_url("0123456789abcdef0123456789abcdef");
-        assert!(url.ends_with("/view/0123456789abcdef0123456789abcdef"));
-    }
-
-    /// A view's bridge with no server behind it: enough to follow what the view is told.
-    struct NoServer;
-
-    impl HostServices for NoServer {
-        fn call_tool(
-            &self,
-            _: &str,
-            _: &str,
-            _: Option<Map<String, Value>>,
-        ) -> BoxFuture<'static, Result<Value, String>> {
-            async { Err("no server in this test".to_string()) }.boxed()
-        }
-        fn tool(&self, _: &str, _: &str) -> Option<CatalogTool> {
-            None
-        }
-        fn read_resource(&self, _: &str, _: &str) -> BoxFuture<'static, Result<Value, String>> {
-            async { Err("no server in this test".to_string()) }.boxed()
-        }
-        fn list_resources(&self, _: &str) -> BoxFuture<'static, Result<Value, String>> {
-            async { Err("no server in this test".to_string()) }.boxed()
-        }
-        fn list_resource_templates(&self, _: &str) -> BoxFuture<'static, Result<Value, String>> {
-            async { Err("no server in this test".to_string()) }.boxed()
-        }
-        fn list_prompts(&self, _: &str) -> BoxFuture<'static, Result<Value, String>> {
-            async { Err("no server in this test".to_string()) }.boxed()
-        }
-        fn audit(&self, _: AuditNote) {}
-    }
-
-    #[tokio::test]
-    async fn a_view_starts_in_the_theme_shown_and_is_told_a_switch_with_its_style_variables() {
-        let tool = CatalogTool {
-            server: "demo".into(),
-            name: "chart".into(),
-            model_name: "chart".into(),
-            title: None,
-            description: None,
-            input_schema: json!({"type": "object"}),
-            ui_resource_uri: Some("ui://demo/chart".into()),
-            visibility: vec![porthole_mcp::Audience::Model, porthole_mcp::Audience::App],
-            meta_problems: vec![],
-        };
-        let config = ViewConfig {
-            view_id: "v1".into(),
-            server: "demo".into(),
-            tool_definition: tool_definition(&tool),
-            tool,
-            tool_call_request_id: None,
-            host_context: host_context(Theme::Light),
-            granted: json!({"permissions": {}, "csp": {}}),
-        };
-        let (bridge, mut to_view, _actions) = ViewBridge::new(config, Arc::new(NoServer));
-        let mut next = async || {
-            tokio::time::timeout(Duration::from_secs(5), to_view.recv())
-                .await
-                .expect("a message to the view")
-                .expect("the channel is open")
-        };
-        bridge.receive(json!({"jsonrpc": "2.0", "id": 1, "method": "ui/initialize",
-            "params": {"protocolVersion": "2026-01-26"}}));
-        let answer = next().await;
-        let context = &answer["result"]["hostContext"];
-        assert_eq!(context["theme"], "light");
-        assert_eq!(context["styles"]["variables"]["--color-background-primary"], "#ffffff");
-        assert_eq!(context["displayMode"], "inline", "the rest of the context is there too");
-        bridge.receive(json!({"jsonrpc": "2.0", "method": "ui/notifications/initialized", "params": {}}));
-
-        // What `Views::set_theme_preference` / `theme_changed` give every live bridge.
-        bridge.host_context_changed(theme_context(Theme::Dark));
-        let told = next().await;
-        assert_eq!(told["method"], "ui/notifications/host-context-changed");
-        assert_eq!(told["params"]["theme"], "dark");
-        let variables = told["params"]["styles"]["variables"]
-            .as_object()
-            .expect("the style variables");
-        assert_eq!(variables.len(), 76);
-        assert_eq!(variables["--color-background-primary"], "#1c1d21");
-        assert_eq!(variables["--color-text-primary"], "#ececf1");
-        assert_eq!(
-            told["params"].as_object().unwrap().len(),
-            2,
-            "only the theme's part: {told}"
-        );
-
-        // The same theme again tells the view nothing; back to light tells it again.
-        bridge.host_context_changed(theme_context(Theme::Dark));
-        bridge.host_context_changed(theme_context(Theme::Light));
-        let told = next().await;
-        assert_eq!(told["params"]["theme"], "light");
-        assert_eq!(
-            told["params"]["styles"]["variables"]["--color-background-primary"],
-            "#ffffff"
-        );
-        assert!(to_view.try_recv().is_err(), "nothing more");
     }
 }

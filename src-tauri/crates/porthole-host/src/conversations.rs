@@ -1,0 +1,58 @@
+//! The conversations in the store: listed, opened (with their tool calls, both facings),
+//! renamed, deleted and searched.
+
+use porthole_store::{Conversation, SearchHit, StoredMessage, ToolCallRecord};
+use serde::Serialize;
+use ts_rs::TS;
+
+use crate::Host;
+use crate::error::{AppError, AppResult};
+
+/// A stored conversation: its messages and tool calls (both facings).
+#[derive(Debug, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredConversation {
+    pub conversation: Conversation,
+    pub messages: Vec<StoredMessage>,
+    pub tool_calls: Vec<ToolCallRecord>,
+    /// A turn is writing to it now.
+    pub running: bool,
+}
+
+/// How many hits a search returns at most.
+const SEARCH_LIMIT: usize = 50;
+
+impl Host {
+    pub fn list_conversations(&self) -> AppResult<Vec<Conversation>> {
+        Ok(self.store()?.list_conversations()?)
+    }
+
+    pub fn open_conversation(&self, id: &str) -> AppResult<StoredConversation> {
+        let store = self.store()?;
+        Ok(StoredConversation {
+            conversation: self.existing_conversation(id)?,
+            messages: store.messages(id)?,
+            tool_calls: store.tool_calls(id)?,
+            running: self.inner.turns.is_running(id),
+        })
+    }
+
+    pub fn rename_conversation(&self, id: &str, title: &str) -> AppResult<()> {
+        let title = title.trim();
+        if title.is_empty() {
+            return Err(AppError::invalid("a conversation needs a title"));
+        }
+        Ok(self.store()?.rename_conversation(id, title)?)
+    }
+
+    /// Deletes a conversation; a turn running in it is stopped and its pop-out windows close.
+    pub fn delete_conversation(&self, id: &str) -> AppResult<()> {
+        self.inner.turns.stop(id);
+        self.close_pop_outs_of(id);
+        Ok(self.store()?.delete_conversation(id)?)
+    }
+
+    pub fn search_conversations(&self, query: &str) -> AppResult<Vec<SearchHit>> {
+        Ok(self.store()?.search(query, SEARCH_LIMIT)?)
+    }
+}

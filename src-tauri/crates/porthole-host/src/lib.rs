@@ -1,0 +1,225 @@
+//! Porthole's app layer, with no Tauri: everything the desktop app does that needs no window.
+//! The turn lifecycle (claims, approvals, retry and edit), tools-panel runs, the views of tool
+//! calls (their registry, persistence, downloads and pop-outs), model and general settings,
+//! MCP server editing, servers' questions, and the headless commands.
+//!
+//! [`Host`] is the app's state; each window command of the shell is a call to one of its
+//! methods. It talks outward only through [`ports::Outbox`] (events for a window) and
+//! [`ports::Desktop`] (save dialogs, the system theme, the browser, pop-out windows), so its
+//! tests run with a recording outbox, the real store and real MCP servers — no window.
+
+pub mod contract;
+pub mod conversations;
+pub mod error;
+pub mod headless;
+pub mod model;
+pub mod pop_outs;
+pub mod ports;
+pub mod questions;
+pub mod server_settings;
+pub mod settings;
+pub mod setup;
+pub mod theme;
+pub mod tool_runs;
+pub mod turns;
+pub mod views;
+
+use std::sync::{Arc, Mutex};
+
+use porthole_agent::ModelContext;
+use porthole_mcp::{ConfigProblem, ElicitationPolicy, ElicitationRequest, LoadedConfig, Servers};
+use porthole_secrets::SecretStore;
+use porthole_store::Store;
+use serde::Serialize;
+use ts_rs::TS;
+
+pub use error::{AppError, AppResult, ErrorCode};
+pub use model::ModelFlags;
+pub use ports::{Desktop, MAIN_WINDOW, Outbound, Outbox, POP_OUT_PREFIX};
+pub use setup::Setup;
+
+use crate::pop_outs::PopOuts;
+use crate::questions::Questions;
+use crate::server_settings::ServerConfigFiles;
+use crate::turns::Turns;
+use crate::views::Views;
+
+/// What the window shows about this run of the app.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AppInfo {
+    pub version: String,
+    pub profile_dir: String,
+    pub config_file: String,
+    /// Problems found in config files, one line each (file:line: server, field: message).
+    pub config_problems: Vec<String>,
+    pub mcp_apps: bool,
+}
+
+impl AppInfo {
+    /// The config files changed (in the settings): their problems and the MCP Apps switch now.
+    pub fn config_changed(&mut self, problems: &[ConfigProblem], mcp_apps: bool) {
+        self.config_problems = problems.iter().map(ConfigProblem::to_string).collect();
+        self.mcp_apps = mcp_apps;
+    }
+}
+
+/// What a [`Host`] starts from.
+pub struct HostOptions {
+    pub setup: Setup,
+    /// The command line's model flags (they win over the settings, for this run only).
+    pub model_flags: ModelFlags,
+    /// The OS keyring for API keys (opened on first need).
+    pub keyring: Arc<dyn SecretStore>,
+    /// The store: `None` opens the profile's database file.
+    pub store: Option<Result<Store, AppError>>,
+}
+
+/// The app's state: the servers, the store, the turns running, the views shown, the settings.
+/// Cheap to clone; every clone is the same app.
+#[derive(Clone)]
+pub struct Host {
+    inner: Arc<HostInner>,
+}
+
+pub(crate) struct HostInner {
+    pub(crate) servers: Servers,
+    pub(crate) store: Result<Store, AppError>,
+    pub(crate) model_flags: ModelFlags,
+    pub(crate) keyring: Arc<dyn SecretStore>,
+    pub(crate) context: ModelContext,
+    pub(crate) turns: Turns,
+    pub(crate) questions: Questions,
+    pub(crate) views: Views,
+    pub(crate) pop_outs: PopOuts,
+    pub(crate) config_files: ServerConfigFiles,
+    pub(crate) info: Mutex<AppInfo>,
+    pub(crate) outbox: Arc<dyn Outbox>,
+    pub(crate) desktop: Arc<dyn Desktop>,
+    pub(crate) runtime: tokio::runtime::Handle,
+}
+
+impl Host {
+    /// Loads the config files, starts every server (in the background, in parallel), opens the
+    /// store, and starts forwarding servers' questions and state changes to the main window.
+    /// Call it inside `runtime`.
+    pub fn start(
+        options: HostOptions,
+        outbox: Arc<dyn Outbox>,
+        desktop: Arc<dyn Desktop>,
+        runtime: tokio::runtime::Handle,
+    ) -> Host {
+        let setup = options.setup;
+        let loaded = LoadedConfig::load(&setup.config_files);
+        for problem in &loaded.problems {
+            tracing::warn!("config: {problem}");
+        }
+        let mcp_apps = loaded.mcp_apps_enabled();
+        let info = AppInfo {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            profile_dir: setup.profile.data_dir().display().to_string(),
+            config_file: setup.profile.config_file().display().to_string(),
+            config_problems: loaded.problems.iter().map(ConfigProblem::to_string).collect(),
+            mcp_apps,
+        };
+        let (questions_tx, mut questions_rx) = tokio::sync::mpsc::channel::<ElicitationRequest>(8);
+        let connect = setup.connect_options(mcp_apps, ElicitationPolicy::Ask(questions_tx));
+        let servers = {
+            let _entered = runtime.enter();
+            Servers::start(loaded.servers, connect)
+        };
+        let store = options.store.unwrap_or_else(|| {
+            Store::open(&setup.profile.database_file()).map_err(|e| {
+                tracing::error!("{e}");
+                AppError::store(format!("the conversation store cannot be opened: {e}"))
+            })
+        });
+        let context = ModelContext::default();
+        let views = Views::new(
+            servers.clone(),
+            store.as_ref().ok().cloned(),
+            context.clone(),
+            outbox.clone(),
+            desktop.clone(),
+            runtime.clone(),
+        );
+        let host = Host {
+            inner: Arc::new(HostInner {
+                servers: servers.clone(),
+                store,
+                model_flags: options.model_flags,
+                keyring: options.keyring,
+                context,
+                turns: Turns::default(),
+                questions: Questions::default(),
+                views,
+                pop_outs: PopOuts::default(),
+                config_files: ServerConfigFiles::new(setup.config_files.clone()),
+                info: Mutex::new(info),
+                outbox,
+                desktop,
+                runtime: runtime.clone(),
+            }),
+        };
+
+        // Each server question is held until the window answers it.
+        let this = host.clone();
+        runtime.spawn(async move {
+            while let Some(request) = questions_rx.recv().await {
+                let question = this.inner.questions.ask(request);
+                this.inner.outbox.send(MAIN_WINDOW, Outbound::Question(question));
+            }
+        });
+        // Every change of a server's state reaches the window as one event.
+        let this = host.clone();
+        let mut changes = servers.subscribe();
+        runtime.spawn(async move {
+            while changes.changed().await.is_ok() {
+                let statuses = changes.borrow_and_update().clone();
+                this.inner.outbox.send(MAIN_WINDOW, Outbound::ServersChanged(statuses));
+            }
+        });
+        host
+    }
+
+    /// The running servers.
+    pub fn servers(&self) -> &Servers {
+        &self.inner.servers
+    }
+
+    /// The views of tool calls (the shell's scheme handler serves their tokens).
+    pub fn views(&self) -> &Views {
+        &self.inner.views
+    }
+
+    /// The store, or why there is none.
+    pub fn store(&self) -> AppResult<&Store> {
+        self.inner.store.as_ref().map_err(Clone::clone)
+    }
+
+    pub fn app_info(&self) -> AppInfo {
+        self.inner.info.lock().unwrap().clone()
+    }
+
+    pub fn list_servers(&self) -> Vec<porthole_mcp::ServerStatus> {
+        self.inner.servers.statuses()
+    }
+
+    pub fn list_questions(&self) -> Vec<questions::Question> {
+        self.inner.questions.list()
+    }
+
+    pub fn answer_elicitation(
+        &self,
+        id: u64,
+        action: questions::ElicitationAction,
+        content: Option<serde_json::Value>,
+    ) -> AppResult<()> {
+        self.inner.questions.answer(id, action, content)
+    }
+
+    /// Ends every server's connection (the app is closing).
+    pub async fn shutdown(&self) {
+        self.inner.servers.shutdown().await;
+    }
+}

@@ -1,0 +1,45 @@
+//! The profile a run uses and the MCP config files it reads, shared by the app and the
+//! command line.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Result;
+use porthole_mcp::oauth::{KeyringTokens, OAuth, SystemBrowser};
+use porthole_mcp::{ConnectOptions, ElicitationPolicy};
+use porthole_profile::Profile;
+
+/// The profile, created if new, plus the MCP config files to read (the profile's own first).
+pub struct Setup {
+    pub profile: Profile,
+    pub config_files: Vec<PathBuf>,
+}
+
+impl Setup {
+    /// `profile_dir` (`--profile`/`PORTHOLE_HOME`) or the OS's usual places; `extra_configs`
+    /// are the `--mcp-config` files, read after the profile's own.
+    pub fn new(profile_dir: Option<&Path>, extra_configs: &[PathBuf]) -> Result<Setup> {
+        let profile = Profile::resolve(profile_dir)?;
+        profile.ensure()?;
+        let mut config_files = vec![profile.config_file()];
+        config_files.extend(extra_configs.iter().cloned());
+        Ok(Setup { profile, config_files })
+    }
+
+    /// Connection settings shared by the app and the command line. A server's questions
+    /// (elicitation) go to the window's form in the app; the command-line tools decline them
+    /// (and do not advertise the capability), having no one to ask. Remote servers that
+    /// require OAuth are signed in to in the system browser; tokens are kept in the OS keyring
+    /// per server URL (in memory for the session, with a warning, when there is no keyring).
+    pub fn connect_options(&self, mcp_apps: bool, elicitation: ElicitationPolicy) -> ConnectOptions {
+        ConnectOptions {
+            mcp_apps,
+            server_log_dir: Some(self.profile.log_dir().join("servers")),
+            elicitation,
+            oauth: Some(OAuth::new(
+                Arc::new(SystemBrowser),
+                Arc::new(KeyringTokens(Arc::new(porthole_secrets::LazyKeyring::new("Porthole")))),
+            )),
+        }
+    }
+}

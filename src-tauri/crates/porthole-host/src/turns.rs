@@ -1,0 +1,472 @@
+//! The turn lifecycle: a conversation is claimed while a turn (or a tools-panel run) writes to
+//! it, tool calls wait for the person's approval, and a retry or an edit rewinds the
+//! conversation to its last user message before running again.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use porthole_agent::record::{Recorder, StoredApprovals, load_history, title_from};
+use porthole_agent::{
+    Agent, ApprovalRequest, Approver, Decision, EventSink, Message, Part, Role, StopReason, TurnEvent,
+};
+use porthole_store::{MessageRole, Store};
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+use ts_rs::TS;
+
+use crate::error::{AppError, AppResult};
+use crate::ports::{MAIN_WINDOW, Outbound};
+use crate::{Host, HostInner};
+
+/// One event of a conversation's turn, as the window receives it (`chat-event`).
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatEvent {
+    pub conversation_id: String,
+    pub event: TurnEvent,
+}
+
+type Pending = Arc<Mutex<HashMap<String, tokio::sync::oneshot::Sender<Decision>>>>;
+
+/// The turns running, by conversation, and the tool calls waiting for a decision.
+#[derive(Default)]
+pub struct Turns {
+    running: Arc<Mutex<HashMap<String, CancellationToken>>>,
+    approvals: Pending,
+}
+
+/// A conversation held by one turn or run: nothing else starts there while it lives, and
+/// `stop_turn` cancels it. Dropping it frees the conversation, however the turn ended.
+pub struct TurnClaim {
+    running: Arc<Mutex<HashMap<String, CancellationToken>>>,
+    conversation_id: String,
+    cancel: CancellationToken,
+}
+
+impl TurnClaim {
+    /// The token `stop_turn` cancels.
+    pub fn cancel_token(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+}
+
+impl Drop for TurnClaim {
+    fn drop(&mut self) {
+        self.running.lock().unwrap().remove(&self.conversation_id);
+    }
+}
+
+impl Turns {
+    /// Claims `conversation_id` for a turn; refused while another one runs there.
+    pub fn claim(&self, conversation_id: &str) -> AppResult<TurnClaim> {
+        let cancel = CancellationToken::new();
+        let mut running = self.running.lock().unwrap();
+        if running.contains_key(conversation_id) {
+            return Err(AppError::busy(
+                "a reply is still being written in this conversation; stop it first",
+            ));
+        }
+        running.insert(conversation_id.to_string(), cancel.clone());
+        Ok(TurnClaim {
+            running: self.running.clone(),
+            conversation_id: conversation_id.to_string(),
+            cancel,
+        })
+    }
+
+    pub fn is_running(&self, conversation_id: &str) -> bool {
+        self.running.lock().unwrap().contains_key(conversation_id)
+    }
+
+    /// Cancels the turn running in the conversation; `false` when none is.
+    pub fn stop(&self, conversation_id: &str) -> bool {
+        match self.running.lock().unwrap().get(conversation_id) {
+            Some(cancel) => {
+                cancel.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The approver for a window's turns: each call waits for [`Turns::answer`].
+    fn approver(&self) -> Arc<dyn Approver> {
+        Arc::new(WindowApprover(self.approvals.clone()))
+    }
+
+    /// The person's decision on a waiting tool call.
+    pub fn answer(&self, call_id: &str, decision: Decision) -> AppResult<()> {
+        let waiting = self.approvals.lock().unwrap().remove(call_id);
+        let respond =
+            waiting.ok_or_else(|| AppError::not_found("that tool call is no longer waiting for a decision"))?;
+        respond
+            .send(decision)
+            .map_err(|_| AppError::expired("the turn stopped waiting for this decision"))
+    }
+}
+
+/// Tool calls wait for the window's approval prompt.
+struct WindowApprover(Pending);
+
+impl Approver for WindowApprover {
+    fn decide(&self, request: ApprovalRequest) -> BoxFuture<'static, Decision> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.0.lock().unwrap().insert(request.call_id, tx);
+        async move { rx.await.unwrap_or(Decision::Deny) }.boxed()
+    }
+}
+
+/// Where a retry or an edit starts from: the conversation's last user message.
+#[derive(Debug)]
+pub(crate) struct RewindPoint {
+    /// The message's store id: it and every later message are dropped.
+    pub(crate) message_id: i64,
+    /// The message as it was sent (what a retry sends again).
+    pub(crate) user: Message,
+    /// Whether a tool call among the dropped messages has (or had) a view.
+    pub(crate) drops_views: bool,
+}
+
+pub(crate) fn rewind_point(store: &Store, conversation_id: &str) -> AppResult<RewindPoint> {
+    let messages = store.messages(conversation_id)?;
+    let last = messages
+        .iter()
+        .rev()
+        .find(|m| m.role == MessageRole::User)
+        .ok_or_else(|| AppError::invalid("this conversation has no message of yours to send again"))?;
+    let parts: Vec<Part> = serde_json::from_value(last.parts.clone())
+        .map_err(|e| AppError::store(format!("your last message could not be read back: {e}")))?;
+    let user = Message {
+        role: Role::User,
+        parts,
+    };
+    if user.text().trim().is_empty() {
+        return Err(AppError::invalid("your last message has no text to send again"));
+    }
+    // A tools-panel run made since (held by an empty `tool` message) would go with the rewind.
+    let panel_run_since = messages
+        .iter()
+        .any(|m| m.id > last.id && m.role == MessageRole::Tool && m.parts.as_array().is_some_and(Vec::is_empty));
+    if panel_run_since {
+        return Err(AppError::invalid(
+            "tools-panel runs came after your last message, and sending it again would remove them; send a new message instead",
+        ));
+    }
+    let dropped_calls: Vec<i64> = store
+        .tool_calls(conversation_id)?
+        .iter()
+        .filter(|c| c.message_id >= last.id)
+        .map(|c| c.id)
+        .collect();
+    let drops_views = !dropped_calls.is_empty()
+        && store
+            .views(conversation_id)?
+            .iter()
+            .any(|v| dropped_calls.contains(&v.tool_call_id));
+    Ok(RewindPoint {
+        message_id: last.id,
+        user,
+        drops_views,
+    })
+}
+
+impl HostInner {
+    /// Where a conversation's events go, in order: the store (`recorder`), the views (a call
+    /// with a view gets it) and the main window (`chat-event`). A model's turn and a
+    /// tools-panel run alike.
+    pub(crate) fn conversation_sink(
+        self: &Arc<Self>,
+        recorder: Recorder,
+        conversation_id: &str,
+    ) -> impl Fn(&TurnEvent) + Send + Sync + 'static {
+        let this = self.clone();
+        let conversation_id = conversation_id.to_string();
+        move |event: &TurnEvent| {
+            recorder.emit(event);
+            this.views.on_turn_event(&conversation_id, event);
+            this.outbox.send(
+                MAIN_WINDOW,
+                Outbound::Chat(ChatEvent {
+                    conversation_id: conversation_id.clone(),
+                    event: event.clone(),
+                }),
+            );
+        }
+    }
+}
+
+impl Host {
+    pub(crate) fn existing_conversation(&self, id: &str) -> AppResult<porthole_store::Conversation> {
+        self.store()?
+            .conversation(id)?
+            .ok_or_else(|| AppError::not_found(format!("no conversation {id}")))
+    }
+
+    /// Sends the person's message: starts a turn in `conversation_id` (a new conversation when
+    /// absent) and returns the conversation's id at once; the turn's events follow as
+    /// `chat-event`.
+    pub fn send_message(&self, conversation_id: Option<String>, text: &str) -> AppResult<String> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(AppError::invalid("the message is empty"));
+        }
+        let store = self.store()?;
+        let id = match conversation_id {
+            Some(id) => self.existing_conversation(&id)?.id,
+            None => store.create_conversation(&title_from(text))?.id,
+        };
+        let claim = self.inner.turns.claim(&id)?;
+        self.start_turn(id.clone(), Message::user(text), claim);
+        Ok(id)
+    }
+
+    /// Runs the conversation's last user message again: its replies (messages, tool calls and
+    /// their views) are dropped and a new turn starts with the same message.
+    pub async fn retry_turn(&self, conversation_id: &str) -> AppResult<()> {
+        self.rerun(conversation_id, None).await
+    }
+
+    /// Replaces the conversation's last user message with `text`, drops everything after it,
+    /// and starts a turn with the new text.
+    pub async fn edit_and_resend(&self, conversation_id: &str, text: &str) -> AppResult<()> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(AppError::invalid("the message is empty"));
+        }
+        self.rerun(conversation_id, Some(Message::user(text))).await
+    }
+
+    /// Drops the conversation's last user message and everything after it, then runs a turn
+    /// with `replacement` (a retry: the same message). When views go with the dropped tool
+    /// calls, the conversation's views are torn down first, while their frames still show
+    /// them, and those of the calls that stay are re-created after.
+    async fn rerun(&self, conversation_id: &str, replacement: Option<Message>) -> AppResult<()> {
+        let store = self.store()?.clone();
+        self.existing_conversation(conversation_id)?;
+        // Released on any error below, as the claim is dropped.
+        let claim = self.inner.turns.claim(conversation_id)?;
+        let point = rewind_point(&store, conversation_id)?;
+        let views = &self.inner.views;
+        if point.drops_views {
+            // Pop-out windows of the conversation close too (their views may be of dropped calls).
+            self.close_pop_outs_of(conversation_id);
+            views.teardown_conversation(conversation_id).await;
+        }
+        store.delete_messages_from(conversation_id, point.message_id)?;
+        if point.drops_views
+            && let Err(e) = views.reopen(conversation_id, None, MAIN_WINDOW)
+        {
+            tracing::warn!(conversation_id, "the views that stay could not be re-created: {e}");
+        }
+        self.start_turn(conversation_id.to_string(), replacement.unwrap_or(point.user), claim);
+        Ok(())
+    }
+
+    /// Runs a turn, in the background, of a claimed conversation: the model gets the stored
+    /// history and then `user`. Without a usable model the message is kept and the reason is
+    /// shown where the reply would be. The claim ends with the turn.
+    fn start_turn(&self, conversation_id: String, user: Message, claim: TurnClaim) {
+        let choice = self.model_choice();
+        let inner = self.inner.clone();
+        self.inner.runtime.spawn(async move {
+            let store = match inner.store.as_ref() {
+                Ok(store) => store.clone(),
+                Err(_) => return,
+            };
+            let recorder = Recorder::new(store.clone(), conversation_id.clone());
+            let sink = inner.conversation_sink(recorder, &conversation_id);
+            let model = match choice {
+                Ok(choice) => choice
+                    .resolve_model()
+                    .await
+                    .map(|m| (choice, m))
+                    .map_err(|e| format!("{e:#}")),
+                Err(e) => Err(e.message),
+            };
+            match model {
+                Ok((choice, model)) => {
+                    let history = match load_history(&store, &conversation_id) {
+                        Ok(history) => history,
+                        Err(e) => {
+                            tracing::error!(conversation_id, "the history could not be read: {e}");
+                            Vec::new()
+                        }
+                    };
+                    let mut agent = Agent::new(choice.provider, model, inner.servers.clone());
+                    agent.approver = inner.turns.approver();
+                    agent.remembered = Some(Arc::new(StoredApprovals(store.clone())));
+                    agent.context = inner.context.clone();
+                    agent.views = inner.views.reports(&conversation_id);
+                    agent
+                        .run_turn(
+                            Some(conversation_id.clone()),
+                            history,
+                            user,
+                            &sink,
+                            claim.cancel_token(),
+                        )
+                        .await;
+                }
+                Err(error) => {
+                    // No model: the message is kept, and the reason is shown where the reply would be.
+                    let message = format!("No model can answer: {error}");
+                    sink.emit(&TurnEvent::UserMessage { message: user });
+                    sink.emit(&TurnEvent::StepStarted { step: 1 });
+                    sink.emit(&TurnEvent::Error { message });
+                    sink.emit(&TurnEvent::Done {
+                        stop_reason: StopReason::Error,
+                        text: String::new(),
+                        usage: Default::default(),
+                    });
+                }
+            }
+            drop(claim);
+        });
+    }
+
+    /// Stops the reply being written in a conversation (the partial reply is kept).
+    pub fn stop_turn(&self, conversation_id: &str) -> bool {
+        self.inner.turns.stop(conversation_id)
+    }
+
+    /// The person's decision on a tool call.
+    pub fn answer_approval(&self, call_id: &str, decision: Decision) -> AppResult<()> {
+        self.inner.turns.answer(call_id, decision)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use porthole_store::MessageStatus::Complete;
+
+    fn parts(message: &Message) -> serde_json::Value {
+        serde_json::to_value(&message.parts).unwrap()
+    }
+
+    fn call(conversation_id: &str, message_id: i64, call_id: &str) -> porthole_store::NewToolCall {
+        porthole_store::NewToolCall {
+            conversation_id: conversation_id.into(),
+            message_id,
+            call_id: call_id.into(),
+            server: "demo".into(),
+            tool: "chart".into(),
+            arguments: serde_json::json!({}),
+            status: porthole_store::ToolCallStatus::Ok,
+        }
+    }
+
+    fn view(tool_call_id: i64) -> porthole_store::NewView {
+        porthole_store::NewView {
+            tool_call_id,
+            server: "demo".into(),
+            tool: "chart".into(),
+            uri: "ui://demo/chart.html".into(),
+            html_sha256: "ab".repeat(32),
+            csp: "default-src 'none'".into(),
+            expires_at: i64::MAX,
+        }
+    }
+
+    /// A conversation of two turns; the first turn's call has a view, and so does the second's
+    /// when `second_view`. Returns the store, the conversation id and the message ids.
+    fn two_turns(second_view: bool) -> (Store, String, Vec<i64>) {
+        let store = Store::open_in_memory().unwrap();
+        let id = store.create_conversation("chart").unwrap().id;
+        let add =
+            |role: MessageRole, parts: serde_json::Value| store.append_message(&id, role, &parts, Complete).unwrap();
+        let answer = |text: &str| serde_json::json!([{"type": "text", "text": text}]);
+        let ids = vec![
+            add(MessageRole::User, parts(&Message::user("one"))),
+            add(MessageRole::Assistant, answer("first")),
+            add(MessageRole::User, parts(&Message::user("two"))),
+            add(MessageRole::Assistant, answer("second")),
+            add(
+                MessageRole::Tool,
+                serde_json::json!([{"type": "tool_result", "tool_use_id": "c2", "content": [], "is_error": false}]),
+            ),
+        ];
+        let first = store.insert_tool_call(&call(&id, ids[1], "c1")).unwrap();
+        store.insert_view(&view(first)).unwrap();
+        let second = store.insert_tool_call(&call(&id, ids[3], "c2")).unwrap();
+        if second_view {
+            store.insert_view(&view(second)).unwrap();
+        }
+        (store, id, ids)
+    }
+
+    #[test]
+    fn a_claim_holds_the_conversation_until_it_is_dropped() {
+        let turns = Turns::default();
+        let claim = turns.claim("c").unwrap();
+        assert!(turns.is_running("c"));
+        assert_eq!(turns.claim("c").err().unwrap().code, crate::ErrorCode::Busy);
+        assert!(turns.claim("other").is_ok(), "other conversations are free");
+        assert!(turns.stop("c"));
+        assert!(claim.cancel_token().is_cancelled());
+        drop(claim);
+        assert!(!turns.is_running("c"));
+        assert!(!turns.stop("c"));
+        assert!(turns.claim("c").is_ok());
+    }
+
+    #[test]
+    fn a_rerun_starts_from_the_last_user_message_and_knows_whether_views_go_with_it() {
+        let (store, id, ids) = two_turns(true);
+        let point = rewind_point(&store, &id).unwrap();
+        assert_eq!(point.message_id, ids[2]);
+        assert_eq!(point.user, Message::user("two"));
+        assert!(point.drops_views);
+
+        // Only the first turn's call has a view: nothing of the second turn's needs tearing down.
+        let (store, id, _) = two_turns(false);
+        assert!(!rewind_point(&store, &id).unwrap().drops_views);
+    }
+
+    #[test]
+    fn dropping_from_the_rewind_point_leaves_the_earlier_turn_its_call_and_view() {
+        let (store, id, ids) = two_turns(true);
+        let point = rewind_point(&store, &id).unwrap();
+        store.delete_messages_from(&id, point.message_id).unwrap();
+        let left: Vec<i64> = store.messages(&id).unwrap().iter().map(|m| m.id).collect();
+        assert_eq!(left, &ids[..2]);
+        let calls = store.tool_calls(&id).unwrap();
+        assert_eq!(calls.iter().map(|c| c.call_id.as_str()).collect::<Vec<_>>(), ["c1"]);
+        assert_eq!(store.views(&id).unwrap().len(), 1);
+        // The history the model gets next ends with the first reply; the next point is "one".
+        let history = load_history(&store, &id).unwrap();
+        assert_eq!(history.last().map(Message::text).as_deref(), Some("first"));
+        assert_eq!(rewind_point(&store, &id).unwrap().user, Message::user("one"));
+    }
+
+    #[test]
+    fn a_tools_panel_run_made_since_the_last_message_is_not_rewound_away() {
+        let (store, id, _) = two_turns(false);
+        let holder = store
+            .append_message(&id, MessageRole::Tool, &serde_json::json!([]), Complete)
+            .unwrap();
+        store
+            .insert_tool_call(&call(&id, holder, "run-0123456789abcdef"))
+            .unwrap();
+        let refused = rewind_point(&store, &id).unwrap_err();
+        assert!(refused.message.contains("tools-panel runs"), "{refused}");
+    }
+
+    #[test]
+    fn there_is_no_rerun_without_a_user_message() {
+        let store = Store::open_in_memory().unwrap();
+        let id = store.create_conversation("empty").unwrap().id;
+        assert!(
+            rewind_point(&store, &id)
+                .unwrap_err()
+                .message
+                .contains("no message of yours")
+        );
+        store
+            .append_message(&id, MessageRole::Tool, &serde_json::json!([]), Complete)
+            .unwrap();
+        assert!(rewind_point(&store, &id).is_err());
+    }
+}

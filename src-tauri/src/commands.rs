@@ -1,0 +1,326 @@
+//! The window commands: each a few lines handing its arguments to `porthole-host`. Their names,
+//! arguments, answers and the windows that may call them are listed once, in
+//! `porthole-host/src/command_list.rs`, which also feeds `generate_handler!` here, the ACL
+//! manifest in `build.rs`, the capabilities and the front end's typed client.
+
+use porthole_host::contract::*;
+use porthole_host::{AppError, Host};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tauri::ipc::{CommandArg, CommandItem, InvokeBody, InvokeError};
+use tauri::{State, Webview};
+
+include!("../crates/porthole-host/src/command_list.rs");
+
+/// The handler of every command in the list.
+pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static {
+    macro_rules! handler {
+        (
+            main: { $($main:ident: $main_args:ty => $main_result:ty,)* }
+            shared: { $($shared:ident: $shared_args:ty => $shared_result:ty,)* }
+            pop_out: { $($pop:ident: $pop_args:ty => $pop_result:ty,)* }
+        ) => {
+            tauri::generate_handler![$($main,)* $($shared,)* $($pop,)*]
+        };
+    }
+    app_command_list!(handler)
+}
+
+/// A command's arguments: the whole invoke payload, read as one struct of
+/// `porthole_host::contract`.
+pub struct Args<T>(T);
+
+impl<'de, R: tauri::Runtime, T: DeserializeOwned> CommandArg<'de, R> for Args<T> {
+    fn from_command(command: CommandItem<'de, R>) -> Result<Self, InvokeError> {
+        let invalid = |e: String| {
+            let error = AppError::invalid(format!("{}: {e}", command.name));
+            InvokeError::from(serde_json::to_value(error).unwrap_or(Value::Null))
+        };
+        match command.message.payload() {
+            InvokeBody::Json(payload) => T::deserialize(payload).map(Args).map_err(|e| invalid(e.to_string())),
+            InvokeBody::Raw(_) => Err(invalid("the arguments must be JSON".into())),
+        }
+    }
+}
+
+type Answer<T> = Result<T, AppError>;
+
+#[tauri::command]
+fn app_info(host: State<'_, Host>, _: Args<NoArgs>) -> porthole_host::AppInfo {
+    host.app_info()
+}
+
+#[tauri::command]
+fn list_servers(host: State<'_, Host>, _: Args<NoArgs>) -> Vec<porthole_mcp::ServerStatus> {
+    host.list_servers()
+}
+
+/// Called once by the front end when the composer can take input. With
+/// `PORTHOLE_REPORT_READY=1` it prints `porthole-ready <ms since start>` on stdout, which is how
+/// the start-up benchmark measures.
+#[tauri::command]
+fn ui_ready(_: Args<NoArgs>) {
+    let ms = crate::desktop::since_start_ms();
+    tracing::info!(ms, "composer ready");
+    if std::env::var_os("PORTHOLE_REPORT_READY").is_some() {
+        println!("porthole-ready {ms}");
+    }
+}
+
+#[tauri::command]
+fn answer_elicitation(host: State<'_, Host>, Args(a): Args<AnswerElicitation>) -> Answer<()> {
+    host.answer_elicitation(a.id, a.action, a.content)
+}
+
+#[tauri::command]
+fn list_questions(host: State<'_, Host>, _: Args<NoArgs>) -> Vec<porthole_host::questions::Question> {
+    host.list_questions()
+}
+
+#[tauri::command]
+async fn model_info(host: State<'_, Host>, _: Args<NoArgs>) -> Answer<porthole_host::model::ModelInfo> {
+    Ok(host.model_info())
+}
+
+#[tauri::command]
+fn list_conversations(host: State<'_, Host>, _: Args<NoArgs>) -> Answer<Vec<porthole_store::Conversation>> {
+    host.list_conversations()
+}
+
+#[tauri::command]
+fn open_conversation(
+    host: State<'_, Host>,
+    Args(a): Args<ConversationRef>,
+) -> Answer<porthole_host::conversations::StoredConversation> {
+    host.open_conversation(&a.id)
+}
+
+#[tauri::command]
+fn rename_conversation(host: State<'_, Host>, Args(a): Args<RenameConversation>) -> Answer<()> {
+    host.rename_conversation(&a.id, &a.title)
+}
+
+#[tauri::command]
+fn delete_conversation(host: State<'_, Host>, Args(a): Args<ConversationRef>) -> Answer<()> {
+    host.delete_conversation(&a.id)
+}
+
+#[tauri::command]
+fn search_conversations(
+    host: State<'_, Host>,
+    Args(a): Args<SearchConversations>,
+) -> Answer<Vec<porthole_store::SearchHit>> {
+    host.search_conversations(&a.query)
+}
+
+#[tauri::command]
+async fn send_message(host: State<'_, Host>, Args(a): Args<SendMessage>) -> Answer<String> {
+    host.send_message(a.conversation_id, &a.text)
+}
+
+#[tauri::command]
+async fn retry_turn(host: State<'_, Host>, Args(a): Args<InConversation>) -> Answer<()> {
+    host.retry_turn(&a.conversation_id).await
+}
+
+#[tauri::command]
+async fn edit_and_resend(host: State<'_, Host>, Args(a): Args<EditAndResend>) -> Answer<()> {
+    host.edit_and_resend(&a.conversation_id, &a.text).await
+}
+
+#[tauri::command]
+fn stop_turn(host: State<'_, Host>, Args(a): Args<InConversation>) -> bool {
+    host.stop_turn(&a.conversation_id)
+}
+
+#[tauri::command]
+fn answer_approval(host: State<'_, Host>, Args(a): Args<AnswerApproval>) -> Answer<()> {
+    host.answer_approval(&a.call_id, a.decision)
+}
+
+// Async, so the bridge runs the view's requests on the app's runtime.
+#[tauri::command]
+async fn view_message(host: State<'_, Host>, webview: Webview, Args(a): Args<ViewMessage>) -> Answer<()> {
+    host.view_message(webview.label(), &a.view_id, a.message)
+}
+
+#[tauri::command]
+async fn close_view(host: State<'_, Host>, webview: Webview, Args(a): Args<ViewRef>) -> Answer<()> {
+    host.close_view(webview.label(), &a.view_id).await
+}
+
+#[tauri::command]
+fn reopen_views(host: State<'_, Host>, Args(a): Args<ReopenViews>) -> Answer<()> {
+    host.reopen_views(&a.conversation_id, a.call_id.as_deref())
+}
+
+#[tauri::command]
+fn set_view_display_mode(host: State<'_, Host>, webview: Webview, Args(a): Args<SetViewDisplayMode>) -> Answer<()> {
+    host.set_view_display_mode(webview.label(), &a.view_id, a.mode)
+}
+
+#[tauri::command]
+async fn teardown_views(host: State<'_, Host>, Args(a): Args<InConversation>) -> Answer<()> {
+    host.teardown_views(&a.conversation_id).await;
+    Ok(())
+}
+
+#[tauri::command]
+async fn answer_download(host: State<'_, Host>, Args(a): Args<AnswerDownload>) -> Answer<usize> {
+    host.answer_download(&a.request_id, a.accept).await
+}
+
+#[tauri::command]
+fn set_view_container(host: State<'_, Host>, webview: Webview, Args(a): Args<SetViewContainer>) -> Answer<()> {
+    host.set_view_container(webview.label(), &a.view_id, a.width)
+}
+
+#[tauri::command]
+async fn teardown_view(host: State<'_, Host>, webview: Webview, Args(a): Args<ViewRef>) -> Answer<()> {
+    host.teardown_view(webview.label(), &a.view_id).await
+}
+
+#[tauri::command]
+async fn pop_out_view(host: State<'_, Host>, webview: Webview, Args(a): Args<ViewRef>) -> Answer<String> {
+    host.pop_out_view(webview.label(), &a.view_id).await
+}
+
+#[tauri::command]
+fn pop_out_ready(host: State<'_, Host>, webview: Webview, _: Args<NoArgs>) -> Answer<String> {
+    host.pop_out_ready(webview.label())
+}
+
+#[tauri::command]
+fn pop_in_view(host: State<'_, Host>, webview: Webview, _: Args<NoArgs>) -> Answer<()> {
+    host.pop_in_view(webview.label())
+}
+
+/// The app's page is about to write the clipboard because the person asked (a Copy button,
+/// pressed with a click or from the keyboard): the clipboard guard keeps that write.
+#[tauri::command]
+fn clipboard_write_requested(_: Args<NoArgs>) {
+    #[cfg(target_os = "linux")]
+    crate::clipboard_guard::note_user_action();
+}
+
+#[tauri::command]
+async fn run_tool(host: State<'_, Host>, Args(a): Args<RunTool>) -> Answer<porthole_host::tool_runs::ToolRun> {
+    host.run_tool(a.conversation_id, &a.server, &a.tool, a.arguments)
+}
+
+#[tauri::command]
+async fn model_settings(host: State<'_, Host>, _: Args<NoArgs>) -> Answer<porthole_host::settings::ModelSettings> {
+    host.model_settings().await
+}
+
+#[tauri::command]
+fn save_model_settings(host: State<'_, Host>, Args(a): Args<SaveModelSettings>) -> Answer<()> {
+    host.save_model_settings(a.provider, &a.base_url, a.model.as_deref())
+}
+
+#[tauri::command]
+async fn list_provider_models(host: State<'_, Host>, Args(a): Args<ProviderRequest>) -> Answer<Vec<String>> {
+    host.list_provider_models(a.provider, &a.base_url, a.api_key).await
+}
+
+#[tauri::command]
+async fn test_model(host: State<'_, Host>, Args(a): Args<TestModel>) -> Answer<porthole_host::settings::ModelTest> {
+    host.test_model(a.provider, &a.base_url, a.model.as_deref(), a.api_key)
+        .await
+}
+
+#[tauri::command]
+async fn save_api_key(host: State<'_, Host>, Args(a): Args<SaveApiKey>) -> Answer<()> {
+    host.save_api_key(a.provider, a.key).await
+}
+
+#[tauri::command]
+async fn delete_api_key(host: State<'_, Host>, Args(a): Args<ProviderRef>) -> Answer<()> {
+    host.delete_api_key(a.provider).await
+}
+
+#[tauri::command]
+fn general_settings(host: State<'_, Host>, _: Args<NoArgs>) -> porthole_host::settings::GeneralSettings {
+    host.general_settings()
+}
+
+#[tauri::command]
+fn save_general_settings(
+    host: State<'_, Host>,
+    Args(a): Args<SaveGeneralSettings>,
+) -> Answer<porthole_host::settings::GeneralSettings> {
+    host.save_general_settings(a.view_retention_days.as_ref(), a.theme)
+}
+
+#[tauri::command]
+fn system_theme_changed(host: State<'_, Host>, Args(a): Args<SystemThemeChanged>) {
+    host.system_theme_changed(a.dark);
+}
+
+#[tauri::command]
+fn server_settings(host: State<'_, Host>, _: Args<NoArgs>) -> porthole_host::server_settings::ServerSettings {
+    host.server_settings()
+}
+
+type Servers = Answer<porthole_host::server_settings::ServerSettings>;
+
+#[tauri::command]
+async fn save_server(host: State<'_, Host>, Args(a): Args<SaveServer>) -> Servers {
+    host.save_server(a.original_name.as_deref(), &a.server).await
+}
+
+#[tauri::command]
+async fn remove_server(host: State<'_, Host>, Args(a): Args<ServerRef>) -> Servers {
+    host.remove_server(&a.name).await
+}
+
+#[tauri::command]
+async fn set_server_enabled(host: State<'_, Host>, Args(a): Args<ServerSwitch>) -> Servers {
+    host.set_server_enabled(&a.name, a.enabled).await
+}
+
+#[tauri::command]
+async fn set_server_mcp_apps(host: State<'_, Host>, Args(a): Args<ServerSwitch>) -> Servers {
+    host.set_server_mcp_apps(&a.name, a.enabled).await
+}
+
+#[tauri::command]
+async fn set_mcp_apps(host: State<'_, Host>, Args(a): Args<McpAppsSwitch>) -> Servers {
+    host.set_mcp_apps(a.enabled).await
+}
+
+#[tauri::command]
+fn import_candidates(host: State<'_, Host>, _: Args<NoArgs>) -> Vec<porthole_mcp::import::ImportSource> {
+    host.import_candidates()
+}
+
+#[tauri::command]
+fn import_preview(
+    host: State<'_, Host>,
+    Args(a): Args<ImportPath>,
+) -> Answer<porthole_host::server_settings::ImportPreview> {
+    host.import_preview(&a.path)
+}
+
+#[tauri::command]
+async fn import_servers(
+    host: State<'_, Host>,
+    Args(a): Args<ImportServers>,
+) -> Answer<porthole_host::server_settings::ImportReport> {
+    host.import_servers(&a.path, &a.names).await
+}
+
+#[tauri::command]
+fn server_log(host: State<'_, Host>, Args(a): Args<ServerRef>) -> Answer<porthole_host::server_settings::ServerLog> {
+    host.server_log(&a.name)
+}
+
+#[tauri::command]
+async fn sign_in_server(host: State<'_, Host>, Args(a): Args<ServerRef>) -> Answer<()> {
+    host.sign_in_server(&a.name).await
+}
+
+#[tauri::command]
+async fn sign_out_server(host: State<'_, Host>, Args(a): Args<ServerRef>) -> Answer<String> {
+    host.sign_out_server(&a.name).await
+}

@@ -1,0 +1,101 @@
+// Generated from the Rust types by `PORTHOLE_BLESS=1 cargo test -p porthole-host --test contract`.
+// Do not edit: change the Rust side and generate again.
+import { invoke } from "@tauri-apps/api/core";
+import type { AnswerApproval } from "./AnswerApproval";
+import type { AnswerDownload } from "./AnswerDownload";
+import type { AnswerElicitation } from "./AnswerElicitation";
+import type { AppInfo } from "./AppInfo";
+import type { Conversation } from "./Conversation";
+import type { ConversationRef } from "./ConversationRef";
+import type { EditAndResend } from "./EditAndResend";
+import type { GeneralSettings } from "./GeneralSettings";
+import type { ImportPath } from "./ImportPath";
+import type { ImportPreview } from "./ImportPreview";
+import type { ImportReport } from "./ImportReport";
+import type { ImportServers } from "./ImportServers";
+import type { ImportSource } from "./ImportSource";
+import type { InConversation } from "./InConversation";
+import type { McpAppsSwitch } from "./McpAppsSwitch";
+import type { ModelInfo } from "./ModelInfo";
+import type { ModelSettings } from "./ModelSettings";
+import type { ModelTest } from "./ModelTest";
+import type { ProviderRef } from "./ProviderRef";
+import type { ProviderRequest } from "./ProviderRequest";
+import type { Question } from "./Question";
+import type { RenameConversation } from "./RenameConversation";
+import type { ReopenViews } from "./ReopenViews";
+import type { RunTool } from "./RunTool";
+import type { SaveApiKey } from "./SaveApiKey";
+import type { SaveGeneralSettings } from "./SaveGeneralSettings";
+import type { SaveModelSettings } from "./SaveModelSettings";
+import type { SaveServer } from "./SaveServer";
+import type { SearchConversations } from "./SearchConversations";
+import type { SearchHit } from "./SearchHit";
+import type { SendMessage } from "./SendMessage";
+import type { ServerLog } from "./ServerLog";
+import type { ServerRef } from "./ServerRef";
+import type { ServerSettings } from "./ServerSettings";
+import type { ServerStatus } from "./ServerStatus";
+import type { ServerSwitch } from "./ServerSwitch";
+import type { SetViewContainer } from "./SetViewContainer";
+import type { SetViewDisplayMode } from "./SetViewDisplayMode";
+import type { StoredConversation } from "./StoredConversation";
+import type { SystemThemeChanged } from "./SystemThemeChanged";
+import type { TestModel } from "./TestModel";
+import type { ToolRun } from "./ToolRun";
+import type { ViewMessage } from "./ViewMessage";
+import type { ViewRef } from "./ViewRef";
+
+/** Every window command, by its camelCase name; a failed command rejects with an `AppError`. */
+export const commands = {
+  appInfo: () => invoke<AppInfo>("app_info"),
+  listServers: () => invoke<Array<ServerStatus>>("list_servers"),
+  uiReady: () => invoke<void>("ui_ready"),
+  answerElicitation: (args: AnswerElicitation) => invoke<void>("answer_elicitation", args),
+  listQuestions: () => invoke<Array<Question>>("list_questions"),
+  modelInfo: () => invoke<ModelInfo>("model_info"),
+  listConversations: () => invoke<Array<Conversation>>("list_conversations"),
+  openConversation: (args: ConversationRef) => invoke<StoredConversation>("open_conversation", args),
+  renameConversation: (args: RenameConversation) => invoke<void>("rename_conversation", args),
+  deleteConversation: (args: ConversationRef) => invoke<void>("delete_conversation", args),
+  searchConversations: (args: SearchConversations) => invoke<Array<SearchHit>>("search_conversations", args),
+  sendMessage: (args: SendMessage) => invoke<string>("send_message", args),
+  retryTurn: (args: InConversation) => invoke<void>("retry_turn", args),
+  editAndResend: (args: EditAndResend) => invoke<void>("edit_and_resend", args),
+  stopTurn: (args: InConversation) => invoke<boolean>("stop_turn", args),
+  answerApproval: (args: AnswerApproval) => invoke<void>("answer_approval", args),
+  reopenViews: (args: ReopenViews) => invoke<void>("reopen_views", args),
+  teardownViews: (args: InConversation) => invoke<void>("teardown_views", args),
+  answerDownload: (args: AnswerDownload) => invoke<number>("answer_download", args),
+  popOutView: (args: ViewRef) => invoke<string>("pop_out_view", args),
+  clipboardWriteRequested: () => invoke<void>("clipboard_write_requested"),
+  runTool: (args: RunTool) => invoke<ToolRun>("run_tool", args),
+  modelSettings: () => invoke<ModelSettings>("model_settings"),
+  saveModelSettings: (args: SaveModelSettings) => invoke<void>("save_model_settings", args),
+  listProviderModels: (args: ProviderRequest) => invoke<Array<string>>("list_provider_models", args),
+  testModel: (args: TestModel) => invoke<ModelTest>("test_model", args),
+  saveApiKey: (args: SaveApiKey) => invoke<void>("save_api_key", args),
+  deleteApiKey: (args: ProviderRef) => invoke<void>("delete_api_key", args),
+  generalSettings: () => invoke<GeneralSettings>("general_settings"),
+  saveGeneralSettings: (args: SaveGeneralSettings) => invoke<GeneralSettings>("save_general_settings", args),
+  systemThemeChanged: (args: SystemThemeChanged) => invoke<void>("system_theme_changed", args),
+  serverSettings: () => invoke<ServerSettings>("server_settings"),
+  saveServer: (args: SaveServer) => invoke<ServerSettings>("save_server", args),
+  removeServer: (args: ServerRef) => invoke<ServerSettings>("remove_server", args),
+  setServerEnabled: (args: ServerSwitch) => invoke<ServerSettings>("set_server_enabled", args),
+  setServerMcpApps: (args: ServerSwitch) => invoke<ServerSettings>("set_server_mcp_apps", args),
+  setMcpApps: (args: McpAppsSwitch) => invoke<ServerSettings>("set_mcp_apps", args),
+  importCandidates: () => invoke<Array<ImportSource>>("import_candidates"),
+  importPreview: (args: ImportPath) => invoke<ImportPreview>("import_preview", args),
+  importServers: (args: ImportServers) => invoke<ImportReport>("import_servers", args),
+  serverLog: (args: ServerRef) => invoke<ServerLog>("server_log", args),
+  signInServer: (args: ServerRef) => invoke<void>("sign_in_server", args),
+  signOutServer: (args: ServerRef) => invoke<string>("sign_out_server", args),
+  viewMessage: (args: ViewMessage) => invoke<void>("view_message", args),
+  closeView: (args: ViewRef) => invoke<void>("close_view", args),
+  setViewDisplayMode: (args: SetViewDisplayMode) => invoke<void>("set_view_display_mode", args),
+  setViewContainer: (args: SetViewContainer) => invoke<void>("set_view_container", args),
+  teardownView: (args: ViewRef) => invoke<void>("teardown_view", args),
+  popOutReady: () => invoke<string>("pop_out_ready"),
+  popInView: () => invoke<void>("pop_in_view"),
+};
