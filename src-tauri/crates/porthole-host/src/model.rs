@@ -180,3 +180,41 @@ impl Host {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_keyring() -> Arc<dyn SecretStore> {
+        Arc::new(porthole_secrets::MemorySecrets::default())
+    }
+
+    #[test]
+    fn the_flags_are_checked_by_the_settings_forms_rules() {
+        let flags = |base_url: &str| ModelFlags {
+            provider: Some(ProviderKind::OpenAi),
+            base_url: Some(base_url.into()),
+            model: Some("m".into()),
+        };
+        let refused = ModelChoice::new(&flags("http://user:secret@localhost:11434/v1"), None, &no_keyring)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(refused.contains("--base-url"), "{refused}");
+        assert!(refused.contains("user name or password"), "{refused}");
+        assert!(!refused.contains("secret"), "the password is not repeated: {refused}");
+        let refused = ModelChoice::new(&flags("ftp://localhost/v1"), None, &no_keyring)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(refused.contains("http:// or https://"), "{refused}");
+        let blank_model = ModelFlags {
+            model: Some("  ".into()),
+            ..flags("http://localhost:11434/v1")
+        };
+        assert!(ModelChoice::new(&blank_model, None, &no_keyring).is_err());
+        let ok = ModelChoice::new(&flags(" http://localhost:11434/v1 "), None, &no_keyring).unwrap();
+        assert_eq!(ok.base_url, "http://localhost:11434/v1");
+        assert_eq!(ok.model.as_deref(), Some("m"));
+    }
+}
