@@ -10,12 +10,16 @@
 // rejected as Tauri rejects one, and noted for the flow to fail on.
 import { emit } from "@tauri-apps/api/event";
 import type {
+  AppError,
   AppInfo,
   CatalogTool,
   ChatEvent,
   Conversation,
   Decision,
+  ErrorCode,
+  JsonValue,
   ModelInfo,
+  Part,
   SearchHit,
   ServerEntry,
   ServerSettings,
@@ -29,8 +33,16 @@ import { SEEDED, type HarnessControl, type Invocation } from "./control";
 
 type Args = Record<string, unknown>;
 
-/** A command's failure, as Tauri rejects it: the Rust error's text. */
+/** A command's failure, as the Rust side rejects it: an `AppError` (`{code, message}`). */
 class CommandError {
+  constructor(
+    readonly code: ErrorCode,
+    readonly message: string,
+  ) {}
+}
+
+/** A command Tauri does not know: Tauri itself refuses it, with a plain string. */
+class UnknownCommand {
   constructor(readonly message: string) {}
 }
 
@@ -135,36 +147,36 @@ const MAX_RETENTION_DAYS = 365;
 
 function checkProvider(provider: unknown): Provider {
   if (provider === "openai" || provider === "anthropic") return provider;
-  throw new CommandError(`unknown provider ${JSON.stringify(provider)} (openai or anthropic)`);
+  throw new CommandError("invalid", `unknown provider ${JSON.stringify(provider)} (openai or anthropic)`);
 }
 
 function checkBaseUrl(input: string): string {
   const baseUrl = input.trim();
-  if (!baseUrl) throw new CommandError("the base URL is empty");
+  if (!baseUrl) throw new CommandError("invalid", "the base URL is empty");
   let url: URL;
   try {
     url = new URL(baseUrl);
   } catch {
-    throw new CommandError(`the base URL ${JSON.stringify(baseUrl)} is not a URL`);
+    throw new CommandError("invalid", `the base URL ${JSON.stringify(baseUrl)} is not a URL`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new CommandError(`the base URL must start with http:// or https://, not ${url.protocol}//`);
+    throw new CommandError("invalid", `the base URL must start with http:// or https://, not ${url.protocol}//`);
   }
-  if (!url.hostname) throw new CommandError(`the base URL ${JSON.stringify(baseUrl)} has no host`);
+  if (!url.hostname) throw new CommandError("invalid", `the base URL ${JSON.stringify(baseUrl)} has no host`);
   return baseUrl;
 }
 
 function checkRetention(days: unknown): number {
   const range = `from 1 to ${MAX_RETENTION_DAYS}`;
-  if (typeof days !== "number" || !Number.isFinite(days)) throw new CommandError(`view retention must be a number of days ${range}`);
-  if (!Number.isInteger(days)) throw new CommandError(`view retention is a whole number of days (${range}), not ${days}`);
-  if (days < 1 || days > MAX_RETENTION_DAYS) throw new CommandError(`view retention must be ${range} days, not ${days}`);
+  if (typeof days !== "number" || !Number.isFinite(days)) throw new CommandError("invalid", `view retention must be a number of days ${range}`);
+  if (!Number.isInteger(days)) throw new CommandError("invalid", `view retention is a whole number of days (${range}), not ${days}`);
+  if (days < 1 || days > MAX_RETENTION_DAYS) throw new CommandError("invalid", `view retention must be ${range} days, not ${days}`);
   return days;
 }
 
 function checkTheme(theme: unknown): Theme {
   if (theme === "system" || theme === "light" || theme === "dark") return theme;
-  throw new CommandError(`unknown theme ${JSON.stringify(theme)} (system, light or dark)`);
+  throw new CommandError("invalid", `unknown theme ${JSON.stringify(theme)} (system, light or dark)`);
 }
 
 /** One stored conversation: its row, and the events its turns emitted (the store's content is
@@ -272,14 +284,15 @@ export class FakeBackend {
     waiting: () => [...this.#gates.keys()],
   };
 
-  /** The mocked IPC's handler: resolves with the command's answer, or rejects with its error's
-   * text (as Tauri does). */
+  /** The mocked IPC's handler: resolves with the command's answer, or rejects with its
+   * `{code, message}` error (as the Rust commands do). */
   async invoke(cmd: string, args: Args): Promise<unknown> {
     this.#invocations.push({ cmd, args: structuredClone(args) });
     try {
       return await this.#command(cmd, args);
     } catch (e) {
-      if (e instanceof CommandError) return Promise.reject(e.message);
+      if (e instanceof CommandError) return Promise.reject({ code: e.code, message: e.message } satisfies AppError);
+      if (e instanceof UnknownCommand) return Promise.reject(e.message);
       throw e;
     }
   }
@@ -309,7 +322,7 @@ export class FakeBackend {
         return this.#stored(this.#thread(args.id));
       case "rename_conversation": {
         const title = String(args.title ?? "").trim();
-        if (!title) throw new CommandError("a conversation needs a title");
+        if (!title) throw new CommandError("invalid", "a conversation needs a title");
         this.#thread(args.id).conversation.title = title;
         return null;
       }
@@ -330,7 +343,7 @@ export class FakeBackend {
       }
       case "answer_approval": {
         const answer = this.#approvals.get(String(args.callId));
-        if (!answer) throw new CommandError(`no tool call ${String(args.callId)} is waiting for approval`);
+        if (!answer) throw new CommandError("not_found", `no tool call ${String(args.callId)} is waiting for approval`);
         this.#approvals.delete(String(args.callId));
         answer(args.decision as Decision);
         return null;
@@ -349,7 +362,7 @@ export class FakeBackend {
         const provider = checkProvider(args.provider);
         const baseUrl = checkBaseUrl(String(args.baseUrl ?? ""));
         const model = args.model === null || args.model === undefined ? null : String(args.model).trim();
-        if (model === "") throw new CommandError("the model name is empty");
+        if (model === "") throw new CommandError("invalid", "the model name is empty");
         this.#model = { provider, baseUrl, model };
         return null;
       }
@@ -360,12 +373,12 @@ export class FakeBackend {
         checkProvider(args.provider);
         checkBaseUrl(String(args.baseUrl ?? ""));
         const model = String(args.model ?? "").trim();
-        if (!model) throw new CommandError("pick or type a model to test");
+        if (!model) throw new CommandError("invalid", "pick or type a model to test");
         return { ok: true, model, reply: "OK", error: null, ms: 42 };
       }
       case "save_api_key": {
         const provider = checkProvider(args.provider);
-        if (!String(args.key ?? "").trim()) throw new CommandError("the API key is empty");
+        if (!String(args.key ?? "").trim()) throw new CommandError("invalid", "the API key is empty");
         this.#keysStored.add(provider);
         return null;
       }
@@ -409,13 +422,13 @@ export class FakeBackend {
         return null;
       default:
         this.#unknown.push(cmd);
-        throw new CommandError(`command ${cmd} not found`);
+        throw new UnknownCommand(`command ${cmd} not found`);
     }
   }
 
   #entry(name: unknown): ServerEntry {
     const entry = this.#serverSettings.servers.find((e) => e.name === name);
-    if (!entry) throw new CommandError(`there is no server ${JSON.stringify(name)} in ${CONFIG_FILE}`);
+    if (!entry) throw new CommandError("not_found", `there is no server ${JSON.stringify(name)} in ${CONFIG_FILE}`);
     return entry;
   }
 
@@ -449,7 +462,7 @@ export class FakeBackend {
 
   #thread(id: unknown): Thread {
     const thread = this.#threads.get(String(id));
-    if (!thread) throw new CommandError(`no conversation ${String(id)}`);
+    if (!thread) throw new CommandError("not_found", `no conversation ${String(id)}`);
     return thread;
   }
 
@@ -469,7 +482,7 @@ export class FakeBackend {
       if (title) hits.push({ conversationId: conversation.id, conversationTitle: conversation.title, messageId: null, role: null, snippet: title.snippet, rank: -title.score });
       for (const message of this.#stored(thread).messages) {
         if (message.status === "streaming") continue;
-        const body = message.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join(" ");
+        const body = (message.parts as Part[]).flatMap((p) => (p.type === "text" ? [p.text] : [])).join(" ");
         const found = match(body, terms);
         if (found) {
           hits.push({
@@ -490,12 +503,12 @@ export class FakeBackend {
   async #reopenViews(conversationId: string, callId: string | null) {
     const thread = this.#thread(conversationId);
     for (const e of thread.events) {
-      if (e.type !== "tool_call_started" || !e.ui_resource_uri) continue;
-      if (callId !== null && e.call_id !== callId) continue;
+      if (e.type !== "tool_call_started" || !e.uiResourceUri) continue;
+      if (callId !== null && e.callId !== callId) continue;
       const event: ViewEvent = {
         type: "state",
         conversationId,
-        callId: e.call_id,
+        callId: e.callId,
         viewId: null,
         state: "expired",
         reason: "the view's resource is kept for 7 days",
@@ -513,7 +526,7 @@ export class FakeBackend {
 
   #send(conversationId: string | null, text: string): string {
     const trimmed = text.trim();
-    if (!trimmed) throw new CommandError("the message is empty");
+    if (!trimmed) throw new CommandError("invalid", "the message is empty");
     if (conversationId) this.#claimable(this.#thread(conversationId));
     const line = trimmed.split("\n").find((l) => l.trim())!.trim();
     const chars = [...line];
@@ -525,12 +538,12 @@ export class FakeBackend {
   /** Retry (`replacement` null) or edit and resend: the last user message's turn is dropped,
    * and a turn starts again with its text or the replacement. */
   #rerun(conversationId: string, replacement: string | null) {
-    if (replacement !== null && !replacement.trim()) throw new CommandError("the message is empty");
+    if (replacement !== null && !replacement.trim()) throw new CommandError("invalid", "the message is empty");
     const thread = this.#thread(conversationId);
     this.#claimable(thread);
     const last = lastIndex(thread.events, thread.events.length, "user_message");
     const user = thread.events[last];
-    if (!user || user.type !== "user_message") throw new CommandError("there is no message to run again");
+    if (!user || user.type !== "user_message") throw new CommandError("invalid", "this conversation has no message of yours to send again");
     const text = replacement?.trim() ?? user.message.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n");
     const from = lastIndex(thread.events, last, "turn_started");
     thread.events.splice(from === -1 ? last : from);
@@ -541,18 +554,18 @@ export class FakeBackend {
    * then `done`. */
   #runTool(conversationId: string | null, server: string, toolName: string, args: unknown): { conversationId: string; callId: string } {
     const input = args ?? {};
-    if (typeof input !== "object" || Array.isArray(input)) throw new CommandError(`the arguments must be a JSON object, not ${JSON.stringify(input)}`);
+    if (typeof input !== "object" || Array.isArray(input)) throw new CommandError("invalid", `the arguments must be a JSON object, not ${JSON.stringify(input)}`);
     const status = this.#servers.find((s) => s.name === server);
-    if (!status) throw new CommandError(`there is no server ${JSON.stringify(server)}`);
-    if (status.state !== "connected") throw new CommandError(`server ${JSON.stringify(server)} is not connected`);
+    if (!status) throw new CommandError("not_found", `there is no server ${JSON.stringify(server)}`);
+    if (status.state !== "connected") throw new CommandError("server", `server ${JSON.stringify(server)} is not connected`);
     const found = status.tools.find((t) => t.name === toolName);
-    if (!found) throw new CommandError(`server ${JSON.stringify(server)} has no tool ${JSON.stringify(toolName)}`);
+    if (!found) throw new CommandError("not_found", `server ${JSON.stringify(server)} has no tool ${JSON.stringify(toolName)}`);
     if (conversationId) this.#claimable(this.#thread(conversationId));
     const thread = conversationId ? this.#thread(conversationId) : this.#newThread(`Run ${toolName}`);
     const callId = `run-${(this.#clock + 1).toString(16).padStart(16, "0")}`;
     const text = toolText(toolName, input as Record<string, unknown>);
     this.#start(thread, async ({ say }) => {
-      await say(ev.callStarted(callId, found.modelName, server, toolName, input, null));
+      await say(ev.callStarted(callId, found.modelName, server, toolName, input as JsonValue, null));
       await say(ev.running(callId));
       await say(ev.finished(callId, "ok", { content: [textBlock(text)], isError: false }, { content: [textBlock(text)] }, 12));
       await say(ev.done("end_turn"));
@@ -563,7 +576,7 @@ export class FakeBackend {
   /** Refused, as Rust refuses, while a turn runs in the conversation. */
   #claimable(thread: Thread) {
     if (this.#running.has(thread.conversation.id)) {
-      throw new CommandError("a reply is still being written in this conversation; stop it first");
+      throw new CommandError("busy", "a reply is still being written in this conversation; stop it first");
     }
   }
 

@@ -5,7 +5,8 @@ import type { ViewEvent } from "../lib/api";
 let handler: ((event: ViewEvent) => void) | null = null;
 const answerDownload = vi.fn(async (_id: string, _accept: boolean) => 1);
 
-vi.mock("../lib/api", () => ({
+vi.mock("../lib/api", async (original) => ({
+  ...(await original<typeof import("../lib/api")>()),
   api: {
     onViewEvent: async (h: (event: ViewEvent) => void) => {
       handler = h;

@@ -3,6 +3,7 @@ import { cleanup, fireEvent, render, waitFor, within } from "@testing-library/sv
 import type { SearchHit } from "../lib/api";
 import Sidebar from "./Sidebar.svelte";
 import { snippetParts } from "./ConversationSearch.svelte";
+import { refused } from "../lib/testing/errors";
 
 afterEach(cleanup);
 
@@ -139,7 +140,7 @@ describe("Sidebar: search", () => {
   });
 
   it("says why the search failed", async () => {
-    const { getByTestId } = setup({ search: vi.fn(async () => Promise.reject("database is locked")) });
+    const { getByTestId } = setup({ search: vi.fn(async () => Promise.reject(refused("store", "database is locked"))) });
     await fireEvent.input(getByTestId("conversation-search"), { target: { value: "x" } });
     await waitFor(() => expect(getByTestId("search-error").textContent).toBe("Search failed: database is locked"));
   });
@@ -189,7 +190,7 @@ describe("Sidebar: rename", () => {
   });
 
   it("keeps the box open with the store's reason when the rename is refused", async () => {
-    const onRename = vi.fn(async () => Promise.reject("no conversation a1"));
+    const onRename = vi.fn(async () => Promise.reject(refused("not_found", "no conversation a1")));
     const { getAllByTestId, getByTestId } = setup({ onRename });
     await fireEvent.click(getAllByTestId("conversation-rename")[0]);
     const input = getByTestId("conversation-title-input") as HTMLInputElement;
@@ -229,7 +230,7 @@ describe("Sidebar: delete", () => {
   });
 
   it("says why a conversation could not be deleted", async () => {
-    const { getAllByTestId, getByTestId } = setup({ onDelete: vi.fn(async () => Promise.reject("disk I/O error")) });
+    const { getAllByTestId, getByTestId } = setup({ onDelete: vi.fn(async () => Promise.reject(refused("store", "disk I/O error"))) });
     await fireEvent.click(getAllByTestId("conversation-delete")[0]);
     await fireEvent.click(getByTestId("conversation-delete-confirm"));
     await waitFor(() => expect(getByTestId("conversation-error").textContent).toBe("Could not delete: disk I/O error"));

@@ -6,13 +6,15 @@ import { ev, textBlock } from "../lib/testing/turns";
 import { Transcript } from "../lib/transcript.svelte";
 import { views } from "../lib/views.svelte";
 import TranscriptView from "./TranscriptView.svelte";
+import { refused } from "../lib/testing/errors";
 
 const answerApproval = vi.fn(async (_callId: string, _decision: string) => {});
 const reopenViews = vi.fn(async (_conversationId: string, _callId?: string) => {});
 const teardownView = vi.fn(async (_viewId: string) => {});
 const closeView = vi.fn(async (_viewId: string) => {});
 const clipboardWriteRequested = vi.fn(async () => {});
-vi.mock("../lib/api", () => ({
+vi.mock("../lib/api", async (original) => ({
+  ...(await original<typeof import("../lib/api")>()),
   api: {
     answerApproval: (callId: string, decision: string) => answerApproval(callId, decision),
     reopenViews: (conversationId: string, callId?: string) => reopenViews(conversationId, callId),
@@ -104,7 +106,7 @@ describe("TranscriptView", () => {
   });
 
   it("says so when an answer is refused", async () => {
-    answerApproval.mockRejectedValueOnce("that tool call is no longer waiting for a decision");
+    answerApproval.mockRejectedValueOnce(refused("not_found", "that tool call is no longer waiting for a decision"));
     const { getByTestId, findByRole } = show(awaiting);
     await fireEvent.click(getByTestId("approve-once"));
     const alert = await findByRole("alert");
@@ -161,7 +163,7 @@ describe("TranscriptView", () => {
   });
 
   it("shows the retry notice and collapsed reasoning", () => {
-    const { getByTestId } = show([ev.user("a"), ev.step(1), ev.reasoning("hmm"), ev.retrying(2, 3000, "rate limited (HTTP 429): slow down")]);
+    const { getByTestId } = show([ev.user("a"), ev.step(1), ev.reasoning("hmm"), ev.retrying(2, 3000, "rate_limited", "rate limited (HTTP 429): slow down")]);
     expect(getByTestId("retrying").textContent).toBe("Rate limited; retrying in 3 s (attempt 2)");
     const reasoning = getByTestId("reasoning") as HTMLDetailsElement;
     expect(reasoning.open).toBe(false);

@@ -11,6 +11,7 @@ import { FakeWidthObserver, installFakeWidth } from "../lib/testing/width";
 import { WIDTH_DEBOUNCE_MS } from "../lib/viewWidth";
 import TranscriptView from "./TranscriptView.svelte";
 import ViewFrame from "./ViewFrame.svelte";
+import { refused } from "../lib/testing/errors";
 
 const closeView = vi.fn(async (_viewId: string) => {});
 const setViewDisplayMode = vi.fn(async (_viewId: string, _mode: string) => {});
@@ -23,7 +24,8 @@ const teardowns = new Map<string, { resolve: () => void; reject: (e: unknown) =>
 const teardownView = vi.fn(
   (viewId: string) => new Promise<void>((resolve, reject) => teardowns.set(viewId, { resolve, reject })),
 );
-vi.mock("../lib/api", () => ({
+vi.mock("../lib/api", async (original) => ({
+  ...(await original<typeof import("../lib/api")>()),
   api: {
     closeView: (viewId: string) => closeView(viewId),
     viewMessage: (viewId: string, message: unknown) => viewMessage(viewId, message),
@@ -69,6 +71,7 @@ const opened = (callId: string, viewId: string, over: Partial<Extract<ViewEvent,
   allow: "clipboard-write",
   prefersBorder: null,
   displayModes: ["inline", "fullscreen", "pip"],
+  cspDropped: [],
   ...over,
 });
 const state = (callId: string, viewId: string | null, s: Extract<ViewEvent, { type: "state" }>["state"], reason: string | null = null): ViewEvent => ({
@@ -688,7 +691,7 @@ describe("ViewFrame's container width", () => {
 
   it("shrugs off a width Rust could not take", async () => {
     const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
-    setViewContainer.mockImplementation(async () => Promise.reject("no such view"));
+    setViewContainer.mockImplementation(async () => Promise.reject(refused("not_found", "no such view")));
     views.handle(opened("call-1", "v1"));
     const { getByTestId } = showView();
     const container = getByTestId("view");

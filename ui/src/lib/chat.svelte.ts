@@ -1,7 +1,6 @@
 // The chat window's state: which conversation is open, the conversation list, the model line,
 // and the routing of every turn's events into the open conversation's transcript.
-import { api, type ChatEvent, type Conversation, type ModelInfo, type TurnEvent } from "./api";
-import { errorText } from "./chatFormat";
+import { api, errorMessage, type ChatEvent, type Conversation, type ModelInfo, type TurnEvent } from "./api";
 import { Transcript, lastUserIndex, type UserItem } from "./transcript.svelte";
 
 export type ChatApi = Pick<
@@ -149,7 +148,7 @@ export class ChatSession {
       this.stopping = false;
       const held = this.#held;
       this.#held = [];
-      this.transcript.cancelRewind(`Could not send the message again: ${errorText(e)}`);
+      this.transcript.cancelRewind(`Could not send the message again: ${errorMessage(e)}`);
       for (const e of held) this.handle(e);
     }
   }
@@ -166,7 +165,7 @@ export class ChatSession {
     try {
       this.model = await this.#api.modelInfo();
     } catch (e) {
-      this.model = { provider: null, baseUrl: null, model: null, keySource: null, error: `Could not ask which model to use: ${errorText(e)}` };
+      this.model = { provider: null, baseUrl: null, model: null, keySource: null, error: `Could not ask which model to use: ${errorMessage(e)}` };
     }
   }
 
@@ -273,7 +272,7 @@ export class ChatSession {
       this.#stopWhenKnown = false;
       this.#held = [];
       this.stopping = false;
-      failed(errorText(e));
+      failed(errorMessage(e));
     }
   }
 
@@ -295,7 +294,7 @@ export class ChatSession {
       }
     } catch (e) {
       this.stopping = false;
-      this.transcript.addNotice("error", `Could not stop the reply: ${errorText(e)}`);
+      this.transcript.addNotice("error", `Could not stop the reply: ${errorMessage(e)}`);
     }
   }
 
@@ -375,11 +374,11 @@ export class ChatSession {
       for (const e of held) if (REPLAYABLE.has(e.event.type)) this.transcript.apply(e.event);
       // Its views come back (as view events, by call id) now that their cards exist.
       this.#api.reopenViews(id).catch((e) => {
-        if (generation === this.#generation) this.transcript.addNotice("error", `Could not reopen the views: ${errorText(e)}`);
+        if (generation === this.#generation) this.transcript.addNotice("error", `Could not reopen the views: ${errorMessage(e)}`);
       });
     } catch (e) {
       if (generation !== this.#generation) return;
-      this.transcript.addNotice("error", `Could not open the conversation: ${errorText(e)}`);
+      this.transcript.addNotice("error", `Could not open the conversation: ${errorMessage(e)}`);
     } finally {
       if (generation === this.#generation) this.loading = false;
     }
@@ -417,12 +416,12 @@ export class ChatSession {
     const waiting = this.#approvals.get(id) ?? new Set<string>();
     switch (event.type) {
       case "approval_requested":
-        waiting.add(event.call_id);
+        waiting.add(event.callId);
         this.#approvals.set(id, waiting);
         break;
       case "approval_resolved":
       case "tool_call_finished":
-        waiting.delete(event.call_id);
+        waiting.delete(event.callId);
         break;
       case "done":
         this.#approvals.delete(id);

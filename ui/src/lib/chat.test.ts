@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ChatEvent, Conversation, ModelInfo, StoredConversation } from "./api";
 import { ChatSession, TEARDOWN_WAIT_MS, type ChatApi } from "./chat.svelte";
 import { chatEvents, ev, record } from "./testing/turns";
+import { refused } from "./testing/errors";
 
 /** A promise with its resolve/reject, for answering commands at a chosen moment. */
 function deferred<T>() {
@@ -112,7 +113,7 @@ describe("ChatSession", () => {
   });
 
   it("shows why a message could not be sent and frees the composer", async () => {
-    const { fake } = fakeApi({ sendMessage: vi.fn(async () => Promise.reject("a reply is still being written")) });
+    const { fake } = fakeApi({ sendMessage: vi.fn(async () => Promise.reject(refused("busy", "a reply is still being written"))) });
     const chat = new ChatSession(fake);
     await chat.start();
     chat.send("hello");
@@ -245,21 +246,21 @@ describe("ChatSession", () => {
   });
 
   it("does not reopen views of a conversation that could not be read, and says when reopening fails", async () => {
-    const { fake } = fakeApi({ openConversation: vi.fn(async () => Promise.reject("no conversation c404")) });
+    const { fake } = fakeApi({ openConversation: vi.fn(async () => Promise.reject(refused("not_found", "no conversation c404"))) });
     const chat = new ChatSession(fake);
     await chat.start();
     await chat.open("c404");
     expect(fake.reopenViews).not.toHaveBeenCalled();
 
     fake.openConversation.mockImplementation(async () => record([], { id: "c2" }));
-    fake.reopenViews.mockImplementation(async () => Promise.reject("the store is locked"));
+    fake.reopenViews.mockImplementation(async () => Promise.reject(refused("store", "the store is locked")));
     await chat.open("c2");
     await flush();
     expect(chat.transcript.notices.map((n) => n.text)).toEqual(["Could not reopen the views: the store is locked"]);
   });
 
   it("says when a conversation cannot be opened", async () => {
-    const { fake } = fakeApi({ openConversation: vi.fn(async () => Promise.reject("no conversation c404")) });
+    const { fake } = fakeApi({ openConversation: vi.fn(async () => Promise.reject(refused("not_found", "no conversation c404"))) });
     const chat = new ChatSession(fake);
     await chat.start();
     await chat.open("c404");
@@ -341,7 +342,7 @@ describe("ChatSession: leaving a conversation tears its views down first", () =>
 
   it("switches anyway when teardownViews fails", async () => {
     const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
-    const { chat, log } = await showingC1({ teardownViews: vi.fn(async () => Promise.reject("no such window")) });
+    const { chat, log } = await showingC1({ teardownViews: vi.fn(async () => Promise.reject(refused("forbidden", "no such window"))) });
     await chat.open("c2");
     expect(log).toEqual(["clear", "open c2"]);
     expect(chat.switching).toBe(false);
@@ -442,10 +443,10 @@ describe("ChatSession: renaming and deleting conversations", () => {
   });
 
   it("keeps the old title when the back end refuses, and passes its reason on", async () => {
-    const { fake } = fakeApi({ renameConversation: vi.fn(async () => Promise.reject("a conversation needs a title")) });
+    const { fake } = fakeApi({ renameConversation: vi.fn(async () => Promise.reject(refused("invalid", "a conversation needs a title"))) });
     const chat = new ChatSession(fake);
     await chat.start();
-    await expect(chat.renameConversation("c1", " ")).rejects.toBe("a conversation needs a title");
+    await expect(chat.renameConversation("c1", " ")).rejects.toEqual(refused("invalid", "a conversation needs a title"));
     expect(chat.conversations.map((c) => c.title)).toEqual(["Hello"]);
   });
 
@@ -548,10 +549,10 @@ describe("ChatSession: renaming and deleting conversations", () => {
   });
 
   it("keeps the conversation listed when the back end cannot delete it", async () => {
-    const { fake } = fakeApi({ deleteConversation: vi.fn(async () => Promise.reject("disk I/O error")) });
+    const { fake } = fakeApi({ deleteConversation: vi.fn(async () => Promise.reject(refused("store", "disk I/O error"))) });
     const chat = new ChatSession(fake);
     await chat.start();
-    await expect(chat.deleteConversation("c1")).rejects.toBe("disk I/O error");
+    await expect(chat.deleteConversation("c1")).rejects.toEqual(refused("store", "disk I/O error"));
     expect(chat.conversations.map((c) => c.id)).toEqual(["c1"]);
   });
 });
@@ -626,7 +627,7 @@ describe("ChatSession: retry and edit-and-resend", () => {
   });
 
   it("keeps the conversation as it was and says why when the back end refuses", async () => {
-    const { chat } = await answered({ retryTurn: vi.fn(async () => Promise.reject("a reply is still being written in this conversation; stop it first")) });
+    const { chat } = await answered({ retryTurn: vi.fn(async () => Promise.reject(refused("busy", "a reply is still being written in this conversation; stop it first"))) });
     chat.retry();
     await flush();
     expect(chat.busy).toBe(false);
@@ -678,7 +679,7 @@ describe("ChatSession: retry and edit-and-resend", () => {
   });
 
   it("sends a message that never reached the back end again, in place of the failed one", async () => {
-    const { fake } = fakeApi({ sendMessage: vi.fn(async () => Promise.reject("the store is locked")) });
+    const { fake } = fakeApi({ sendMessage: vi.fn(async () => Promise.reject(refused("store", "the store is locked"))) });
     const chat = new ChatSession(fake);
     await chat.start();
     chat.send("Hello");
@@ -696,7 +697,7 @@ describe("ChatSession: retry and edit-and-resend", () => {
     expect(chat.conversationId).toBe("c9");
 
     // Edited, a failed message is sent with the new text.
-    fake.sendMessage.mockImplementation(async () => Promise.reject("still locked"));
+    fake.sendMessage.mockImplementation(async () => Promise.reject(refused("store", "still locked")));
     chat.transcript.settle();
     chat.send("Second");
     await flush();

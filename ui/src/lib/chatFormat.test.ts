@@ -18,17 +18,23 @@ describe("chat formatting", () => {
   });
 
   it("says why a request is retried", () => {
-    expect(retryText({ attempt: 2, waitMs: 400, reason: "rate limited (HTTP 429): x" })).toBe("Rate limited; retrying in 1 s (attempt 2)");
-    expect(retryText({ attempt: 3, waitMs: 4000, reason: "server error (HTTP 529): overloaded" })).toBe(
+    expect(retryText({ attempt: 2, waitMs: 400, kind: "rate_limited", reason: "HTTP 429: x" })).toBe("Rate limited; retrying in 1 s (attempt 2)");
+    expect(retryText({ attempt: 3, waitMs: 4000, kind: "server_error", reason: "HTTP 529: overloaded" })).toBe(
       "The model's server had an error; retrying in 4 s (attempt 3)",
     );
-    expect(retryText({ attempt: 2, waitMs: 1000, reason: "could not connect: refused" })).toBe("Could not reach the model; retrying in 1 s (attempt 2)");
+    expect(retryText({ attempt: 2, waitMs: 1000, kind: "unreachable", reason: "connection refused" })).toBe("Could not reach the model; retrying in 1 s (attempt 2)");
+  });
+
+  it("chooses a retry's words by its kind, not by its reason's text", () => {
+    expect(retryText({ attempt: 1, waitMs: 2000, kind: "unreachable", reason: "rate limited (HTTP 429)" })).toBe(
+      "Could not reach the model; retrying in 2 s (attempt 1)",
+    );
   });
 
   it("writes the model line", () => {
     const base = { baseUrl: null, keySource: null };
     expect(modelLine({ ...base, provider: "openai", model: "gpt-test", error: null })).toEqual({ text: "openai · gpt-test", problem: false });
-    expect(modelLine({ ...base, provider: "ollama", model: null, error: null }).text).toBe("ollama · default model");
+    expect(modelLine({ ...base, provider: "anthropic", model: null, error: null }).text).toBe("anthropic · default model");
     expect(modelLine({ ...base, provider: null, model: null, error: "no API key" })).toEqual({ text: "no API key", problem: true });
   });
 

@@ -1,5 +1,5 @@
 // How the chat says things: tool-call statuses, durations, JSON, retry notices, the model line.
-import type { ModelInfo } from "./api";
+import type { ModelInfo, RetryKind } from "./api";
 import type { Retry, ToolCallItem, ToolCallStatus } from "./transcript.svelte";
 
 const STATUS_LABELS: Record<ToolCallStatus, string> = {
@@ -49,15 +49,16 @@ export function callArguments(call: Pick<ToolCallItem, "status" | "arguments" | 
   return prettyJson(call.arguments ?? {});
 }
 
-/** "Rate limited; retrying in 3 s (attempt 2)". */
+const RETRY_WORDS: Record<RetryKind, string> = {
+  rate_limited: "Rate limited",
+  server_error: "The model's server had an error",
+  unreachable: "Could not reach the model",
+};
+
+/** "Rate limited; retrying in 3 s (attempt 2)": the words follow the retry's kind. */
 export function retryText(retry: Retry): string {
   const seconds = Math.max(1, Math.ceil(retry.waitMs / 1000));
-  const reason = retry.reason.toLowerCase();
-  let what: string;
-  if (reason.startsWith("rate limited")) what = "Rate limited";
-  else if (reason.startsWith("server error")) what = "The model's server had an error";
-  else if (reason.startsWith("could not connect")) what = "Could not reach the model";
-  else what = "The model request failed";
+  const what = RETRY_WORDS[retry.kind] ?? "The model request failed";
   return `${what}; retrying in ${seconds} s (attempt ${retry.attempt})`;
 }
 
@@ -65,10 +66,4 @@ export function retryText(retry: Retry): string {
 export function modelLine(info: ModelInfo): { text: string; problem: boolean } {
   if (info.error || !info.provider) return { text: info.error ?? "No model is configured.", problem: true };
   return { text: `${info.provider} · ${info.model ?? "default model"}`, problem: false };
-}
-
-/** An error from a command, in words. */
-export function errorText(e: unknown): string {
-  if (e instanceof Error) return e.message;
-  return typeof e === "string" ? e : JSON.stringify(e);
 }

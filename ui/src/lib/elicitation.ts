@@ -14,7 +14,9 @@ export interface Field {
 
 type Prop = Record<string, unknown>;
 
-export function fieldsFromSchema(schema: Record<string, unknown> | null): Field[] {
+/** `schema`: the question's requested schema as sent (anything but an object gives no fields). */
+export function fieldsFromSchema(requested: unknown): Field[] {
+  const schema = requested && typeof requested === "object" && !Array.isArray(requested) ? (requested as Record<string, unknown>) : null;
   const props = (schema?.properties ?? {}) as Record<string, Prop>;
   const required = new Set(Array.isArray(schema?.required) ? (schema!.required as string[]) : []);
   return Object.entries(props).map(([name, prop]) => {
@@ -46,8 +48,8 @@ export function fieldsFromSchema(schema: Record<string, unknown> | null): Field[
 export function collectAnswer(
   fields: Field[],
   values: Record<string, string | boolean>,
-): { content: Record<string, unknown> } | { error: string } {
-  const content: Record<string, unknown> = {};
+): { content: Record<string, string | number | boolean> } | { error: string } {
+  const content: Record<string, string | number | boolean> = {};
   for (const f of fields) {
     const v = values[f.name];
     if (f.kind === "boolean") {

@@ -2,10 +2,11 @@
 // id), shows the model's call's card, and comes back in its place when the conversation is
 // reopened.
 import { describe, expect, it, vi } from "vitest";
-import type { ChatEvent, StoredConversation, StoredMessage, ToolCallRecord } from "./api";
+import type { ChatEvent, ModelInfo, StoredConversation, StoredMessage, ToolCallRecord } from "./api";
 import { ChatSession, type ChatApi } from "./chat.svelte";
 import { chatEvents, ev, record, textBlock } from "./testing/turns";
 import { Transcript, type ToolCallItem } from "./transcript.svelte";
+import { refused } from "./testing/errors";
 
 function deferred<T>() {
   let resolve!: (v: T) => void;
@@ -25,7 +26,7 @@ function session() {
     listConversations: vi.fn(async () => []),
     reopenViews: vi.fn(async () => {}),
     teardownViews: vi.fn(async () => {}),
-    modelInfo: vi.fn(async () => ({ provider: "openai", baseUrl: null, model: "m", keySource: null, error: null })),
+    modelInfo: vi.fn(async (): Promise<ModelInfo> => ({ provider: "openai", baseUrl: null, model: "m", keySource: null, error: null })),
     onChatEvent: vi.fn(async (handler: (e: ChatEvent) => void) => {
       emit = handler;
       return () => {};
@@ -104,7 +105,7 @@ describe("ChatSession.runTool", () => {
   it("says why a run could not start, and frees the conversation", async () => {
     const { chat } = session();
     await chat.start();
-    const failure = await chat.runTool(async () => Promise.reject("server \"demo\" is not connected"));
+    const failure = await chat.runTool(async () => Promise.reject(refused("server", "server \"demo\" is not connected")));
     expect(failure).toBe('server "demo" is not connected');
     expect(chat.busy).toBe(false);
     expect(chat.conversationId).toBeNull();

@@ -4,10 +4,11 @@
 import type {
   CallStatus,
   Decision,
-  McpContent,
+  JsonValue,
   MessageStatus,
   ModelFacing,
   Part,
+  RetryKind,
   StoredCallStatus,
   StoredConversation,
   ToolCallRecord,
@@ -36,6 +37,9 @@ export interface Progress {
 export interface Retry {
   attempt: number;
   waitMs: number;
+  /** What went wrong, for the words the notice uses. */
+  kind: RetryKind;
+  /** What went wrong, as the provider said it. */
   reason: string;
 }
 
@@ -222,7 +226,7 @@ function toolUses(parts: Part[]): Extract<Part, { type: "tool_use" }>[] {
 function modelFacingOf(value: unknown): ModelFacing | null {
   if (!value || typeof value !== "object") return null;
   const v = value as { content?: unknown; isError?: unknown };
-  return { content: Array.isArray(v.content) ? (v.content as McpContent[]) : [], isError: v.isError === true };
+  return { content: Array.isArray(v.content) ? (v.content as JsonValue[]) : [], isError: v.isError === true };
 }
 
 function storedStatus(status: StoredCallStatus, running: boolean, awaitingApproval: boolean): ToolCallStatus {
@@ -407,15 +411,15 @@ export class Transcript {
       }
       case "tool_call_streaming": {
         if (this.#streaming !== null) this.#assistantAt(this.#streaming).retry = null;
-        const call = this.#call(event.call_id, event.name);
+        const call = this.#call(event.callId, event.name);
         if (call.status === "streaming") {
           call.name = event.name;
-          call.argumentsText = event.arguments_text;
+          call.argumentsText = event.argumentsText;
         }
         break;
       }
       case "retrying":
-        this.#streamingAssistant().retry = { attempt: event.attempt, waitMs: event.wait_ms, reason: event.reason };
+        this.#streamingAssistant().retry = { attempt: event.attempt, waitMs: event.waitMs, kind: event.kind, reason: event.reason };
         break;
       case "assistant_message": {
         const parts = partsOf(event.message.parts);
@@ -435,47 +439,47 @@ export class Transcript {
         break;
       }
       case "tool_call_started": {
-        const call = this.#call(event.call_id, event.name);
+        const call = this.#call(event.callId, event.name);
         call.name = event.name;
         call.server = event.server;
         call.tool = event.tool;
         call.arguments = event.arguments;
         call.argumentsText = "";
-        call.uiResourceUri = event.ui_resource_uri;
+        call.uiResourceUri = event.uiResourceUri;
         if (call.status === "streaming") call.status = "pending";
         // Its row was estimated when it was added, before the view was known (a streaming call).
-        this.#reestimate(event.call_id);
+        this.#reestimate(event.callId);
         break;
       }
       case "approval_requested": {
-        const call = this.#call(event.call_id, event.tool);
+        const call = this.#call(event.callId, event.tool);
         call.server ??= event.server;
         call.tool ??= event.tool;
         if (!isFinal(call.status)) call.status = "awaiting-approval";
         break;
       }
       case "approval_resolved": {
-        const call = this.#call(event.call_id, "");
+        const call = this.#call(event.callId, "");
         call.decision = event.decision;
         if (call.status === "awaiting-approval") call.status = event.decision === "deny" ? "denied" : "pending";
         break;
       }
       case "tool_call_running": {
-        const call = this.#call(event.call_id, "");
+        const call = this.#call(event.callId, "");
         if (!isFinal(call.status)) call.status = "running";
         break;
       }
       case "tool_call_progress": {
-        const call = this.#call(event.call_id, "");
+        const call = this.#call(event.callId, "");
         if (!isFinal(call.status)) call.progress = { progress: event.progress, total: event.total, message: event.message };
         break;
       }
       case "tool_call_finished": {
-        const call = this.#call(event.call_id, "");
+        const call = this.#call(event.callId, "");
         call.status = event.status;
         call.modelResult = event.model;
         call.viewResult = event.view ?? null;
-        call.durationMs = event.duration_ms;
+        call.durationMs = event.durationMs;
         call.error = event.error;
         break;
       }
@@ -486,7 +490,7 @@ export class Transcript {
         this.#error(event.message);
         break;
       case "done":
-        this.#finishTurn(event.stop_reason === "end_turn" || event.stop_reason === "step_limit");
+        this.#finishTurn(event.stopReason === "end_turn" || event.stopReason === "step_limit");
         break;
     }
     this.#touch();

@@ -171,7 +171,7 @@ describe("Transcript: interrupted and failed replies", () => {
     const t = run([
       ev.user("Hi"),
       ev.step(1),
-      ev.retrying(2, 1000, "server error (HTTP 503): overloaded"),
+      ev.retrying(2, 1000, "server_error", "server error (HTTP 503): overloaded"),
       ev.error("server error (HTTP 503): overloaded"),
       ev.done("error"),
     ]);
@@ -234,9 +234,9 @@ describe("Transcript: interrupted and failed replies", () => {
 
 describe("Transcript: retrying", () => {
   it("shows a transient notice on the streaming message until text arrives", () => {
-    const t = run([ev.user("Hi"), ev.step(1), ev.retrying(2, 2500, "rate limited (HTTP 429): Rate limit reached")]);
+    const t = run([ev.user("Hi"), ev.step(1), ev.retrying(2, 2500, "rate_limited", "rate limited (HTTP 429): Rate limit reached")]);
     const [a] = assistants(t);
-    expect(a.retry).toEqual({ attempt: 2, waitMs: 2500, reason: "rate limited (HTTP 429): Rate limit reached" });
+    expect(a.retry).toEqual({ attempt: 2, waitMs: 2500, kind: "rate_limited", reason: "rate limited (HTTP 429): Rate limit reached" });
     expect(retryText(a.retry!)).toBe("Rate limited; retrying in 3 s (attempt 2)");
     run([ev.text("Hello")], t);
     expect(assistants(t)[0].retry).toBeNull();

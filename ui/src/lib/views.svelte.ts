@@ -4,8 +4,7 @@
 // The relay trusts nothing but identity: a message is a view's only when its `event.source` is
 // the `contentWindow` of a frame registered for that view (`event.origin` is "null" for these
 // frames and says nothing). Everything else posted to the window is ignored.
-import { api, type ViewEvent, type ViewStateName } from "./api";
-import { errorText } from "./chatFormat";
+import { api, errorMessage, type ViewEvent, type ViewStatus } from "./api";
 
 /** Messages relayed to Rust per view per second at most (Rust allows 500). */
 export const MAX_RELAYED_PER_SECOND = 200;
@@ -25,7 +24,7 @@ const MAX_QUEUED = 256;
 
 /** Where a view stands: as Rust says, or "parked" (the window's own: the view was torn down
  * while its card is far out of sight, and is re-created when the card comes back). */
-export type ViewEntryState = ViewStateName | "parked";
+export type ViewEntryState = ViewStatus | "parked";
 
 /** One tool call's view, as its card shows it. */
 export interface ViewEntry {
@@ -343,7 +342,7 @@ export class ViewRegistry {
     api.reopenViews(conversationId, callId).catch((e) => {
       this.#waking.delete(viewId);
       const still = this.byViewId(viewId);
-      if (still?.state === "parked") still.reason = errorText(e);
+      if (still?.state === "parked") still.reason = errorMessage(e);
     });
   }
 

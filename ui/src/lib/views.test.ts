@@ -11,7 +11,8 @@ const teardownView = vi.fn(
 );
 let emitView: (e: ViewEvent) => void = () => {};
 const unlistenView = vi.fn();
-vi.mock("./api", () => ({
+vi.mock("./api", async (original) => ({
+  ...(await original<typeof import("./api")>()),
   api: {
     viewMessage: (viewId: string, message: unknown) => viewMessage(viewId, message),
     closeView: (viewId: string) => closeView(viewId),
@@ -25,6 +26,7 @@ vi.mock("./api", () => ({
 }));
 
 import { MAX_MESSAGE_BYTES, ViewRegistry, clampHeight, messageFits } from "./views.svelte";
+import { refused } from "./testing/errors";
 
 const opened = (callId: string, viewId: string, over: Partial<Extract<ViewEvent, { type: "opened" }>> = {}): ViewEvent => ({
   type: "opened",
@@ -35,6 +37,7 @@ const opened = (callId: string, viewId: string, over: Partial<Extract<ViewEvent,
   allow: "clipboard-write",
   prefersBorder: true,
   displayModes: ["inline", "fullscreen", "pip"],
+  cspDropped: [],
   ...over,
 });
 const state = (callId: string, viewId: string | null, s: Extract<ViewEvent, { type: "state" }>["state"], reason: string | null = null, conversationId = "c1"): ViewEvent => ({
@@ -486,7 +489,7 @@ describe("view registry: parking views far from sight", () => {
   });
 
   it("keeps a view parked, saying why, when it cannot be re-created, and tries again next time", async () => {
-    reopenViews.mockImplementationOnce(async () => Promise.reject("the store is locked"));
+    reopenViews.mockImplementationOnce(async () => Promise.reject(refused("store", "the store is locked")));
     registry.handle(opened("call-1", "v1"));
     registry.park("v1");
     await endTeardown("v1");

@@ -8,9 +8,10 @@ const calls = vi.hoisted(() => ({
   saveGeneralSettings: vi.fn<(s: { viewRetentionDays?: number; theme?: ThemePreference }) => Promise<Stored>>(),
 }));
 
-vi.mock("../../lib/api", () => ({ api: calls }));
+vi.mock("../../lib/api", async (original) => ({ ...(await original<typeof import("../../lib/api")>()), api: calls }));
 
 import GeneralSettings from "./GeneralSettings.svelte";
+import { refused } from "../../lib/testing/errors";
 
 let stored: Stored;
 
@@ -53,7 +54,7 @@ describe("GeneralSettings", () => {
   it("puts the theme back when it cannot be stored, and says why", async () => {
     const { getByTestId, findByTestId, root } = await setup();
     await fireEvent.click(getByTestId("theme-light"));
-    calls.saveGeneralSettings.mockRejectedValueOnce("the conversation store cannot be opened");
+    calls.saveGeneralSettings.mockRejectedValueOnce(refused("store", "the conversation store cannot be opened"));
     await fireEvent.click(getByTestId("theme-dark"));
     const error = await findByTestId("general-error");
     expect(error.getAttribute("role")).toBe("alert");
@@ -84,7 +85,7 @@ describe("GeneralSettings", () => {
   });
 
   it("shows what Rust refuses", async () => {
-    calls.saveGeneralSettings.mockRejectedValueOnce("view retention must be from 1 to 365 days, not 500");
+    calls.saveGeneralSettings.mockRejectedValueOnce(refused("invalid", "view retention must be from 1 to 365 days, not 500"));
     const { getByTestId, findByTestId, days } = await setup();
     await fireEvent.input(days, { target: { value: "12" } });
     await fireEvent.click(getByTestId("general-save"));

@@ -17,9 +17,10 @@ const calls = vi.hoisted(() => ({
   deleteApiKey: vi.fn(async (_p: ProviderKind) => {}),
 }));
 
-vi.mock("../../lib/api", () => ({ api: calls }));
+vi.mock("../../lib/api", async (original) => ({ ...(await original<typeof import("../../lib/api")>()), api: calls }));
 
 import ModelSettings from "./ModelSettings.svelte";
+import { refused } from "../../lib/testing/errors";
 
 function settings(over: Partial<Settings> = {}): Settings {
   return {
@@ -98,7 +99,7 @@ describe("ModelSettings", () => {
   });
 
   it("falls back to typing the name when listing fails, and says why", async () => {
-    calls.listProviderModels.mockRejectedValue("cannot list the models at http://localhost:11434/v1: connection refused");
+    calls.listProviderModels.mockRejectedValue(refused("provider", "cannot list the models at http://localhost:11434/v1: connection refused"));
     const { getByTestId, findByTestId, queryByTestId } = await setup();
     await fireEvent.click(getByTestId("model-load-models"));
     expect((await findByTestId("model-error")).textContent).toMatch(/connection refused/);
@@ -167,7 +168,7 @@ describe("ModelSettings", () => {
   it("says when the environment provides the key, and when no keyring can hold one", async () => {
     const loaded = settings({ keyringProblem: "no OS keyring is available (no D-Bus session)" });
     loaded.providers[0].keyFromEnv = true;
-    calls.saveApiKey.mockRejectedValue("the key was not saved: no OS keyring is available. Set OPENAI_API_KEY in the environment instead");
+    calls.saveApiKey.mockRejectedValue(refused("keyring", "the key was not saved: no OS keyring is available. Set OPENAI_API_KEY in the environment instead"));
     const { getByTestId, findByTestId } = await setup(loaded);
     const status = getByTestId("model-key-status").textContent ?? "";
     expect(status).toMatch(/from OPENAI_API_KEY/);

@@ -30,7 +30,8 @@ const calls = vi.hoisted(() => ({
   })),
 }));
 
-vi.mock("../../lib/api", () => ({
+vi.mock("../../lib/api", async (original) => ({
+  ...(await original<typeof import("../../lib/api")>()),
   api: {
     onServersChanged: async (handler: (servers: ServerStatus[]) => void) => {
       serversChanged = handler;
@@ -44,6 +45,7 @@ vi.mock("../../lib/api", () => ({
 }));
 
 import ServerSettingsView, { rowState } from "./ServerSettings.svelte";
+import { refused } from "../../lib/testing/errors";
 
 const entry = (over: Partial<ServerEntry>): ServerEntry => ({
   name: "fs",
@@ -150,7 +152,7 @@ describe("ServerSettings", () => {
     await fireEvent.click(within(row(view, "fs")).getByTestId("server-mcp-apps"));
     await waitFor(() => expect(calls.setServerMcpApps).toHaveBeenCalledWith("fs", false));
 
-    calls.setMcpApps.mockImplementationOnce(async () => Promise.reject("cannot write /p/config.json: disk full"));
+    calls.setMcpApps.mockImplementationOnce(async () => Promise.reject(refused("io", "cannot write /p/config.json: disk full")));
     const global = view.getByTestId("mcp-apps-global") as HTMLInputElement;
     await waitFor(() => expect(global.disabled).toBe(false));
     await fireEvent.click(global);
@@ -205,7 +207,7 @@ describe("ServerSettings", () => {
     const form = within(view.getByTestId("server-form"));
     expect((form.getByTestId("server-form-env") as HTMLTextAreaElement).value).toBe("API_KEY");
     expect((form.getByTestId("server-form-args") as HTMLTextAreaElement).value).toBe("-y\nserver-filesystem");
-    calls.saveServer.mockImplementationOnce(async () => Promise.reject("cwd: no such folder"));
+    calls.saveServer.mockImplementationOnce(async () => Promise.reject(refused("invalid", "cwd: no such folder")));
     await fireEvent.input(form.getByTestId("server-form-command"), { target: { value: "node" } });
     await fireEvent.click(form.getByTestId("server-form-save"));
     expect((await form.findByTestId("server-form-error")).textContent).toContain("cwd: no such folder");
@@ -230,7 +232,7 @@ describe("ServerSettings", () => {
     await fireEvent.click(within(row(view, "remote")).getByTestId("server-sign-out"));
     expect(calls.signOutServer).toHaveBeenCalledWith("remote");
     await waitFor(() => expect(view.getByTestId("server-settings-note").textContent).toContain("Signed out of remote"));
-    calls.signInServer.mockImplementationOnce(async () => Promise.reject("OAuth discovery: no metadata"));
+    calls.signInServer.mockImplementationOnce(async () => Promise.reject(refused("server", "OAuth discovery: no metadata")));
     await fireEvent.click(within(row(view, "remote")).getByTestId("server-sign-in"));
     expect((await within(row(view, "remote")).findByRole("alert")).textContent).toContain("Sign-in failed: OAuth discovery");
 
@@ -268,7 +270,7 @@ describe("ServerSettings", () => {
     expect(calls.removeServer).not.toHaveBeenCalled();
 
     // Refused by the back end: the reason, the row kept, focus back on Remove.
-    calls.removeServer.mockImplementationOnce(async () => Promise.reject("config.json is read-only"));
+    calls.removeServer.mockImplementationOnce(async () => Promise.reject(refused("invalid", "config.json is read-only")));
     await fireEvent.click(removeButton);
     await fireEvent.click(fs.getByTestId("server-remove-confirm"));
     expect(calls.removeServer).toHaveBeenCalledWith("fs");
@@ -296,7 +298,7 @@ describe("ServerSettings", () => {
     expect((await view.findByTestId("import-note")).textContent).toBe("Imported fs as fs-2 (the name fs was taken).");
 
     // A typed path that cannot be read: the reason, in the import section.
-    calls.importPreview.mockImplementationOnce(async () => Promise.reject('"mcp.json" is not a full path'));
+    calls.importPreview.mockImplementationOnce(async () => Promise.reject(refused("invalid", '"mcp.json" is not a full path')));
     await fireEvent.input(view.getByTestId("import-path"), { target: { value: "mcp.json" } });
     await fireEvent.click(view.getByTestId("import-load"));
     expect((await view.findByTestId("import-error")).textContent).toContain("not a full path");

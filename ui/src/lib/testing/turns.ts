@@ -5,7 +5,9 @@ import type {
   AgentMessage,
   ChatEvent,
   ModelFacing,
+  JsonValue,
   Part,
+  RetryKind,
   StoredConversation,
   StoredMessage,
   ToolCallRecord,
@@ -17,49 +19,49 @@ import type { Item } from "../transcript.svelte";
 const usage: Usage = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0 };
 
 export const ev = {
-  turnStarted: (conversationId = "c1"): TurnEvent => ({ type: "turn_started", conversation_id: conversationId, model: "gpt-test", provider: "openai" }),
+  turnStarted: (conversationId = "c1"): TurnEvent => ({ type: "turn_started", conversationId, model: "gpt-test", provider: "openai" }),
   user: (text: string): TurnEvent => ({ type: "user_message", message: { role: "user", parts: [{ type: "text", text }] } }),
   step: (step: number): TurnEvent => ({ type: "step_started", step }),
   text: (text: string): TurnEvent => ({ type: "text_delta", text }),
   reasoning: (text: string): TurnEvent => ({ type: "reasoning_delta", text }),
   callStreaming: (callId: string, name: string, argumentsText: string): TurnEvent => ({
     type: "tool_call_streaming",
-    call_id: callId,
+    callId,
     name,
-    arguments_text: argumentsText,
+    argumentsText,
   }),
-  retrying: (attempt: number, waitMs: number, reason: string): TurnEvent => ({ type: "retrying", attempt, wait_ms: waitMs, reason }),
+  retrying: (attempt: number, waitMs: number, kind: RetryKind, reason: string): TurnEvent => ({ type: "retrying", attempt, waitMs, kind, reason }),
   assistant: (parts: Part[], interrupted = false): TurnEvent => ({
     type: "assistant_message",
     message: { role: "assistant", parts },
     interrupted,
     usage,
   }),
-  callStarted: (callId: string, name: string, server: string | null, tool: string | null, args: unknown, ui: string | null = null): TurnEvent => ({
+  callStarted: (callId: string, name: string, server: string | null, tool: string | null, args: JsonValue, ui: string | null = null): TurnEvent => ({
     type: "tool_call_started",
-    call_id: callId,
+    callId,
     name,
     server,
     tool,
     arguments: args,
-    ui_resource_uri: ui,
+    uiResourceUri: ui,
   }),
-  approvalRequested: (callId: string, server: string, tool: string, args: unknown): TurnEvent => ({
+  approvalRequested: (callId: string, server: string, tool: string, args: JsonValue): TurnEvent => ({
     type: "approval_requested",
-    call_id: callId,
+    callId,
     server,
     tool,
     arguments: args,
   }),
   approvalResolved: (callId: string, decision: "allow_once" | "allow_always" | "deny"): TurnEvent => ({
     type: "approval_resolved",
-    call_id: callId,
+    callId,
     decision,
   }),
-  running: (callId: string): TurnEvent => ({ type: "tool_call_running", call_id: callId }),
+  running: (callId: string): TurnEvent => ({ type: "tool_call_running", callId }),
   progress: (callId: string, progress: number, total: number | null, message: string | null = null): TurnEvent => ({
     type: "tool_call_progress",
-    call_id: callId,
+    callId,
     progress,
     total,
     message,
@@ -68,15 +70,15 @@ export const ev = {
     callId: string,
     status: "ok" | "error" | "failed" | "denied" | "cancelled",
     model: ModelFacing,
-    view: unknown,
+    view: JsonValue,
     durationMs: number,
     error: string | null = null,
-  ): TurnEvent => ({ type: "tool_call_finished", call_id: callId, status, model, view, duration_ms: durationMs, error }),
+  ): TurnEvent => ({ type: "tool_call_finished", callId, status, model, view, durationMs, error }),
   toolResults: (parts: Part[]): TurnEvent => ({ type: "tool_results", message: { role: "tool", parts } }),
   error: (message: string): TurnEvent => ({ type: "error", message }),
   done: (stopReason: "end_turn" | "step_limit" | "cancelled" | "error", text = ""): TurnEvent => ({
     type: "done",
-    stop_reason: stopReason,
+    stopReason,
     text,
     usage,
   }),
@@ -152,7 +154,7 @@ export function record(events: TurnEvent[], opts: { id?: string; running?: boole
           id: nextId++,
           conversationId,
           messageId: assistant.id,
-          callId: e.call_id,
+          callId: e.callId,
           server: e.server ?? "",
           tool: e.tool ?? e.name,
           arguments: e.arguments,
@@ -166,27 +168,27 @@ export function record(events: TurnEvent[], opts: { id?: string; running?: boole
           finishedAt: null,
         };
         toolCalls.push(r);
-        calls.set(e.call_id, r);
+        calls.set(e.callId, r);
         break;
       }
       case "tool_call_running": {
-        const r = calls.get(e.call_id);
+        const r = calls.get(e.callId);
         if (r) r.status = "running";
         break;
       }
       case "approval_resolved": {
-        const r = calls.get(e.call_id);
+        const r = calls.get(e.callId);
         if (r && e.decision === "deny") r.status = "denied";
         break;
       }
       case "tool_call_finished": {
-        const r = calls.get(e.call_id);
+        const r = calls.get(e.callId);
         if (!r) break;
         r.status = e.status;
         r.modelFacing = structuredClone(e.model);
         r.viewFacing = e.view === null ? null : structuredClone(e.view);
         r.error = e.error;
-        r.durationMs = e.duration_ms;
+        r.durationMs = e.durationMs;
         r.finishedAt = 0;
         break;
       }
