@@ -37,6 +37,10 @@ impl<'de, R: tauri::Runtime, T: DeserializeOwned> CommandArg<'de, R> for Args<T>
             InvokeError::from(serde_json::to_value(error).unwrap_or(Value::Null))
         };
         match command.message.payload() {
+            // `invoke(name)` with no arguments sends nothing: a command taking none reads `{}`.
+            InvokeBody::Json(Value::Null) => T::deserialize(&serde_json::json!({}))
+                .map(Args)
+                .map_err(|e| invalid(e.to_string())),
             InvokeBody::Json(payload) => T::deserialize(payload).map(Args).map_err(|e| invalid(e.to_string())),
             InvokeBody::Raw(_) => Err(invalid("the arguments must be JSON".into())),
         }
