@@ -141,12 +141,16 @@ impl TestServer {
                         }
                     }
                     if let Some(token) = &token {
-                        let _ = context
+                        let progress = context
                             .peer
                             .notify_progress(
                                 ProgressNotificationParam::new(token.clone(), step as f64).with_total(steps as f64),
                             )
                             .await;
+                        // The steps go on regardless; a test that wanted the progress sees it missing.
+                        if let Err(e) = progress {
+                            eprintln!("slow: progress at step {step} not sent: {e}");
+                        }
                     }
                 }
                 Ok(CallToolResult::success(vec![ContentBlock::text(format!(
@@ -164,7 +168,9 @@ impl TestServer {
             }
             "add_tool" => {
                 self.extra.store(true, Ordering::SeqCst);
-                let _ = context.peer.notify_tool_list_changed().await;
+                if let Err(e) = context.peer.notify_tool_list_changed().await {
+                    eprintln!("add_tool: tools/list_changed not sent: {e}");
+                }
                 Ok(CallToolResult::success(vec![ContentBlock::text("added extra")]))
             }
             "headers" => {
@@ -315,9 +321,11 @@ async fn main() -> anyhow::Result<()> {
                 tokio::spawn(async move {
                     let Ok(tls) = acceptor.accept(tcp).await else { return };
                     let service = hyper_util::service::TowerToHyperService::new(router);
-                    let _ = hyper::server::conn::http1::Builder::new()
+                    // A client that hangs up ends its connection with an error; nothing to do.
+                    hyper::server::conn::http1::Builder::new()
                         .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
-                        .await;
+                        .await
+                        .ok();
                 });
             }
         }

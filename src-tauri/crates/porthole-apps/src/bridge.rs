@@ -644,11 +644,17 @@ impl Inner {
 
     /// Posts a message into the view (a closed channel means the view is gone: nothing to do).
     fn post(&self, message: Value) {
-        let _ = self.out.send(message);
+        if self.out.send(message).is_err() {
+            tracing::trace!(view = %self.view_id, "view is gone; message to it dropped");
+        }
     }
 
+    /// Hands an action to the host (a closed channel means the host stopped listening to this
+    /// view, which is closing: the action has no one to act on it).
     fn act(&self, action: ViewAction) {
-        let _ = self.actions.send(action);
+        if self.actions.send(action).is_err() {
+            tracing::trace!(view = %self.view_id, "host no longer takes this view's actions; action dropped");
+        }
     }
 
     fn give_input(&self, st: &mut State, arguments: Value) {
@@ -790,10 +796,12 @@ impl Inner {
         let Some(waiter) = id.as_u64().and_then(|id| self.lock().waiting.remove(&id)) else {
             return;
         };
-        let _ = waiter.send(match outcome {
+        let outcome = match outcome {
             Ok(_) => TeardownOutcome::Answered,
             Err((code, message)) => TeardownOutcome::Errored { code, message },
-        });
+        };
+        // The teardown that asked may have timed out and stopped waiting: the answer is moot.
+        waiter.send(outcome).ok();
     }
 
     fn request(self: &Arc<Self>, id: Value, method: String, mut params: Map<String, Value>) {

@@ -43,13 +43,17 @@ fn arguments(schema: &Value) -> Map<String, Value> {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let _ = tracing_subscriber::fmt()
+    let subscriber = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("PORTHOLE_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .try_init();
+    if let Err(e) = subscriber {
+        // Only another subscriber set first makes this fail; logging then goes there.
+        eprintln!("logging stays with the subscriber already set: {e}");
+    }
     let Some(url) = std::env::args().nth(1).filter(|u| u.starts_with("http")) else {
         eprintln!("usage: porthole-conformance-client SERVER_URL (scenario in MCP_CONFORMANCE_SCENARIO)");
         return ExitCode::from(2);

@@ -181,13 +181,17 @@ impl DemoServer {
             let usage = sampler.sample();
             samples.push(usage);
             if let Some(token) = &token {
-                let _ = peer
+                let progress = peer
                     .notify_progress(
                         ProgressNotificationParam::new(token.clone(), step as f64)
                             .with_total(steps as f64)
                             .with_message(format!("CPU {usage:.1}% ({step}/{steps})")),
                     )
                     .await;
+                // Progress is a courtesy: the sampling goes on, and the result says it all.
+                if let Err(e) = progress {
+                    tracing::debug!("progress notification not sent: {e}");
+                }
             }
         }
         let average = samples.iter().sum::<f32>() / samples.len() as f32;

@@ -384,8 +384,11 @@ impl ConfigFile {
             temp.file.sync_all()?;
             std::fs::rename(&temp.path, &target)
         })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&temp.path);
+        if result.is_err()
+            && let Err(e) = std::fs::remove_file(&temp.path)
+        {
+            // The save's own error is what the caller hears; a leftover temp file is only untidy.
+            tracing::warn!(path = %temp.path.display(), "failed save left its temp file behind: {e}");
         }
         result.map_err(fail)
     }

@@ -189,7 +189,9 @@ impl ClientHandler for PortholeClient {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         tracing::debug!(server = %self.server, "tools/list_changed");
         if let Some(tx) = &self.tools_changed {
-            let _ = tx.send(());
+            // A closed channel means the connection is being replaced or closed; its tool list
+            // is not read again.
+            tx.send(()).ok();
         }
     }
 
@@ -496,22 +498,40 @@ pub fn log_file_name(server: &str) -> String {
 async fn forward_stderr(server: String, stderr: tokio::process::ChildStderr, log_dir: Option<PathBuf>) {
     let mut file = match log_dir {
         Some(dir) => {
-            let _ = tokio::fs::create_dir_all(&dir).await;
-            tokio::fs::OpenOptions::new()
+            // A folder that cannot be made makes the open below fail, which is logged there.
+            tokio::fs::create_dir_all(&dir).await.ok();
+            let path = dir.join(log_file_name(&server));
+            match tokio::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
-                .open(dir.join(log_file_name(&server)))
+                .open(&path)
                 .await
-                .ok()
+            {
+                Ok(file) => Some(file),
+                Err(e) => {
+                    tracing::warn!(server = %server, path = %path.display(), "server log file cannot be opened; its stderr goes to the app log only: {e}");
+                    None
+                }
+            }
         }
         None => None,
     };
     let mut lines = BufReader::new(stderr).lines();
+    let mut write_failed = false;
     while let Ok(Some(line)) = lines.next_line().await {
         tracing::debug!(target: "mcp_server", server = %server, "{line}");
         if let Some(f) = file.as_mut() {
-            let _ = f.write_all(line.as_bytes()).await;
-            let _ = f.write_all(b"\n").await;
+            let written = async {
+                f.write_all(line.as_bytes()).await?;
+                f.write_all(b"\n").await
+            };
+            // A full disk, say: the line is still in the app log above. Said once, not per line.
+            if let Err(e) = written.await
+                && !write_failed
+            {
+                write_failed = true;
+                tracing::warn!(server = %server, "server log file write failed; lines may be missing from it: {e}");
+            }
         }
     }
 }

@@ -239,7 +239,15 @@ fn catalog_tools(entry: &Entry, tools: Vec<rmcp::model::Tool>) -> Vec<CatalogToo
 /// Closes an entry's connection, if it has one; stdio servers are asked to exit, then stopped.
 async fn close(entry: &Entry) {
     if let Some(session) = entry.session.lock().await.take() {
-        let _ = session.cancel().await;
+        end_session(&entry.config.name, session).await;
+    }
+}
+
+/// Stops a connection's task and waits for it. A task that had already ended badly (it
+/// panicked) leaves nothing to close, so that is only logged.
+async fn end_session(server: &str, session: Session) {
+    if let Err(e) = session.cancel().await {
+        tracing::debug!(server, "the connection's task had already ended badly: {e}");
     }
 }
 
@@ -421,7 +429,7 @@ impl Servers {
     ) -> bool {
         let config = &entry.config;
         if let Some(old) = slot.take() {
-            let _ = old.cancel().await;
+            end_session(&config.name, old).await;
         }
         if entry.retired.is_cancelled() {
             return false;
@@ -458,7 +466,7 @@ impl Servers {
                             && sign_in == connection::SignIn::IfStored =>
                     {
                         sign_in = connection::SignIn::Now(e.auth_challenge().map(str::to_string));
-                        let _ = session.cancel().await;
+                        end_session(&config.name, session).await;
                     }
                     Err(e) => return Err(format!("tools/list failed: {e}")),
                 }
@@ -471,7 +479,7 @@ impl Servers {
         };
         match outcome {
             Ok((session, _, _)) if entry.retired.is_cancelled() => {
-                let _ = session.cancel().await;
+                end_session(&config.name, session).await;
                 false
             }
             Ok((session, (info, version), tools)) => {
@@ -718,11 +726,14 @@ impl Servers {
                 Some(tokio::spawn(async move {
                     while let Some(p) = progress.next().await {
                         seen.store(true, std::sync::atomic::Ordering::Relaxed);
-                        let _ = forward.send(Progress {
-                            progress: p.progress,
-                            total: p.total,
-                            message: p.message.clone(),
-                        });
+                        // A caller that stopped reading progress still gets the call's result.
+                        forward
+                            .send(Progress {
+                                progress: p.progress,
+                                total: p.total,
+                                message: p.message.clone(),
+                            })
+                            .ok();
                     }
                 }))
             }
@@ -752,12 +763,17 @@ impl Servers {
         }
         match response {
             None => {
-                let _ = peer
+                let notified = peer
                     .notify_cancelled(CancelledNotificationParam::new(
                         Some(request_id),
                         Some("cancelled by the user".into()),
                     ))
                     .await;
+                // The call is over for us either way; a server we cannot tell may finish the
+                // work and its answer is dropped.
+                if let Err(e) = notified {
+                    tracing::debug!(server, tool, "could not tell the server the call was cancelled: {e}");
+                }
                 Err(CallError::Cancelled)
             }
             Some(Ok(ServerResult::CallToolResult(result))) => {

@@ -107,9 +107,12 @@ async fn wait_for_redirect(listener: tokio::net::TcpListener, port: u16) -> Resu
             .and_then(|l| l.split_whitespace().nth(1))
             .unwrap_or("");
         if !target.starts_with("/callback") {
-            let _ = stream
+            // Some other request to the loopback port (a favicon, say): a browser that hung up
+            // needs no answer, and we keep waiting for the callback.
+            stream
                 .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
-                .await;
+                .await
+                .ok();
             continue;
         }
         let body = "<!doctype html><title>Porthole</title><p>Signed in. You can close this tab and return to Porthole.";
@@ -117,7 +120,10 @@ async fn wait_for_redirect(listener: tokio::net::TcpListener, port: u16) -> Resu
             "HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
             body.len()
         );
-        let _ = stream.write_all(response.as_bytes()).await;
+        // The redirect URL is what signs in; the page is only a courtesy to the browser tab.
+        if let Err(e) = stream.write_all(response.as_bytes()).await {
+            tracing::debug!("sign-in page not shown to the browser: {e}");
+        }
         return Ok(format!("http://127.0.0.1:{port}{target}"));
     }
 }

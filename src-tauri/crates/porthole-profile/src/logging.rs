@@ -56,10 +56,13 @@ pub fn init_logging(log_dir: &Path, prefix: &str, stderr: Stderr) -> Result<LogG
         .with_target(true)
         .with_filter(filter());
     // A second call (tests, or a library user that set its own subscriber) keeps the first one.
-    let _ = tracing_subscriber::registry()
+    if let Err(e) = tracing_subscriber::registry()
         .with(stderr_layer)
         .with(file_layer)
-        .try_init();
+        .try_init()
+    {
+        tracing::debug!("a tracing subscriber was already set; it stays, and this log file gets nothing: {e}");
+    }
 
     install_panic_hook();
     Ok(LogGuard { _file: guard })

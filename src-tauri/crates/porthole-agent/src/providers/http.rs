@@ -369,12 +369,15 @@ pub(crate) async fn send(
             None => backoff(retry, attempt),
         };
         attempt += 1;
-        let _ = events.send(ModelEvent::Retrying {
-            attempt,
-            wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
-            kind: failure.kind(),
-            reason: failure.reason(),
-        });
+        // Progress news only: a caller that stopped listening still gets the retry's reply.
+        events
+            .send(ModelEvent::Retrying {
+                attempt,
+                wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                kind: failure.kind(),
+                reason: failure.reason(),
+            })
+            .ok();
         tokio::select! {
             biased;
             _ = cancel.cancelled() => return Err(cancelled()),
@@ -485,7 +488,9 @@ pub(crate) async fn read_stream<D: Decoder>(
             None => assembler.end(&mut out).map(Some),
         };
         for event in out.drain(..) {
-            let _ = events.send(event);
+            // The events are a live view of the reply being assembled; a caller that stopped
+            // listening still gets the whole reply returned.
+            events.send(event).ok();
         }
         if let Some(reply) = result? {
             return Ok(reply);
