@@ -3,6 +3,9 @@
 //! `porthole-host/src/command_list.rs`, which also feeds `generate_handler!` here, the ACL
 //! manifest in `build.rs`, the capabilities and the front end's typed client.
 
+use std::sync::OnceLock;
+use std::time::Instant;
+
 use porthole_host::contract::*;
 use porthole_host::{AppError, Host};
 use serde::de::DeserializeOwned;
@@ -49,6 +52,13 @@ impl<'de, R: tauri::Runtime, T: DeserializeOwned> CommandArg<'de, R> for Args<T>
 
 type Answer<T> = Result<T, AppError>;
 
+static STARTED: OnceLock<Instant> = OnceLock::new();
+
+/// Notes when the app started, for `ui_ready`'s report.
+pub fn mark_start() {
+    STARTED.get_or_init(Instant::now);
+}
+
 #[tauri::command]
 fn app_info(host: State<'_, Host>, _: Args<NoArgs>) -> porthole_host::AppInfo {
     host.app_info()
@@ -64,7 +74,7 @@ fn list_servers(host: State<'_, Host>, _: Args<NoArgs>) -> Vec<porthole_mcp::Ser
 /// the start-up benchmark measures.
 #[tauri::command]
 fn ui_ready(_: Args<NoArgs>) {
-    let ms = crate::desktop::since_start_ms();
+    let ms = STARTED.get().map(|t| t.elapsed().as_millis()).unwrap_or(0);
     tracing::info!(ms, "composer ready");
     if std::env::var_os("PORTHOLE_REPORT_READY").is_some() {
         println!("porthole-ready {ms}");

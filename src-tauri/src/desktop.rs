@@ -1,9 +1,8 @@
-//! The desktop shell: the app's windows, their security hooks, the `mcpview` scheme that serves
-//! views, and the adapters through which `porthole-host` reaches the windows ([`WindowOutbox`])
+//! The desktop shell: the app's start, the `mcpview` scheme that serves views, and the adapters through which `porthole-host` reaches the windows ([`WindowOutbox`])
 //! and the desktop ([`TauriDesktop`]). Everything the app does lives in `porthole-host`.
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -11,15 +10,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use porthole_apps::theme::Theme;
 use porthole_host::{Desktop, Host, HostOptions, MAIN_WINDOW, ModelFlags, Outbound, Outbox, POP_OUT_PREFIX, Setup};
-use tauri::webview::{NewWindowResponse, PermissionResponse};
-use tauri::{AppHandle, Emitter, Manager, Url, WebviewUrl, WebviewWindowBuilder};
-
-static STARTED: OnceLock<Instant> = OnceLock::new();
-
-/// Milliseconds since the app started (for `ui_ready`'s report).
-pub fn since_start_ms() -> u128 {
-    STARTED.get().map(|t| t.elapsed().as_millis()).unwrap_or(0)
-}
+use tauri::{AppHandle, Emitter, Manager, WebviewUrl, WebviewWindowBuilder};
 
 /// Sends the app's events to the window they are addressed to.
 struct WindowOutbox(AppHandle);
@@ -54,7 +45,7 @@ impl Desktop for TauriDesktop {
     }
 
     fn open_pop_out(&self, label: &str, title: &str) -> Result<(), String> {
-        crate::pop_out::open(&self.0, label, title)
+        crate::windows::open_pop_out(&self.0, label, title)
     }
 
     fn close_window(&self, label: &str) {
@@ -64,47 +55,6 @@ impl Desktop for TauriDesktop {
             tracing::warn!(label, "the window could not be closed: {e}");
         }
     }
-}
-
-/// Whether the main webview may navigate to `url`: only the app's own pages.
-fn navigation_allowed(url: &Url) -> bool {
-    match url.scheme() {
-        "tauri" => url.host_str() == Some("localhost"),
-        // Views' frames (WebKitGTK asks about frame navigations too); the scheme handler serves
-        // only minted tokens, and only to this window.
-        "mcpview" => url.host_str() == Some("localhost") && url.path().starts_with("/view/"),
-        "http" if url.host_str() == Some("mcpview.localhost") => url.path().starts_with("/view/"),
-        "http" | "https" => url.host_str() == Some("tauri.localhost"),
-        "about" => url.as_str() == "about:blank" || url.as_str() == "about:srcdoc",
-        _ => false,
-    }
-}
-
-/// The app's rules for any of its windows: no navigation away from its own pages, no new
-/// windows, no downloads, no device permissions.
-pub(crate) fn guarded<'a, R: tauri::Runtime, M: Manager<R>>(
-    builder: WebviewWindowBuilder<'a, R, M>,
-) -> WebviewWindowBuilder<'a, R, M> {
-    builder
-        .on_navigation(|url| {
-            let ok = navigation_allowed(url);
-            if !ok {
-                tracing::warn!(%url, "navigation refused");
-            }
-            ok
-        })
-        .on_new_window(|url, _| {
-            tracing::warn!(%url, "new window refused");
-            NewWindowResponse::Deny
-        })
-        .on_download(|_, _| {
-            tracing::warn!("download refused");
-            false
-        })
-        .on_permission_request(|_, kind| {
-            tracing::warn!(?kind, "permission request refused");
-            PermissionResponse::Deny
-        })
 }
 
 /// Each view's document, once per unguessable token, only to the webview that owns it.
@@ -154,7 +104,7 @@ fn window_closed(window: &tauri::Window) {
 }
 
 pub fn run(setup: Setup, model_flags: ModelFlags) -> Result<()> {
-    STARTED.get_or_init(Instant::now);
+    crate::commands::mark_start();
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     tauri::async_runtime::set(runtime.handle().clone());
     let handle = runtime.handle().clone();
@@ -192,7 +142,7 @@ pub fn run(setup: Setup, model_flags: ModelFlags) -> Result<()> {
                 handle,
             );
             app.manage(host);
-            let window = guarded(WebviewWindowBuilder::new(
+            let window = crate::windows::guarded(WebviewWindowBuilder::new(
                 app,
                 MAIN_WINDOW,
                 WebviewUrl::App("index.html".into()),
@@ -218,27 +168,4 @@ pub fn run(setup: Setup, model_flags: ModelFlags) -> Result<()> {
     });
     drop(runtime);
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_the_apps_own_pages_are_navigable() {
-        for ok in ["tauri://localhost/index.html", "http://tauri.localhost/"] {
-            assert!(navigation_allowed(&Url::parse(ok).unwrap()), "{ok}");
-        }
-        for bad in [
-            "https://evil.example/",
-            "http://localhost:1420/",
-            "tauri://evil/",
-            "file:///etc/passwd",
-            "javascript:alert(1)",
-            "data:text/html,hi",
-            "http://tauri.localhost.evil.example/",
-        ] {
-            assert!(!navigation_allowed(&Url::parse(bad).unwrap()), "{bad}");
-        }
-    }
 }

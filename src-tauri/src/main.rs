@@ -10,7 +10,7 @@ mod cli;
 mod clipboard_guard;
 mod commands;
 mod desktop;
-mod pop_out;
+mod windows;
 
 use std::process::ExitCode;
 

@@ -1,0 +1,99 @@
+//! The rules every window of the app follows (its own pages only: no navigation away, no new
+//! windows, no downloads, no device permissions), and pop-out windows.
+
+use tauri::webview::{NewWindowResponse, PermissionResponse};
+use tauri::{AppHandle, Manager, Url, WebviewUrl, WebviewWindowBuilder};
+
+/// Whether the main webview may navigate to `url`: only the app's own pages.
+fn navigation_allowed(url: &Url) -> bool {
+    match url.scheme() {
+        "tauri" => url.host_str() == Some("localhost"),
+        // Views' frames (WebKitGTK asks about frame navigations too); the scheme handler serves
+        // only minted tokens, and only to this window.
+        "mcpview" => url.host_str() == Some("localhost") && url.path().starts_with("/view/"),
+        "http" if url.host_str() == Some("mcpview.localhost") => url.path().starts_with("/view/"),
+        "http" | "https" => url.host_str() == Some("tauri.localhost"),
+        "about" => url.as_str() == "about:blank" || url.as_str() == "about:srcdoc",
+        _ => false,
+    }
+}
+
+/// The app's rules for any of its windows: no navigation away from its own pages, no new
+/// windows, no downloads, no device permissions.
+pub fn guarded<'a, R: tauri::Runtime, M: Manager<R>>(
+    builder: WebviewWindowBuilder<'a, R, M>,
+) -> WebviewWindowBuilder<'a, R, M> {
+    builder
+        .on_navigation(|url| {
+            let ok = navigation_allowed(url);
+            if !ok {
+                tracing::warn!(%url, "navigation refused");
+            }
+            ok
+        })
+        .on_new_window(|url, _| {
+            tracing::warn!(%url, "new window refused");
+            NewWindowResponse::Deny
+        })
+        .on_download(|_, _| {
+            tracing::warn!("download refused");
+            false
+        })
+        .on_permission_request(|_, kind| {
+            tracing::warn!(?kind, "permission request refused");
+            PermissionResponse::Deny
+        })
+}
+
+/// Opens the pop-out window `label`: a view in a window of its own (`porthole_host::pop_outs`
+/// decides which view and when). It runs the app's own page (`index.html#popout`) under the same
+/// rules as the main window, with the view-window capability (the view commands only).
+pub fn open_pop_out(app: &AppHandle, label: &str, title: &str) -> Result<(), String> {
+    let window = guarded(WebviewWindowBuilder::new(
+        app,
+        label,
+        WebviewUrl::App("index.html#popout".into()),
+    ))
+    .title(title)
+    .inner_size(720.0, 560.0)
+    .min_inner_size(320.0, 240.0)
+    .build()
+    .map_err(|e| e.to_string())?;
+    // The same clipboard guard as the main window (GTK: on the main thread).
+    #[cfg(target_os = "linux")]
+    {
+        let installed = app.run_on_main_thread(move || match window.gtk_window() {
+            Ok(gtk) => crate::clipboard_guard::install(&gtk),
+            Err(e) => tracing::warn!("the pop-out's clipboard guard is not installed: {e}"),
+        });
+        if let Err(e) = installed {
+            tracing::warn!("the pop-out's clipboard guard is not installed: {e}");
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    drop(window);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_apps_own_pages_are_navigable() {
+        for ok in ["tauri://localhost/index.html", "http://tauri.localhost/"] {
+            assert!(navigation_allowed(&Url::parse(ok).unwrap()), "{ok}");
+        }
+        for bad in [
+            "https://evil.example/",
+            "http://localhost:1420/",
+            "tauri://evil/",
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "data:text/html,hi",
+            "http://tauri.localhost.evil.example/",
+        ] {
+            assert!(!navigation_allowed(&Url::parse(bad).unwrap()), "{bad}");
+        }
+    }
+}
