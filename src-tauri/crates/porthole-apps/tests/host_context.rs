@@ -4,42 +4,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
-use porthole_apps::bridge::{AuditNote, HostServices, ViewBridge, ViewConfig};
+use porthole_apps::bridge::{ViewBridge, ViewConfig};
 use porthole_apps::display::{MAX_VIEW_HEIGHT, container_dimensions};
 use porthole_apps::host_context::{HostEnvironment, host_context};
+use porthole_apps::test_support::FakeHost;
 use porthole_apps::theme::{Theme, theme_context};
 use porthole_mcp::{Audience, CatalogTool};
-use serde_json::{Map, Value, json};
-
-/// A view's bridge with no server behind it: enough to follow what the view is told.
-struct NoServer;
-
-fn no_server<T: Send + 'static>() -> BoxFuture<'static, Result<T, String>> {
-    Box::pin(async { Err("no server in this test".to_string()) })
-}
-
-impl HostServices for NoServer {
-    fn call_tool(&self, _: &str, _: &str, _: Option<Map<String, Value>>) -> BoxFuture<'static, Result<Value, String>> {
-        no_server()
-    }
-    fn tool(&self, _: &str, _: &str) -> Option<CatalogTool> {
-        None
-    }
-    fn read_resource(&self, _: &str, _: &str) -> BoxFuture<'static, Result<Value, String>> {
-        no_server()
-    }
-    fn list_resources(&self, _: &str) -> BoxFuture<'static, Result<Value, String>> {
-        no_server()
-    }
-    fn list_resource_templates(&self, _: &str) -> BoxFuture<'static, Result<Value, String>> {
-        no_server()
-    }
-    fn list_prompts(&self, _: &str) -> BoxFuture<'static, Result<Value, String>> {
-        no_server()
-    }
-    fn audit(&self, _: AuditNote) {}
-}
+use serde_json::json;
 
 fn chart_view(theme: Theme) -> ViewConfig {
     ViewConfig {
@@ -70,7 +41,7 @@ fn chart_view(theme: Theme) -> ViewConfig {
 
 #[tokio::test]
 async fn a_view_starts_in_the_theme_shown_and_is_told_a_switch_with_its_style_variables() {
-    let (bridge, mut to_view, _actions) = ViewBridge::new(chart_view(Theme::Light), Arc::new(NoServer));
+    let (bridge, mut to_view, _actions) = ViewBridge::new(chart_view(Theme::Light), Arc::new(FakeHost::without_servers()));
     let mut next = async || {
         tokio::time::timeout(Duration::from_secs(5), to_view.recv())
             .await
@@ -125,7 +96,7 @@ async fn a_view_starts_in_the_theme_shown_and_is_told_a_switch_with_its_style_va
 
 #[tokio::test]
 async fn a_resized_container_tells_the_view_its_width_and_the_height_limit() {
-    let (bridge, mut to_view, _actions) = ViewBridge::new(chart_view(Theme::Dark), Arc::new(NoServer));
+    let (bridge, mut to_view, _actions) = ViewBridge::new(chart_view(Theme::Dark), Arc::new(FakeHost::without_servers()));
     bridge.receive(json!({"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {}}));
     bridge.receive(json!({"jsonrpc": "2.0", "method": "ui/notifications/initialized", "params": {}}));
     let answer = to_view.recv().await.expect("the initialize answer");
