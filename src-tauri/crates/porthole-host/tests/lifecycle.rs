@@ -1,0 +1,761 @@
+//! The view lifecycle and the turn lifecycle, with no window: a real [`Host`] over the profile's
+//! own store, the demo MCP App server served in this process over Streamable HTTP, and the
+//! scripted fake LLM. The test plays the window: it reads the events the host sends, answers
+//! approvals, and plays each view's frame (`ui/initialize`, `initialized`, teardown answers).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use porthole_agent::Decision;
+use porthole_agent::providers::ProviderKind;
+use porthole_demo_server::DemoServer;
+use porthole_fake_llm::{FakeLlm, Reply, Script};
+use porthole_host::ports::{RecordingDesktop, RecordingOutbox};
+use porthole_host::{ErrorCode, Host, HostOptions, MAIN_WINDOW, ModelFlags, Outbound, Setup};
+use porthole_mcp::ServerState;
+use porthole_mcp::test_support::serve_over_http;
+use porthole_secrets::MemorySecrets;
+use porthole_store::{MessageRole, ToolCallStatus, ViewState};
+use serde_json::{Value, json};
+
+/// How long any one thing the test waits for may take.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// The SHA-256 of "abc", as lowercase hex.
+const SHA256_ABC: &str = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+
+/// A running app and everything the test looks at.
+struct App {
+    host: Host,
+    outbox: Arc<RecordingOutbox>,
+    desktop: Arc<RecordingDesktop>,
+    llm: FakeLlm,
+    /// The frames the test plays for every view, when asked to (`play_frames`).
+    frames: Option<tokio::task::JoinHandle<()>>,
+    _profile: tempfile::TempDir,
+}
+
+impl Drop for App {
+    fn drop(&mut self) {
+        if let Some(frames) = self.frames.take() {
+            frames.abort();
+        }
+    }
+}
+
+/// Starts the demo server, the fake LLM with `replies`, and a host on a new profile that has
+/// the demo server (as `demo`) as its only server; returns once the server is connected.
+async fn start(replies: Vec<Reply>) -> App {
+    let url = serve_over_http(DemoServer::new).await;
+    let llm = FakeLlm::start(Script::new(replies)).await.unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let config = json!({"mcpServers": {"demo": {"url": url}}});
+    std::fs::write(profile.path().join("config.json"), config.to_string()).unwrap();
+    let setup = Setup::new(Some(profile.path()), &[]).unwrap();
+    let outbox = Arc::new(RecordingOutbox::default());
+    let desktop = Arc::new(RecordingDesktop::default());
+    let host = Host::start(
+        HostOptions {
+            setup,
+            model_flags: ModelFlags {
+                provider: Some(ProviderKind::OpenAi),
+                base_url: Some(llm.base_url()),
+                model: Some("m".into()),
+            },
+            keyring: Arc::new(MemorySecrets::default()),
+            store: None,
+        },
+        outbox.clone(),
+        desktop.clone(),
+        tokio::runtime::Handle::current(),
+    );
+    let statuses = tokio::time::timeout(PATIENCE, host.servers().settled())
+        .await
+        .expect("the demo server settles");
+    let demo = statuses
+        .iter()
+        .find(|s| s.name == "demo")
+        .expect("the demo server is listed");
+    assert_eq!(demo.state, ServerState::Connected, "{demo:?}");
+    assert!(demo.mcp_apps, "MCP Apps is on for the demo server");
+    App {
+        host,
+        outbox,
+        desktop,
+        llm,
+        frames: None,
+        _profile: profile,
+    }
+}
+
+impl App {
+    /// Waits (bounded) until `look` finds something; on timeout, fails showing every event sent.
+    async fn wait_for<T>(&self, what: &str, mut look: impl FnMut(&App) -> Option<T>) -> T {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(found) = look(self) {
+                return found;
+            }
+            if Instant::now() > deadline {
+                let sent: Vec<Value> = self
+                    .outbox
+                    .sent()
+                    .iter()
+                    .map(|(window, event)| json!({"window": window, "event": event}))
+                    .collect();
+                panic!(
+                    "timed out waiting for {what}; events sent:\n{}",
+                    serde_json::to_string_pretty(&sent).unwrap()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// The turn events of a conversation, as the window gets them (`type` and camelCase fields).
+    fn chat(&self, conversation_id: &str) -> Vec<Value> {
+        self.outbox
+            .chat_events()
+            .into_iter()
+            .filter(|e| e.conversation_id == conversation_id)
+            .map(|e| serde_json::to_value(&e.event).unwrap())
+            .collect()
+    }
+
+    /// The chat events of a conversation of one `type`.
+    fn chat_of(&self, conversation_id: &str, kind: &str) -> Vec<Value> {
+        self.chat(conversation_id)
+            .into_iter()
+            .filter(|e| e["type"] == kind)
+            .collect()
+    }
+
+    /// The view events sent to `window`, as JSON.
+    fn views(&self, window: &str) -> Vec<Value> {
+        self.outbox
+            .view_events(window)
+            .iter()
+            .map(|e| serde_json::to_value(e).unwrap())
+            .collect()
+    }
+
+    /// The JSON-RPC messages posted into a view's frame, in order.
+    fn frame_messages(&self, window: &str, view_id: &str) -> Vec<Value> {
+        self.views(window)
+            .into_iter()
+            .filter(|e| e["type"] == "message" && e["viewId"] == view_id)
+            .map(|e| e["message"].clone())
+            .collect()
+    }
+
+    /// The methods of the notifications posted into a view's frame, in order.
+    fn frame_methods(&self, window: &str, view_id: &str) -> Vec<String> {
+        self.frame_messages(window, view_id)
+            .iter()
+            .filter_map(|m| m["method"].as_str().map(String::from))
+            .collect()
+    }
+
+    /// Waits for the `n`th (from 1) end of a turn in the conversation; returns its `done` event.
+    async fn turn_end(&self, conversation_id: &str, n: usize) -> Value {
+        self.wait_for(&format!("turn {n} of {conversation_id} to end"), |app| {
+            app.chat_of(conversation_id, "done").get(n - 1).cloned()
+        })
+        .await
+    }
+
+    /// Waits until no turn holds the conversation any more.
+    async fn idle(&self, conversation_id: &str) {
+        self.wait_for("the conversation to be free", |app| {
+            (!app.host.open_conversation(conversation_id).unwrap().running).then_some(())
+        })
+        .await
+    }
+
+    /// Waits for the tool call to ask for approval; returns its event.
+    async fn approval_asked(&self, conversation_id: &str, call_id: &str) -> Value {
+        self.wait_for(&format!("approval of {call_id}"), |app| {
+            app.chat_of(conversation_id, "approval_requested")
+                .into_iter()
+                .find(|e| e["callId"] == call_id)
+        })
+        .await
+    }
+
+    /// Waits for a view of the call to be opened in `window`, other than those in `seen`;
+    /// returns its view id.
+    async fn opened(&self, window: &str, call_id: &str, seen: &[&str]) -> String {
+        self.wait_for(&format!("a view of {call_id} to open in {window}"), |app| {
+            app.views(window)
+                .into_iter()
+                .filter(|e| e["type"] == "opened" && e["callId"] == call_id)
+                .filter_map(|e| e["viewId"].as_str().map(String::from))
+                .find(|id| !seen.contains(&id.as_str()))
+        })
+        .await
+    }
+
+    /// Waits until the frame of a view has been posted a notification `method`; returns its
+    /// params.
+    async fn frame_told(&self, window: &str, view_id: &str, method: &str) -> Value {
+        self.wait_for(&format!("{method} to reach view {view_id} in {window}"), |app| {
+            app.frame_messages(window, view_id)
+                .into_iter()
+                .find(|m| m["method"] == method)
+                .map(|m| m["params"].clone())
+        })
+        .await
+    }
+
+    /// Plays every view's frame from now on, in whichever window it opens: each view is
+    /// initialized, and each `ui/resource-teardown` is answered.
+    fn play_frames(&mut self) {
+        let host = self.host.clone();
+        let outbox = self.outbox.clone();
+        self.frames = Some(tokio::spawn(async move {
+            let mut initialized = HashSet::new();
+            let mut answered = HashSet::new();
+            loop {
+                for (window, event) in outbox.sent() {
+                    let Outbound::View(event) = event else { continue };
+                    let event = serde_json::to_value(&event).unwrap();
+                    let Some(view_id) = event["viewId"].as_str() else {
+                        continue;
+                    };
+                    if event["type"] == "opened" && initialized.insert(view_id.to_string()) {
+                        let _ = host.view_message(&window, view_id, initialize_request());
+                        let _ = host.view_message(&window, view_id, initialized_notification());
+                    }
+                    let message = &event["message"];
+                    if event["type"] == "message"
+                        && message["method"] == "ui/resource-teardown"
+                        && answered.insert((view_id.to_string(), message["id"].to_string()))
+                    {
+                        let answer = json!({"jsonrpc": "2.0", "id": message["id"], "result": {}});
+                        let _ = host.view_message(&window, view_id, answer);
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }));
+    }
+
+    /// The bodies of the model requests the fake LLM got (its chat completions).
+    fn model_requests(&self) -> Vec<Value> {
+        self.llm
+            .requests()
+            .into_iter()
+            .filter(|r| r.path.ends_with("/chat/completions"))
+            .map(|r| r.body)
+            .collect()
+    }
+
+    /// Runs a turn in the conversation whose one tool call (`call_id`, `system_monitor`) is
+    /// allowed once, and waits for its end (the `n`th turn). The frames must be played.
+    async fn monitor_turn(&self, conversation_id: Option<String>, call_id: &str, n: usize) -> String {
+        let id = self
+            .host
+            .send_message(conversation_id, "show the system monitor")
+            .unwrap();
+        self.approval_asked(&id, call_id).await;
+        self.host.answer_approval(call_id, Decision::AllowOnce).unwrap();
+        let done = self.turn_end(&id, n).await;
+        assert_eq!(done["stopReason"], "end_turn", "{done}");
+        id
+    }
+}
+
+fn initialize_request() -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "ui/initialize",
+        "params": {"protocolVersion": "2026-01-26"}
+    })
+}
+
+fn initialized_notification() -> Value {
+    json!({"jsonrpc": "2.0", "method": "ui/notifications/initialized", "params": {}})
+}
+
+/// Every string anywhere in `value`.
+fn strings(value: &Value) -> Vec<String> {
+    match value {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(items) => items.iter().flat_map(strings).collect(),
+        Value::Object(map) => map.values().flat_map(strings).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Whether any string in `value` contains `needle`.
+fn mentions(value: &Value, needle: &str) -> bool {
+    strings(value).iter().any(|s| s.contains(needle))
+}
+
+/// The text of a tool result's first content block.
+fn first_text(result: &Value) -> String {
+    result["content"][0]["text"].as_str().unwrap_or_default().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_approved_call_shows_its_view_and_the_model_gets_the_result() {
+    let app = start(vec![
+        Reply::tool_call("call_1", "system_monitor", "{}"),
+        Reply::text("The monitor is up."),
+    ])
+    .await;
+    let host = &app.host;
+    let id = host.send_message(None, "show the system monitor").unwrap();
+
+    let asked = app.approval_asked(&id, "call_1").await;
+    assert_eq!(asked["server"], "demo");
+    assert_eq!(asked["tool"], "system_monitor");
+    host.answer_approval("call_1", Decision::AllowOnce).unwrap();
+    app.wait_for("the call to run", |app| {
+        (!app.chat_of(&id, "tool_call_running").is_empty()).then_some(())
+    })
+    .await;
+
+    // The view opens while the call runs; the turn waits for it to start.
+    let view_id = app.opened(MAIN_WINDOW, "call_1", &[]).await;
+    assert!(app.chat_of(&id, "done").is_empty(), "the turn waits for the view");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let early = app.frame_methods(MAIN_WINDOW, &view_id);
+    assert!(
+        early.iter().all(|m| !m.starts_with("ui/notifications/tool-")),
+        "nothing about the call reaches a view before it is initialized: {early:?}"
+    );
+
+    // The frame starts: the bridge answers `ui/initialize`, and still says nothing of the call.
+    host.view_message(MAIN_WINDOW, &view_id, initialize_request()).unwrap();
+    let answer = app
+        .wait_for("the answer to ui/initialize", |app| {
+            app.frame_messages(MAIN_WINDOW, &view_id)
+                .into_iter()
+                .find(|m| m["id"] == 1)
+        })
+        .await;
+    assert_eq!(answer["result"]["protocolVersion"], "2026-01-26", "{answer}");
+    assert_eq!(answer["result"]["hostInfo"]["name"], "Porthole", "{answer}");
+    let before_initialized = app.frame_methods(MAIN_WINDOW, &view_id);
+    assert!(
+        before_initialized
+            .iter()
+            .all(|m| !m.starts_with("ui/notifications/tool-")),
+        "{before_initialized:?}"
+    );
+    host.view_message(MAIN_WINDOW, &view_id, initialized_notification())
+        .unwrap();
+
+    // Then it is told the input, then the full result.
+    let result = app
+        .frame_told(MAIN_WINDOW, &view_id, "ui/notifications/tool-result")
+        .await;
+    let methods = app.frame_methods(MAIN_WINDOW, &view_id);
+    let input_at = methods.iter().position(|m| m == "ui/notifications/tool-input");
+    let result_at = methods.iter().position(|m| m == "ui/notifications/tool-result");
+    assert!(input_at.is_some() && input_at < result_at, "{methods:?}");
+    assert!(
+        result["structuredContent"].is_object(),
+        "the view gets the full result: {result}"
+    );
+    let summary = first_text(&result);
+    assert!(!summary.is_empty(), "{result}");
+
+    let done = app.turn_end(&id, 1).await;
+    assert_eq!(done["stopReason"], "end_turn", "{done}");
+    assert_eq!(done["text"], "The monitor is up.");
+
+    // The model's second request carries what the tool said.
+    let requests = app.model_requests();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    let tool_messages: Vec<&Value> = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .collect();
+    assert!(
+        tool_messages.iter().any(|m| mentions(m, &summary)),
+        "the model gets the tool's content {summary:?}: {tool_messages:?}"
+    );
+
+    // The store has the call, ended well, with both facings, and its view, ready.
+    let store = host.store().unwrap();
+    let calls = store.tool_calls(&id).unwrap();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls[0].call_id, "call_1");
+    assert_eq!(calls[0].status, ToolCallStatus::Ok);
+    assert!(
+        calls[0]
+            .view_facing
+            .as_ref()
+            .is_some_and(|v| v["structuredContent"].is_object())
+    );
+    assert!(calls[0].model_facing.as_ref().is_some_and(|m| mentions(m, &summary)));
+    let views = store.views(&id).unwrap();
+    assert_eq!(views.len(), 1, "{views:?}");
+    assert_eq!(views[0].state, ViewState::Ready);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_denied_call_cancels_its_view_and_an_always_allowed_tool_is_not_asked_again() {
+    let mut app = start(vec![
+        Reply::tool_call("c1", "system_monitor", "{}"),
+        Reply::EchoToolResults,
+        Reply::tool_call("c2", "system_monitor", "{}"),
+        Reply::text("allowed"),
+        Reply::tool_call("c3", "system_monitor", "{}"),
+        Reply::text("not asked"),
+    ])
+    .await;
+    app.play_frames();
+    let host = app.host.clone();
+
+    // Denied: the view is told the call was cancelled, and the model that it was denied.
+    let id = host.send_message(None, "show the system monitor").unwrap();
+    app.approval_asked(&id, "c1").await;
+    host.answer_approval("c1", Decision::Deny).unwrap();
+    let done = app.turn_end(&id, 1).await;
+    assert!(
+        mentions(&done["text"], "denied"),
+        "the model hears of the denial: {done}"
+    );
+    let denied_view = app.opened(MAIN_WINDOW, "c1", &[]).await;
+    let cancelled = app
+        .frame_told(MAIN_WINDOW, &denied_view, "ui/notifications/tool-cancelled")
+        .await;
+    assert!(mentions(&cancelled, "denied"), "{cancelled}");
+    assert!(
+        !app.frame_methods(MAIN_WINDOW, &denied_view)
+            .contains(&"ui/notifications/tool-result".to_string())
+    );
+    let requests = app.model_requests();
+    assert!(mentions(&requests[1]["messages"], "denied"), "{}", requests[1]);
+    let calls = host.store().unwrap().tool_calls(&id).unwrap();
+    assert_eq!(calls[0].status, ToolCallStatus::Denied);
+
+    // Allowed always: asked once, then remembered for the next turn.
+    app.idle(&id).await;
+    host.send_message(Some(id.clone()), "again").unwrap();
+    app.approval_asked(&id, "c2").await;
+    host.answer_approval("c2", Decision::AllowAlways).unwrap();
+    assert_eq!(app.turn_end(&id, 2).await["text"], "allowed");
+    app.idle(&id).await;
+    host.send_message(Some(id.clone()), "and again").unwrap();
+    let done = app.turn_end(&id, 3).await;
+    assert_eq!(done["text"], "not asked", "{done}");
+    let asked: Vec<Value> = app.chat_of(&id, "approval_requested");
+    assert!(asked.iter().all(|e| e["callId"] != "c3"), "c3 was asked: {asked:?}");
+    let calls = host.store().unwrap().tool_calls(&id).unwrap();
+    let c3 = calls.iter().find(|c| c.call_id == "c3").unwrap();
+    assert_eq!(c3.status, ToolCallStatus::Ok);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stopped_turn_frees_its_conversation_and_a_running_one_refuses_a_second_message() {
+    let mut app = start(vec![
+        Reply::tool_call("c1", "system_monitor", "{}"),
+        Reply::text("after the stop"),
+    ])
+    .await;
+    app.play_frames();
+    let host = app.host.clone();
+    let id = host.send_message(None, "show the system monitor").unwrap();
+    app.approval_asked(&id, "c1").await;
+
+    let refused = host.send_message(Some(id.clone()), "hurry up").unwrap_err();
+    assert_eq!(refused.code, ErrorCode::Busy, "{refused:?}");
+
+    assert!(host.stop_turn(&id));
+    let done = app.turn_end(&id, 1).await;
+    assert_eq!(done["stopReason"], "cancelled", "{done}");
+    let finished = app.chat_of(&id, "tool_call_finished");
+    assert_eq!(finished.len(), 1, "{finished:?}");
+    assert_eq!(finished[0]["status"], "cancelled");
+    assert!(
+        host.answer_approval("c1", Decision::AllowOnce).is_err(),
+        "a stopped turn's question cannot be answered any more"
+    );
+    assert_eq!(app.model_requests().len(), 1, "the stop sent nothing to the model");
+
+    app.idle(&id).await;
+    host.send_message(Some(id.clone()), "go on").unwrap();
+    let done = app.turn_end(&id, 2).await;
+    assert_eq!(done["stopReason"], "end_turn", "{done}");
+    assert_eq!(done["text"], "after the stop");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn retry_runs_the_same_message_again_and_edit_sends_the_new_text_alone() {
+    let app = start(vec![
+        Reply::text("first answer"),
+        Reply::text("second answer"),
+        Reply::text("third answer"),
+    ])
+    .await;
+    let host = &app.host;
+    let store = host.store().unwrap();
+    let texts = |id: &str| -> Vec<(MessageRole, Value)> {
+        store
+            .messages(id)
+            .unwrap()
+            .into_iter()
+            .map(|m| (m.role, m.parts))
+            .collect()
+    };
+
+    let id = host.send_message(None, "what is the time").unwrap();
+    assert_eq!(app.turn_end(&id, 1).await["text"], "first answer");
+    app.idle(&id).await;
+
+    host.retry_turn(&id).await.unwrap();
+    assert_eq!(app.turn_end(&id, 2).await["text"], "second answer");
+    let stored = texts(&id);
+    assert_eq!(stored.len(), 2, "{stored:?}");
+    assert_eq!(stored[0].0, MessageRole::User);
+    assert!(mentions(&stored[0].1, "what is the time"));
+    assert!(mentions(&stored[1].1, "second answer"));
+    assert!(
+        !stored.iter().any(|(_, parts)| mentions(parts, "first answer")),
+        "{stored:?}"
+    );
+    let requests = app.model_requests();
+    let retried = &requests[1]["messages"];
+    let asked = strings(retried)
+        .iter()
+        .filter(|s| s.contains("what is the time"))
+        .count();
+    assert_eq!(asked, 1, "the question is sent once: {retried}");
+    assert!(!mentions(retried, "first answer"), "{retried}");
+
+    app.idle(&id).await;
+    host.edit_and_resend(&id, "what is the date").await.unwrap();
+    assert_eq!(app.turn_end(&id, 3).await["text"], "third answer");
+    let requests = app.model_requests();
+    assert_eq!(requests.len(), 3);
+    let edited = &requests[2]["messages"];
+    assert!(mentions(edited, "what is the date"), "{edited}");
+    assert!(
+        !mentions(edited, "what is the time"),
+        "the old question is gone: {edited}"
+    );
+    assert!(!mentions(edited, "second answer"), "the old answer is gone: {edited}");
+    let stored = texts(&id);
+    assert_eq!(stored.len(), 2, "{stored:?}");
+    assert!(mentions(&stored[0].1, "what is the date"));
+    assert!(mentions(&stored[1].1, "third answer"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn views_are_torn_down_reopened_from_the_store_and_expire() {
+    let mut app = start(vec![
+        Reply::tool_call("c1", "system_monitor", "{}"),
+        Reply::text("shown"),
+    ])
+    .await;
+    app.play_frames();
+    let host = app.host.clone();
+    let id = app.monitor_turn(None, "c1", 1).await;
+    let first = app.opened(MAIN_WINDOW, "c1", &[]).await;
+    let result = app
+        .frame_told(MAIN_WINDOW, &first, "ui/notifications/tool-result")
+        .await;
+    let store = host.store().unwrap();
+    let latest_view_state = || store.views(&id).unwrap().last().map(|v| v.state);
+
+    // Leaving the conversation closes its views, in the window and in the store.
+    host.teardown_views(&id).await;
+    let closed = app.views(MAIN_WINDOW);
+    assert!(
+        closed
+            .iter()
+            .any(|e| e["type"] == "closed" && e["viewId"] == first.as_str()),
+        "{closed:?}"
+    );
+    assert!(
+        app.frame_methods(MAIN_WINDOW, &first)
+            .contains(&"ui/resource-teardown".to_string()),
+        "the view was told it is going"
+    );
+    assert_eq!(latest_view_state(), Some(ViewState::Closed));
+
+    // Coming back re-creates it from the stored input and result, asking the model nothing.
+    let requests = app.model_requests().len();
+    host.reopen_views(&id, None).unwrap();
+    let second = app.opened(MAIN_WINDOW, "c1", &[&first]).await;
+    let input = app
+        .frame_told(MAIN_WINDOW, &second, "ui/notifications/tool-input")
+        .await;
+    assert_eq!(input["arguments"], json!({}), "{input}");
+    let replayed = app
+        .frame_told(MAIN_WINDOW, &second, "ui/notifications/tool-result")
+        .await;
+    assert_eq!(replayed, result, "the same result is replayed");
+    assert_eq!(app.model_requests().len(), requests, "no model request");
+
+    // Past its retention it is not shown again, and what the model got stays.
+    host.teardown_views(&id).await;
+    assert!(
+        app.views(MAIN_WINDOW)
+            .iter()
+            .any(|e| e["type"] == "closed" && e["viewId"] == second.as_str())
+    );
+    assert!(store.expire_views(i64::MAX).unwrap() > 0);
+    let opened_before = app.views(MAIN_WINDOW).iter().filter(|e| e["type"] == "opened").count();
+    host.reopen_views(&id, None).unwrap();
+    let expired = app
+        .wait_for("the view to be reported expired", |app| {
+            app.views(MAIN_WINDOW)
+                .into_iter()
+                .find(|e| e["type"] == "state" && e["callId"] == "c1" && e["state"] == "expired")
+        })
+        .await;
+    assert!(expired["viewId"].is_null(), "{expired}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let opened_after = app.views(MAIN_WINDOW).iter().filter(|e| e["type"] == "opened").count();
+    assert_eq!(opened_after, opened_before, "an expired view is not re-created");
+    let calls = store.tool_calls(&id).unwrap();
+    assert!(
+        calls[0]
+            .model_facing
+            .as_ref()
+            .is_some_and(|m| mentions(m, &first_text(&result))),
+        "{calls:?}"
+    );
+    assert_eq!(latest_view_state(), Some(ViewState::Expired));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_view_pops_out_into_its_own_window_and_comes_back_when_it_closes() {
+    let mut app = start(vec![
+        Reply::tool_call("c1", "system_monitor", "{}"),
+        Reply::text("shown"),
+    ])
+    .await;
+    app.play_frames();
+    let host = app.host.clone();
+    app.monitor_turn(None, "c1", 1).await;
+    let card = app.opened(MAIN_WINDOW, "c1", &[]).await;
+    app.wait_for("the view to be ready", |app| {
+        app.views(MAIN_WINDOW)
+            .into_iter()
+            .find(|e| e["type"] == "state" && e["viewId"] == card.as_str() && e["state"] == "ready")
+    })
+    .await;
+
+    // Out: a window of its own opens, and the card says where the view went.
+    let label = host.pop_out_view(MAIN_WINDOW, &card).await.unwrap();
+    assert_eq!(label, "view-1");
+    let windows = app.desktop.opened_windows.lock().unwrap().clone();
+    assert_eq!(windows.len(), 1, "{windows:?}");
+    assert_eq!(windows[0].0, "view-1");
+    let main = app.views(MAIN_WINDOW);
+    assert!(
+        main.iter()
+            .any(|e| e["type"] == "closed" && e["viewId"] == card.as_str()),
+        "{main:?}"
+    );
+    assert!(
+        main.iter()
+            .any(|e| e["type"] == "state" && e["callId"] == "c1" && e["state"] == "popped_out"),
+        "{main:?}"
+    );
+    assert_eq!(host.pop_out_windows(), vec!["view-1".to_string()]);
+
+    // The pop-out's page asks for the view: it is re-created there, and only there.
+    assert_eq!(host.pop_out_ready("view-1").unwrap(), "system_monitor");
+    let popped = app.opened("view-1", "c1", &[]).await;
+    let result = app.frame_told("view-1", &popped, "ui/notifications/tool-result").await;
+    assert!(result["structuredContent"].is_object(), "{result}");
+    assert!(
+        app.views(MAIN_WINDOW).iter().all(|e| e["viewId"] != popped.as_str()),
+        "nothing of the popped-out view goes to the main window"
+    );
+    let refused = host
+        .view_message(
+            MAIN_WINDOW,
+            &popped,
+            json!({"jsonrpc": "2.0", "id": 9, "method": "ping"}),
+        )
+        .unwrap_err();
+    assert_eq!(refused.code, ErrorCode::Forbidden, "{refused:?}");
+    let refused = host.close_view(MAIN_WINDOW, &popped).await.unwrap_err();
+    assert_eq!(refused.code, ErrorCode::Forbidden, "{refused:?}");
+    assert_eq!(
+        host.pop_out_ready("view-1").unwrap_err().code,
+        ErrorCode::Invalid,
+        "the view is asked for once"
+    );
+
+    // Back: the window closes, and the view returns to its card.
+    host.pop_out_closed("view-1").await;
+    assert!(
+        app.views("view-1")
+            .iter()
+            .any(|e| e["type"] == "closed" && e["viewId"] == popped.as_str())
+    );
+    let back = app.opened(MAIN_WINDOW, "c1", &[&card]).await;
+    assert_ne!(back, popped);
+    app.frame_told(MAIN_WINDOW, &back, "ui/notifications/tool-result").await;
+    assert!(host.pop_out_windows().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tools_panel_run_calls_the_tool_without_the_model() {
+    let app = start(Vec::new()).await;
+    let host = &app.host;
+    let run = host.run_tool(None, "demo", "sha256", json!({"text": "abc"})).unwrap();
+    assert!(run.call_id.starts_with("run-"), "{}", run.call_id);
+    let id = run.conversation_id;
+    let done = app.turn_end(&id, 1).await;
+    assert_eq!(done["stopReason"], "end_turn", "{done}");
+    let events = app.chat(&id);
+    assert_eq!(events.last(), Some(&done), "done is the last event");
+    assert!(
+        app.chat_of(&id, "approval_requested").is_empty(),
+        "the person pressed Run"
+    );
+    let finished = app.chat_of(&id, "tool_call_finished");
+    assert_eq!(finished.len(), 1, "{finished:?}");
+    assert_eq!(finished[0]["status"], "ok");
+    assert_eq!(
+        finished[0]["model"]["content"][0]["text"], SHA256_ABC,
+        "{}",
+        finished[0]
+    );
+    assert!(app.llm.requests().is_empty(), "no model request");
+
+    let conversation = host.open_conversation(&id).unwrap();
+    assert_eq!(conversation.conversation.title, "Run sha256");
+    assert_eq!(conversation.tool_calls.len(), 1);
+    assert_eq!(conversation.tool_calls[0].status, ToolCallStatus::Ok);
+    assert!(
+        conversation.tool_calls[0]
+            .model_facing
+            .as_ref()
+            .is_some_and(|m| mentions(m, SHA256_ABC))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "host bug: start_turn drops the conversation's claim only after `done` reached the window, so a message sent as soon as the window sees `done` may be refused as busy"]
+async fn a_message_sent_as_soon_as_the_turn_ends_is_taken() {
+    const TURNS: usize = 10;
+    let app = start((0..=TURNS).map(|n| Reply::text(format!("answer {n}"))).collect()).await;
+    let host = &app.host;
+    let id = host.send_message(None, "first").unwrap();
+    for n in 1..=TURNS {
+        // The window sends the next message the moment it sees the turn end.
+        let deadline = Instant::now() + PATIENCE;
+        while app.chat_of(&id, "done").len() < n {
+            assert!(Instant::now() < deadline, "turn {n} did not end");
+            tokio::task::yield_now().await;
+        }
+        let next = host.send_message(Some(id.clone()), &format!("message {n}"));
+        assert!(next.is_ok(), "after turn {n} ended: {next:?}");
+    }
+    app.turn_end(&id, TURNS + 1).await;
+}
