@@ -87,14 +87,12 @@ impl Host {
             servers: self.inner.servers.clone(),
             views: self.inner.views.reports(&id),
         };
-        let sink = self.inner.conversation_sink(recorder, &id);
+        let cancel = claim.cancel_token();
+        let sink = self.inner.conversation_sink(recorder, &id, claim);
         let (server, tool, call) = (server.to_string(), tool.to_string(), call_id.clone());
         self.inner.runtime.spawn(async move {
-            let end = runner
-                .run_call(call, &server, &tool, arguments, &sink, claim.cancel_token())
-                .await;
-            // Free before `done` reaches the window, so a message sent right after is taken.
-            drop(claim);
+            let end = runner.run_call(call, &server, &tool, arguments, &sink, cancel).await;
+            // The conversation is free once `done` is recorded, before the window hears it.
             sink(&TurnEvent::Done {
                 stop_reason: if end.status == CallStatus::Cancelled {
                     StopReason::Cancelled

@@ -176,15 +176,23 @@ impl HostInner {
     /// Where a conversation's events go, in order: the store (`recorder`), the views (a call
     /// with a view gets it) and the main window (`chat-event`). A model's turn and a
     /// tools-panel run alike.
+    ///
+    /// The conversation's `claim` ends once `done` is recorded, before the window hears it, so
+    /// a message sent as soon as the window sees the turn end is taken.
     pub(crate) fn conversation_sink(
         self: &Arc<Self>,
         recorder: Recorder,
         conversation_id: &str,
+        claim: TurnClaim,
     ) -> impl Fn(&TurnEvent) + Send + Sync + 'static {
         let this = self.clone();
         let conversation_id = conversation_id.to_string();
+        let claim = Mutex::new(Some(claim));
         move |event: &TurnEvent| {
             recorder.emit(event);
+            if matches!(event, TurnEvent::Done { .. }) {
+                claim.lock().unwrap().take();
+            }
             this.views.on_turn_event(&conversation_id, event);
             this.outbox.send(
                 MAIN_WINDOW,
@@ -276,7 +284,8 @@ impl Host {
                 Err(_) => return,
             };
             let recorder = Recorder::new(store.clone(), conversation_id.clone());
-            let sink = inner.conversation_sink(recorder, &conversation_id);
+            let cancel = claim.cancel_token();
+            let sink = inner.conversation_sink(recorder, &conversation_id, claim);
             let model = match choice {
                 Ok(choice) => choice
                     .resolve_model()
@@ -300,13 +309,7 @@ impl Host {
                     agent.context = inner.context.clone();
                     agent.views = inner.views.reports(&conversation_id);
                     agent
-                        .run_turn(
-                            Some(conversation_id.clone()),
-                            history,
-                            user,
-                            &sink,
-                            claim.cancel_token(),
-                        )
+                        .run_turn(Some(conversation_id.clone()), history, user, &sink, cancel)
                         .await;
                 }
                 Err(error) => {
@@ -322,7 +325,6 @@ impl Host {
                     });
                 }
             }
-            drop(claim);
         });
     }
 

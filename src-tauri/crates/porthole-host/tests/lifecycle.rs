@@ -741,7 +741,6 @@ async fn a_tools_panel_run_calls_the_tool_without_the_model() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "host bug: start_turn drops the conversation's claim only after `done` reached the window, so a message sent as soon as the window sees `done` may be refused as busy"]
 async fn a_message_sent_as_soon_as_the_turn_ends_is_taken() {
     const TURNS: usize = 10;
     let app = start((0..=TURNS).map(|n| Reply::text(format!("answer {n}"))).collect()).await;
