@@ -412,7 +412,10 @@ fn a_hostile_view_is_contained() -> Result<()> {
             .iter()
             .any(|e| e["kind"] == "csp-dropped" && e["detail"]["entry"] == "*")
     );
-    let view = audit.iter().find(|e| e.kind == AuditKind::View).context("the view is audited")?;
+    let view = audit
+        .iter()
+        .find(|e| e.kind == AuditKind::View)
+        .context("the view is audited")?;
     let csp = view.detail["csp"].as_str().unwrap_or_default();
     assert!(csp.contains("connect-src https://ok.example wss://ws.example"), "{csp}");
     assert!(!csp.contains("unsafe-eval") && !csp.contains("insecure"), "{csp}");

@@ -41,7 +41,8 @@ fn chart_view(theme: Theme) -> ViewConfig {
 
 #[tokio::test]
 async fn a_view_starts_in_the_theme_shown_and_is_told_a_switch_with_its_style_variables() {
-    let (bridge, mut to_view, _actions) = ViewBridge::new(chart_view(Theme::Light), Arc::new(FakeHost::without_servers()));
+    let (bridge, mut to_view, _actions) =
+        ViewBridge::new(chart_view(Theme::Light), Arc::new(FakeHost::without_servers()));
     let mut next = async || {
         tokio::time::timeout(Duration::from_secs(5), to_view.recv())
             .await
@@ -96,7 +97,8 @@ async fn a_view_starts_in_the_theme_shown_and_is_told_a_switch_with_its_style_va
 
 #[tokio::test]
 async fn a_resized_container_tells_the_view_its_width_and_the_height_limit() {
-    let (bridge, mut to_view, _actions) = ViewBridge::new(chart_view(Theme::Dark), Arc::new(FakeHost::without_servers()));
+    let (bridge, mut to_view, _actions) =
+        ViewBridge::new(chart_view(Theme::Dark), Arc::new(FakeHost::without_servers()));
     bridge.receive(json!({"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {}}));
     bridge.receive(json!({"jsonrpc": "2.0", "method": "ui/notifications/initialized", "params": {}}));
     let answer = to_view.recv().await.expect("the initialize answer");
