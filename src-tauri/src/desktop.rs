@@ -133,7 +133,6 @@ pub fn run(setup: Setup, model_flags: ModelFlags) -> Result<()> {
                 setup: setup.take().expect("the app is set up once"),
                 model_flags,
                 keyring: Arc::new(porthole_secrets::LazyKeyring::new("Porthole")),
-                store: None,
             };
             let host = Host::start(
                 options,

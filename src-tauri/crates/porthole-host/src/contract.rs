@@ -23,7 +23,6 @@ use crate::AppInfo;
 use crate::conversations::StoredConversation;
 use crate::error::AppError;
 use crate::model::ModelInfo;
-use crate::ports::Outbound;
 use crate::questions::{ElicitationAction, Question};
 use crate::server_settings::{ImportPreview, ImportReport, ServerLog, ServerSettings};
 use crate::settings::{GeneralSettings, ModelSettings, ModelTest};
@@ -247,7 +246,8 @@ pub fn generate(out_dir: &Path) -> Result<(), String> {
         functions.push_str(&call);
     }
     export_with_dependencies::<AppError>(&cfg).map_err(|e| e.to_string())?;
-    export_with_dependencies::<Outbound>(&cfg).map_err(|e| e.to_string())?;
+    export_with_dependencies::<ChatEvent>(&cfg).map_err(|e| e.to_string())?;
+    export_with_dependencies::<ViewEvent>(&cfg).map_err(|e| e.to_string())?;
     let mut commands_ts = String::from(HEADER);
     commands_ts.push_str("import { invoke } from \"@tauri-apps/api/core\";\n");
     for name in imports.keys() {

@@ -71,8 +71,6 @@ pub struct HostOptions {
     pub model_flags: ModelFlags,
     /// The OS keyring for API keys (opened on first need).
     pub keyring: Arc<dyn SecretStore>,
-    /// The store: `None` opens the profile's database file.
-    pub store: Option<Result<Store, AppError>>,
 }
 
 /// The app's state: the servers, the store, the turns running, the views shown, the settings.
@@ -102,7 +100,7 @@ pub(crate) struct HostInner {
 impl Host {
     /// Loads the config files, starts every server (in the background, in parallel), opens the
     /// store, and starts forwarding servers' questions and state changes to the main window.
-    /// Call it inside `runtime`.
+    /// Its background work runs on `runtime`.
     pub fn start(
         options: HostOptions,
         outbox: Arc<dyn Outbox>,
@@ -128,11 +126,9 @@ impl Host {
             let _entered = runtime.enter();
             Servers::start(loaded.servers, connect)
         };
-        let store = options.store.unwrap_or_else(|| {
-            Store::open(&setup.profile.database_file()).map_err(|e| {
-                tracing::error!("{e}");
-                AppError::store(format!("the conversation store cannot be opened: {e}"))
-            })
+        let store = Store::open(&setup.profile.database_file()).map_err(|e| {
+            tracing::error!("{e}");
+            AppError::store(format!("the conversation store cannot be opened: {e}"))
         });
         let context = ModelContext::default();
         let views = Views::new(

@@ -11,7 +11,6 @@ use futures::future::BoxFuture;
 use porthole_apps::theme::Theme;
 use porthole_mcp::ServerStatus;
 use serde::Serialize;
-use ts_rs::TS;
 
 use crate::questions::Question;
 use crate::turns::ChatEvent;
@@ -24,7 +23,7 @@ pub const MAIN_WINDOW: &str = "main";
 pub const POP_OUT_PREFIX: &str = "view-";
 
 /// One event for a window, with the name the window listens for.
-#[derive(Debug, Clone, Serialize, TS)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
 pub enum Outbound {
     /// `chat-event`: a conversation's turn (or tools-panel run) moved on.

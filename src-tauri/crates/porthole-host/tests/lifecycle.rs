@@ -64,7 +64,6 @@ async fn start(replies: Vec<Reply>) -> App {
                 model: Some("m".into()),
             },
             keyring: Arc::new(MemorySecrets::default()),
-            store: None,
         },
         outbox.clone(),
         desktop.clone(),
