@@ -5,6 +5,8 @@
 //! [`SecretError::Unavailable`] and decides what to tell the user (Porthole keeps such secrets in
 //! memory for the session and says so); a secret is never written to disk in plain text.
 
+pub mod redact;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
