@@ -1,14 +1,18 @@
 //! `tracing` to stderr and to a daily rolling file in the profile's log folder, plus a panic hook
 //! that writes the panic to both before the process dies.
 //!
-//! Secrets never reach a log line because nothing that holds one has a `Debug`/`Display` that
-//! prints it (see `porthole_mcp::config::ServerConfig`), and request bodies are not logged.
+//! Secrets never reach a log line: nothing that holds one has a `Debug`/`Display` that prints it
+//! (see `porthole_mcp::config::ServerConfig`), request bodies are not logged, and every line, ours
+//! or a library's (an HTTP client's error names the URL it failed on), passes through
+//! [`porthole_secrets::redact::text`] on its way to stderr or the file.
 
+use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context, Result};
 use tracing_appender::non_blocking::WorkerGuard;
 use tracing_appender::rolling::{RollingFileAppender, Rotation};
+use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::prelude::*;
 use tracing_subscriber::{EnvFilter, fmt};
 
@@ -47,11 +51,11 @@ pub fn init_logging(log_dir: &Path, prefix: &str, stderr: Stderr) -> Result<LogG
         Stderr::ErrorsOnly => EnvFilter::try_from_env("PORTHOLE_LOG").unwrap_or_else(|_| EnvFilter::new("error")),
     };
     let stderr_layer = fmt::layer()
-        .with_writer(std::io::stderr)
+        .with_writer(Redacting(std::io::stderr))
         .with_target(true)
         .with_filter(stderr_filter);
     let file_layer = fmt::layer()
-        .with_writer(file_writer)
+        .with_writer(Redacting(file_writer))
         .with_ansi(false)
         .with_target(true)
         .with_filter(filter());
@@ -66,6 +70,37 @@ pub fn init_logging(log_dir: &Path, prefix: &str, stderr: Stderr) -> Result<LogG
 
     install_panic_hook();
     Ok(LogGuard { _file: guard })
+}
+
+/// A log writer whose every line has its credentials redacted first.
+struct Redacting<M>(M);
+
+impl<'a, M: MakeWriter<'a>> MakeWriter<'a> for Redacting<M> {
+    type Writer = RedactingWriter<M::Writer>;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        RedactingWriter(self.0.make_writer())
+    }
+
+    fn make_writer_for(&'a self, meta: &tracing::Metadata<'_>) -> Self::Writer {
+        RedactingWriter(self.0.make_writer_for(meta))
+    }
+}
+
+/// Writes what it is given with its credentials redacted. The formatter hands it one whole log
+/// line per write, so a URL or a header is never split between two writes.
+struct RedactingWriter<W>(W);
+
+impl<W: Write> Write for RedactingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let line = String::from_utf8_lossy(buf);
+        self.0.write_all(porthole_secrets::redact::text(&line).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
 }
 
 fn install_panic_hook() {
@@ -85,4 +120,23 @@ fn install_panic_hook() {
         tracing::error!(target: "panic", %location, %message, "Porthole panicked\n{backtrace}");
         previous(info);
     }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_lines_lose_their_credentials_on_the_way_out() {
+        let line = "2026-01-01T00:00:00Z ERROR rmcp: error sending request for url \
+                    (http://127.0.0.1:9/mcp?access_token=T0K&x=1) authorization: Bearer sk-9\n";
+        let mut writer = RedactingWriter(Vec::new());
+        writer.write_all(line.as_bytes()).unwrap();
+        let written = String::from_utf8(writer.0).unwrap();
+        assert_eq!(
+            written,
+            "2026-01-01T00:00:00Z ERROR rmcp: error sending request for url \
+             (http://127.0.0.1:9/mcp?access_token=[redacted]&x=1) authorization: [redacted]\n"
+        );
+    }
 }

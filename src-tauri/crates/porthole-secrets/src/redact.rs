@@ -289,25 +289,16 @@ fn redact_pairs(text: &str) -> Cow<'_, str> {
             .unwrap_or(bytes.len());
         let name = &text[i..name_end];
         let mut j = name_end;
-        if !is_sensitive_name(name) {
-            i = j;
-            continue;
-        }
         // `"name": …` in JSON or Debug output: step over the name's closing quote.
         if bytes.get(j) == Some(&b'"') && i > 0 && bytes[i - 1] == b'"' {
             j += 1;
         }
-        while bytes.get(j) == Some(&b' ') {
-            j += 1;
-        }
-        if !matches!(bytes.get(j), Some(b'=' | b':')) {
+        j = skip_spaces_and_colours(bytes, j);
+        if !matches!(bytes.get(j), Some(b'=' | b':')) || !is_sensitive_name(name) {
             i = name_end;
             continue;
         }
-        j += 1;
-        while bytes.get(j) == Some(&b' ') {
-            j += 1;
-        }
+        j = skip_spaces_and_colours(bytes, j + 1);
         // A Rust `Debug` value such as `String("…")`: the quoted part is the value.
         let wrapper = bytes[j..].iter().take_while(|b| b.is_ascii_alphabetic()).count();
         if wrapper > 0 && bytes[j + wrapper..].starts_with(b"(\"") {
@@ -346,6 +337,27 @@ fn redact_pairs(text: &str) -> Cow<'_, str> {
     }
     out.push_str(&text[copied..]);
     Cow::Owned(out)
+}
+
+/// The index of the first byte from `at` that is neither a space nor part of a terminal colour
+/// sequence (`ESC [ … m`, as in a coloured log line's `name=value`).
+fn skip_spaces_and_colours(bytes: &[u8], mut at: usize) -> usize {
+    loop {
+        match bytes.get(at) {
+            Some(b' ') => at += 1,
+            Some(0x1b) if bytes.get(at + 1) == Some(&b'[') => {
+                let length = bytes[at + 2..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_digit() || **b == b';')
+                    .count();
+                if bytes.get(at + 2 + length) != Some(&b'm') {
+                    return at;
+                }
+                at += length + 3;
+            }
+            _ => return at,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -475,6 +487,10 @@ mod tests {
         assert_eq!(
             text(r#"Object {"api_key": String("k5"), "city": String("Bergen")}"#),
             r#"Object {"api_key": String("[redacted]"), "city": String("Bergen")}"#
+        );
+        assert_eq!(
+            text("\x1b[3mapi_key\x1b[0m\x1b[2m=\x1b[0mk6 \x1b[3mtools\x1b[0m\x1b[2m=\x1b[0m9"),
+            "\x1b[3mapi_key\x1b[0m\x1b[2m=\x1b[0m[redacted] \x1b[3mtools\x1b[0m\x1b[2m=\x1b[0m9"
         );
         assert_eq!(text("sent with bearer t0k, then"), "sent with bearer [redacted], then");
         assert_eq!(text(r#"MY_SECRET: "s \" 5""#), r#"MY_SECRET: "[redacted]""#);
