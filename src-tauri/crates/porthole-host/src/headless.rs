@@ -179,7 +179,9 @@ pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result
         };
         eprintln!(
             "porthole: conversation {conversation_id}; {} model {} at {} ({key})",
-            choice.kind, agent.model, choice.base_url
+            choice.kind,
+            agent.model,
+            porthole_secrets::redact::url(&choice.base_url)
         );
     }
     let result = agent

@@ -117,8 +117,10 @@ pub fn check_base_url(base_url: &str) -> AppResult<String> {
     if base_url.is_empty() {
         return Err(AppError::invalid("the base URL is empty"));
     }
+    // What the messages show of it: never its credentials.
+    let shown = porthole_secrets::redact::url(base_url);
     let url =
-        Url::parse(base_url).map_err(|e| AppError::invalid(format!("the base URL {base_url:?} is not a URL ({e})")))?;
+        Url::parse(base_url).map_err(|e| AppError::invalid(format!("the base URL {shown:?} is not a URL ({e})")))?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(AppError::invalid(format!(
             "the base URL must start with http:// or https://, not {}://",
@@ -126,7 +128,7 @@ pub fn check_base_url(base_url: &str) -> AppResult<String> {
         )));
     }
     if url.host_str().is_none_or(str::is_empty) {
-        return Err(AppError::invalid(format!("the base URL {base_url:?} has no host")));
+        return Err(AppError::invalid(format!("the base URL {shown:?} has no host")));
     }
     if !url.username().is_empty() || url.password().is_some() {
         return Err(AppError::invalid(

@@ -58,7 +58,7 @@ impl fmt::Debug for Transport {
                 .finish(),
             Transport::StreamableHttp { url, headers } => f
                 .debug_struct("StreamableHttp")
-                .field("url", url)
+                .field("url", &porthole_secrets::redact::url(url))
                 .field(
                     "headers",
                     &headers.keys().map(|k| format!("{k}: <redacted>")).collect::<Vec<_>>(),
@@ -494,7 +494,11 @@ fn parse_server(file: &Path, name: &str, entry: &Value) -> Result<ServerConfig, 
         }
         (Some("http" | "streamable-http" | "streamableHttp") | None, None, Some(url)) => {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err((Some("url".into()), format!("{url:?} is not an http:// or https:// URL")));
+                let shown = porthole_secrets::redact::url(&url);
+                return Err((
+                    Some("url".into()),
+                    format!("{shown:?} is not an http:// or https:// URL"),
+                ));
             }
             Transport::StreamableHttp {
                 url,

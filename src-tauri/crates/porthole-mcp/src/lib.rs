@@ -15,11 +15,13 @@ pub mod outcome;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_support;
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
+use porthole_secrets::redact;
 use rmcp::model::{CallToolRequestParams, CancelledNotificationParam, ClientRequest, Request, ServerResult};
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use serde::Serialize;
@@ -165,6 +167,8 @@ pub struct Servers {
     options: Arc<ConnectOptions>,
 }
 
+/// Where a server is, as shown: `stdio: command args…` or its URL, credentials redacted
+/// (`https://host/mcp?token=[redacted]`).
 fn endpoint(config: &ServerConfig) -> String {
     match &config.transport {
         Transport::Stdio { command, args, .. } => {
@@ -173,9 +177,9 @@ fn endpoint(config: &ServerConfig) -> String {
                 s.push(' ');
                 s.push_str(a);
             }
-            s
+            redact::text(&s).into_owned()
         }
-        Transport::StreamableHttp { url, .. } => url.clone(),
+        Transport::StreamableHttp { url, .. } => redact::url(url),
     }
 }
 
@@ -499,6 +503,7 @@ impl Servers {
                 true
             }
             Err(error) => {
+                let error = redact::text(&error).into_owned();
                 tracing::warn!(server = %config.name, %error, "cannot connect");
                 self.update(entry, |s| {
                     s.state = ServerState::Failed;
@@ -796,7 +801,7 @@ impl Servers {
                 Err(CallError::SignInNeeded(e.auth_challenge().map(str::to_string)))
             }
             Some(Err(e)) => {
-                let reason = format!("{e}");
+                let reason = redact::text(&e.to_string()).into_owned();
                 self.update(&entry, |s| {
                     s.state = ServerState::Failed;
                     s.error = Some(format!("the connection was lost: {reason}"));
@@ -806,14 +811,21 @@ impl Servers {
         }
     }
 
-    /// Changes the status of `entry`; nothing happens when it has left the running set.
+    /// Changes the status of `entry`; nothing happens when it has left the running set. The
+    /// error it is left with has its credentials redacted (it is shown and logged).
     fn update(&self, entry: &Entry, change: impl FnOnce(&mut ServerStatus)) {
         let running = self.running.read().unwrap();
         let Some(index) = running.entries.iter().position(|e| std::ptr::eq(&**e, entry)) else {
             return;
         };
         self.statuses.send_modify(|all| {
-            change(&mut all[index]);
+            let status = &mut all[index];
+            change(status);
+            if let Some(error) = &mut status.error
+                && let Cow::Owned(redacted) = redact::text(error)
+            {
+                *error = redacted;
+            }
             assign_model_names(all);
         });
     }

@@ -94,7 +94,7 @@ impl Provider for AnthropicProvider {
             for _ in 0..20 {
                 let base = http::join_url(&self.endpoint.base_url, "models");
                 let mut url = reqwest::Url::parse(&base).map_err(|e| ProviderError::Unreachable {
-                    url: base.clone(),
+                    url: porthole_secrets::redact::url(&base),
                     message: e.to_string(),
                 })?;
                 url.query_pairs_mut().append_pair("limit", "1000");

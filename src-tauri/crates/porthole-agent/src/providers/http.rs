@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use futures::StreamExt;
+use porthole_secrets::redact;
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 use serde_json::Value;
@@ -280,7 +281,8 @@ pub(crate) fn classify(
     }
 }
 
-/// An error and its causes, on one line.
+/// An error and its causes, on one line, credentials redacted (an HTTP client's error names the
+/// URL it failed on).
 pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
@@ -292,7 +294,7 @@ pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
         }
         source = cause.source();
     }
-    text
+    redact::text(&text).into_owned()
 }
 
 fn backoff(retry: &RetryPolicy, failed_attempt: u32) -> Duration {
@@ -309,6 +311,7 @@ fn cancelled() -> ProviderError {
 /// Sends the request `make` builds until it gets a success status (returned, body unread),
 /// retrying 429s, 5xx (and 529) and connection failures within `retry`, and announcing each
 /// wait on `events`. `model` is the model the request names, to recognise "unknown model".
+/// Errors and log lines show `url` with its credentials redacted.
 pub(crate) async fn send(
     make: &(dyn Fn() -> reqwest::RequestBuilder + Send + Sync),
     url: &str,
@@ -318,6 +321,7 @@ pub(crate) async fn send(
     cancel: &CancellationToken,
 ) -> Result<reqwest::Response, ProviderError> {
     let max_attempts = retry.max_attempts.max(1);
+    let url = &redact::url(url);
     let mut attempt = 1;
     loop {
         if cancel.is_cancelled() {

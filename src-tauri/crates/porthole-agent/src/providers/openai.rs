@@ -91,7 +91,8 @@ impl Provider for OpenAiProvider {
             let include_usage = !self.no_stream_options.load(Ordering::Relaxed);
             match self.stream_once(request, include_usage, &events, &cancel).await {
                 Err(e) if include_usage && refuses_stream_options(&e) => {
-                    tracing::info!(base_url = %self.endpoint.base_url, "the server refused stream_options; asking without it");
+                    let base_url = porthole_secrets::redact::url(&self.endpoint.base_url);
+                    tracing::info!(%base_url, "the server refused stream_options; asking without it");
                     self.no_stream_options.store(true, Ordering::Relaxed);
                     self.stream_once(request, false, &events, &cancel).await
                 }
