@@ -12,6 +12,7 @@ use porthole_apps::test_support::{FakeHost, HostCall};
 use porthole_apps::tool_definition;
 use porthole_mcp::{Audience, CatalogTool};
 use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -1414,8 +1415,41 @@ fn mutate(mut v: Value, mutations: &[Mutation]) -> Value {
     v
 }
 
+/// The kept corpus of hostile sessions (`tests/corpus/bridge/`, from `tests/hostile-server`'s
+/// attacks and more): per file, its name, whether the view shakes hands first, and its messages.
+fn corpus() -> &'static [(String, bool, Vec<Value>)] {
+    static CORPUS: OnceLock<Vec<(String, bool, Vec<Value>)>> = OnceLock::new();
+    CORPUS.get_or_init(|| {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/bridge");
+        let mut sessions: Vec<(String, bool, Vec<Value>)> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|entry| {
+                let path = entry.unwrap().path();
+                let session: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                let handshake = session["handshake"].as_bool().expect("handshake");
+                let messages = session["messages"].as_array().expect("messages").clone();
+                (name, handshake, messages)
+            })
+            .collect();
+        sessions.sort_by(|a, b| a.0.cmp(&b.0));
+        assert!(sessions.len() >= 5, "the bridge corpus is missing: {}", dir.display());
+        sessions
+    })
+}
+
+/// What the fuzz mutates: the templates and every message of the corpus.
+fn seeds() -> &'static [Value] {
+    static SEEDS: OnceLock<Vec<Value>> = OnceLock::new();
+    SEEDS.get_or_init(|| {
+        let mut seeds = templates();
+        seeds.extend(corpus().iter().flat_map(|(_, _, messages)| messages.iter().cloned()));
+        seeds
+    })
+}
+
 fn arb_message() -> impl Strategy<Value = Value> {
-    let n = templates().len();
+    let n = seeds().len();
     prop_oneof![
         2 => arb_json(),
         2 => (
@@ -1425,7 +1459,7 @@ fn arb_message() -> impl Strategy<Value = Value> {
         )
             .prop_map(|(id, method, params)| json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})),
         5 => (0..n, prop::collection::vec(arb_mutation(), 0..4))
-            .prop_map(|(i, mutations)| mutate(templates()[i].clone(), &mutations)),
+            .prop_map(|(i, mutations)| mutate(seeds()[i].clone(), &mutations)),
     ]
 }
 
@@ -1512,7 +1546,11 @@ async fn fuzz_case(handshake: bool, messages: Vec<Value>) {
             }
             let answer = sent.last().unwrap();
             assert_eq!(&answer["id"], id, "{shown}");
-            if answer.get("error").is_some() {
+            // The host's own failures (the fake's `broken` tool, its missing resource) come back
+            // as errors after reaching it; every other error is the bridge refusing.
+            let host_failed =
+                ["server exploded", "resource not found"].contains(&answer["error"]["message"].as_str().unwrap_or(""));
+            if answer.get("error").is_some() && !host_failed {
                 assert_eq!(
                     h.host.calls().len(),
                     calls_before,
@@ -1535,8 +1573,21 @@ async fn fuzz_case(handshake: bool, messages: Vec<Value>) {
     }
 }
 
+#[test]
+fn the_hostile_corpus_gets_one_answer_per_request_and_none_per_notification() {
+    for (name, handshake, messages) in corpus() {
+        eprintln!("corpus: {name}");
+        fuzz_runtime().block_on(fuzz_case(*handshake, messages.clone()));
+    }
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 384, failure_persistence: None, ..ProptestConfig::default() })]
+    // Failures are kept in proptest-regressions/bridge.txt (committed) and replayed first; 256
+    // cases unless PROPTEST_CASES says otherwise.
+    #![proptest_config(ProptestConfig {
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct("proptest-regressions/bridge.txt"))),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn fuzz_receive_never_panics_and_answers_every_request_once(

@@ -11,6 +11,7 @@ use porthole_apps::resource::{
 };
 use porthole_mcp::test_support::serve_over_http;
 use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -183,13 +184,82 @@ fn entry_strategy() -> impl Strategy<Value = Value> {
     // Mostly-valid origins, to exercise the edges of the grammar (labels, ports, numbers).
     let near_valid =
         r"(https|wss|HTTPS)://(\*\.)?[a-z0-9-]{1,8}(\.[a-zA-Z0-9-]{0,8}){0,3}(:[0-9]{0,6})?/?".prop_map(Value::String);
+    let from_corpus = prop::sample::select(corpus_entries());
     prop_oneof![
         4 => near_valid,
         4 => structured,
+        2 => from_corpus,
         3 => any::<String>().prop_map(Value::String),
         2 => "[ -~]{0,40}".prop_map(Value::String),
         1 => junk,
     ]
+}
+
+/// The kept corpus of CSP declarations (`tests/corpus/csp/`: the hostile server's, the demo
+/// server's shape, every field, injections, wrong types): per file, its name, the declaration and
+/// the origins it must be granted (by field).
+fn corpus() -> Vec<(String, Value, Value)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/csp");
+    let mut files: Vec<(String, Value, Value)> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| {
+            let path = entry.unwrap().path();
+            let file: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, file["declared"].clone(), file["granted"].clone())
+        })
+        .collect();
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    assert!(files.len() >= 5, "the CSP corpus is missing: {}", dir.display());
+    files
+}
+
+/// Every entry the corpus declares, for the fuzz to draw from.
+fn corpus_entries() -> Vec<Value> {
+    corpus()
+        .into_iter()
+        .filter_map(|(_, declared, _)| declared.as_object().cloned())
+        .flat_map(|fields| {
+            fields
+                .into_iter()
+                .flat_map(|(_, v)| v.as_array().cloned().unwrap_or_default())
+        })
+        .collect()
+}
+
+#[test]
+fn the_corpus_grants_exactly_its_expected_origins() {
+    for (name, declared, expected) in corpus() {
+        let out = build_csp(Some(&declared));
+        check_policy(&out, &declared);
+        let g = &out.granted;
+        for (field, granted) in [
+            ("connectDomains", &g.connect_domains),
+            ("resourceDomains", &g.resource_domains),
+            ("frameDomains", &g.frame_domains),
+            ("baseUriDomains", &g.base_uri_domains),
+        ] {
+            let want: Vec<&str> = expected[field]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            assert_eq!(granted, &want, "{name}: {field}");
+            // Every declared entry is granted or reported as dropped, not both.
+            for entry in declared.get(field).and_then(Value::as_array).into_iter().flatten() {
+                let shown = entry.as_str().map_or_else(|| entry.to_string(), str::to_string);
+                let landed = granted
+                    .iter()
+                    .any(|o| o.eq_ignore_ascii_case(shown.strip_suffix('/').unwrap_or(&shown)));
+                let reported = out.dropped.iter().any(|d| d.field == field && d.entry == shown);
+                assert!(
+                    landed != reported,
+                    "{name}: {field} {shown:?} granted {landed}, reported {reported}"
+                );
+            }
+        }
+    }
 }
 
 fn field_value_strategy() -> impl Strategy<Value = Value> {
@@ -213,12 +283,18 @@ fn csp_strategy() -> impl Strategy<Value = Value> {
     prop_oneof![
         9 => prop::collection::btree_map(key, field_value_strategy(), 0..7)
             .prop_map(|m| Value::Object(m.into_iter().map(|(k, v)| (k.to_string(), v)).collect())),
+        1 => prop::sample::select(corpus().into_iter().map(|(_, declared, _)| declared).collect::<Vec<_>>()),
         1 => entry_strategy(),
     ]
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2000))]
+    // Failures are kept in proptest-regressions/csp_resource.txt (committed) and replayed first;
+    // 256 cases unless PROPTEST_CASES says otherwise.
+    #![proptest_config(ProptestConfig {
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct("proptest-regressions/csp_resource.txt"))),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn csp_policy_is_always_well_formed(declared in csp_strategy()) {
