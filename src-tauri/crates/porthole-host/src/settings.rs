@@ -283,6 +283,7 @@ pub fn provider_for(kind: ProviderKind, base_url: &str, key: Option<String>) -> 
 
 /// The models the provider lists, sorted; an empty list is an error (type the name instead).
 pub async fn list_models(provider: &dyn Provider, base_url: &str) -> AppResult<Vec<String>> {
+    let base_url = porthole_secrets::redact::url(base_url);
     let listed = tokio::time::timeout(LIST_TIMEOUT, provider.list_models())
         .await
         .map_err(|_| {
@@ -569,6 +570,13 @@ mod tests {
             let refused = check_base_url(bad).unwrap_err();
             assert!(refused.message.contains(why), "{bad:?}: {refused}");
         }
+        // A refusal that shows the URL shows it without its credentials.
+        let refused = check_base_url("http://user:s3cret@[bad/v1?api_key=k3y").unwrap_err();
+        assert!(refused.message.contains("not a URL"), "{refused}");
+        assert!(
+            !refused.message.contains("s3cret") && !refused.message.contains("k3y"),
+            "{refused}"
+        );
     }
 
     #[test]

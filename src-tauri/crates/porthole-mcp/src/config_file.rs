@@ -534,10 +534,11 @@ pub fn check_url(url: &str) -> Result<(), Invalid> {
     if url.is_empty() {
         return Err(invalid("url", "an HTTP server needs a URL"));
     }
+    let shown = porthole_secrets::redact::url(url);
     match reqwest::Url::parse(url) {
         Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some_and(|h| !h.is_empty()) => Ok(()),
-        Ok(_) => Err(invalid("url", format!("{url:?} is not an http:// or https:// URL"))),
-        Err(e) => Err(invalid("url", format!("{url:?} is not a URL ({e})"))),
+        Ok(_) => Err(invalid("url", format!("{shown:?} is not an http:// or https:// URL"))),
+        Err(e) => Err(invalid("url", format!("{shown:?} is not a URL ({e})"))),
     }
 }
 
@@ -825,6 +826,11 @@ mod tests {
             let e = file.save_server(None, &http("n", url, &[]), &taken).unwrap_err();
             assert_eq!(fields(&e), ["url"], "{url}");
         }
+        let e = check_url("ftp://user:s3cret@h/mcp?token=t0k").unwrap_err();
+        assert_eq!(
+            e.message,
+            r#""ftp://[redacted]@h/mcp?token=[redacted]" is not an http:// or https:// URL"#
+        );
         let e = file
             .save_server(
                 None,
