@@ -269,3 +269,44 @@ async fn no_secret_reaches_a_log_an_error_a_stored_message_or_an_output_stream()
     }
     assert!(leaks.is_empty(), "secrets leaked: {leaks:#?}");
 }
+
+/// A server's card keeps its endpoint useful with the credentials taken out, for a server that
+/// connects and one that fails, and the failure's reason holds no credential either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_endpoint_and_error_show_where_it_is_but_not_its_credentials() {
+    use porthole_mcp::{ConnectOptions, ServerConfig, ServerState, Servers};
+
+    let (_web, web_url) = test_server_over_http();
+    let closed = closed_port();
+    let servers = Servers::start(
+        vec![
+            ServerConfig::http("web", format!("{web_url}?token={URL_TOKEN}"))
+                .with_header("Authorization", format!("Bearer {HEADER_SECRET}")),
+            ServerConfig::http(
+                "gone",
+                format!("http://{USERINFO_NAME}:{USERINFO_PASSWORD}@127.0.0.1:{closed}/mcp?sig={FAILING_URL_KEY}"),
+            ),
+        ],
+        ConnectOptions::default(),
+    );
+    let statuses = servers.settled().await;
+    servers.shutdown().await;
+
+    assert_eq!(statuses[0].state, ServerState::Connected, "{:?}", statuses[0].error);
+    assert_eq!(statuses[0].endpoint, format!("{web_url}?token=[redacted]"));
+    assert_eq!(statuses[1].state, ServerState::Failed);
+    assert_eq!(
+        statuses[1].endpoint,
+        format!("http://[redacted]@127.0.0.1:{closed}/mcp?sig=[redacted]")
+    );
+    let shown = format!("{statuses:?}");
+    for secret in [
+        URL_TOKEN,
+        HEADER_SECRET,
+        USERINFO_NAME,
+        USERINFO_PASSWORD,
+        FAILING_URL_KEY,
+    ] {
+        assert!(!shown.contains(secret), "{secret} shown: {shown}");
+    }
+}
