@@ -5,8 +5,25 @@ use std::path::PathBuf;
 pub enum StoreError {
     /// The file exists but is not a Porthole database (not SQLite, another program's database, or corrupt).
     /// It was not modified.
-    #[error("{} is not a Porthole database (or it is corrupt); it was left untouched", path.display())]
+    #[error(
+        "{} is not a Porthole database (or it is corrupt); it was left untouched. \
+         `porthole store recover` moves it aside (keeping it) and starts a fresh store",
+        path.display()
+    )]
     NotADatabase { path: PathBuf },
+
+    /// The file is a Porthole database, but SQLite's check (`PRAGMA quick_check`) found it damaged.
+    /// It was not modified: writing to a damaged database can lose what is still readable.
+    #[error(
+        "the conversation store {} is damaged ({detail}); it was left untouched. \
+         `porthole store recover` moves it aside (the damaged file is kept) and starts a fresh store",
+        path.display()
+    )]
+    Damaged { path: PathBuf, detail: String },
+
+    /// `Store::recover` was asked to move aside a store that opens and checks fine.
+    #[error("the conversation store {} is not damaged; nothing was moved", path.display())]
+    NotDamaged { path: PathBuf },
 
     /// The database was written by a newer Porthole. It was not modified.
     #[error(

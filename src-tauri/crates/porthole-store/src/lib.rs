@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, Row, TransactionBehavior, params};
 use serde_json::Value;
 
@@ -209,6 +210,75 @@ fn check_header(path: &Path) -> Result<()> {
     }
 }
 
+/// Refuses a database whose pages SQLite finds damaged (`PRAGMA quick_check`: every page and
+/// b-tree, without cross-checking indexes against their tables). It reads the whole file: about
+/// 7 ms per MB here (90 ms for a 13 MB store, 240 ms for 62 MB, release build, file in cache).
+fn refuse_if_damaged(conn: &Connection, path: impl Fn() -> PathBuf) -> Result<()> {
+    let problems = conn.prepare("PRAGMA quick_check(3)").and_then(|mut stmt| {
+        stmt.query_map([], |row| row.get::<_, String>(0))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+    });
+    let detail = match problems {
+        Ok(rows) if rows.len() == 1 && rows[0] == "ok" => return Ok(()),
+        // One line: a row may hold several lines, and "*** in database main ***" says nothing.
+        Ok(rows) => rows
+            .iter()
+            .flat_map(|row| row.lines())
+            .map(str::trim)
+            .filter(|line| !line.is_empty() && !line.starts_with("***"))
+            .take(3)
+            .collect::<Vec<_>>()
+            .join("; "),
+        Err(e) if is_unreadable(&e) => e.to_string(),
+        Err(e) => return Err(e.into()),
+    };
+    Err(StoreError::Damaged { path: path(), detail })
+}
+
+/// `<path>.damaged-<UTC time>` (`porthole.db.damaged-20250102T030405Z`), with `-2`, `-3`… when
+/// that name is taken.
+fn damaged_name(path: &Path, at: SystemTime) -> PathBuf {
+    let secs = at.duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    let (year, month, day) = civil_from_days(days as i64);
+    let stamp = format!(
+        "{year:04}{month:02}{day:02}T{:02}{:02}{:02}Z",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    );
+    let base = with_suffix(path, &format!(".damaged-{stamp}"));
+    let taken = |p: &Path| p.exists() || with_suffix(p, "-wal").exists();
+    if !taken(&base) {
+        return base;
+    }
+    (2..)
+        .map(|n| with_suffix(&base, &format!("-{n}")))
+        .find(|p| !taken(p))
+        .expect("some suffix is free")
+}
+
+/// The calendar date (year, month, day) of a day counted from 1970-01-01 (proleptic Gregorian).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// `path` with `suffix` appended to its file name (`porthole.db` + `-wal`).
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
 fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.query_row("PRAGMA user_version", [], |row| row.get(0))
 }
@@ -250,9 +320,46 @@ impl Store {
             reason: e.to_string(),
         })?;
         Store::init(conn, Some(path.to_owned())).map_err(|e| match e {
+            StoreError::Sqlite(e) if e.sqlite_error_code() == Some(ErrorCode::DatabaseCorrupt) => StoreError::Damaged {
+                path: path.to_owned(),
+                detail: e.to_string(),
+            },
             StoreError::Sqlite(e) if is_unreadable(&e) => StoreError::NotADatabase { path: path.to_owned() },
             e => e,
         })
+    }
+
+    /// Moves a damaged store aside and opens a fresh, empty one at `path`; returns it and where
+    /// the old file went. The old database (with its `-wal` and `-shm` files, renamed alike so
+    /// that it still opens as it was) becomes `porthole.db.damaged-<UTC time>` next to it and
+    /// is never written to. A store that opens and checks fine is refused
+    /// ([`StoreError::NotDamaged`]), as is one written by a newer Porthole: only a damaged file
+    /// or one that is not a Porthole database is moved.
+    ///
+    /// The file must not be in use by another Porthole at the same time.
+    pub fn recover(path: &Path) -> Result<(Store, PathBuf)> {
+        match Store::open(path) {
+            Ok(_) => return Err(StoreError::NotDamaged { path: path.to_owned() }),
+            Err(StoreError::Damaged { .. } | StoreError::NotADatabase { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        let kept = damaged_name(path, SystemTime::now());
+        let moved = |from: &Path, to: &Path| {
+            std::fs::rename(from, to).map_err(|e| StoreError::Open {
+                path: from.to_owned(),
+                reason: format!("cannot move it to {}: {e}", to.display()),
+            })
+        };
+        // The main file first: once it is gone, nothing opens the old -wal/-shm as the live store's.
+        moved(path, &kept)?;
+        for suffix in ["-wal", "-shm"] {
+            let from = with_suffix(path, suffix);
+            if from.exists() {
+                moved(&from, &with_suffix(&kept, suffix))?;
+            }
+        }
+        tracing::warn!(kept = %kept.display(), "a damaged conversation store was moved aside");
+        Ok((Store::open(path)?, kept))
     }
 
     /// A store that lives in memory only, gone when the last clone is dropped.
@@ -263,6 +370,9 @@ impl Store {
     fn init(mut conn: Connection, path: Option<PathBuf>) -> Result<Store> {
         let shown = || path.clone().unwrap_or_else(|| PathBuf::from(":memory:"));
         conn.busy_timeout(Duration::from_millis(5000))?;
+        // Until the checks below pass nothing is written: not even the checkpoint SQLite makes
+        // when a connection to a database with a write-ahead log closes.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
         // Read before writing anything: a database that is not ours, or is from a newer Porthole, stays untouched.
         let application_id: i64 = conn.query_row("PRAGMA application_id", [], |row| row.get(0))?;
         let found = user_version(&conn)?;
@@ -282,6 +392,8 @@ impl Store {
                 known: SCHEMA_VERSION,
             });
         }
+        refuse_if_damaged(&conn, shown)?;
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, false)?;
         let _mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
         conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")?;
         conn.set_prepared_statement_cache_capacity(64);
@@ -858,6 +970,23 @@ mod tests {
         assert_eq!(fts_query("  \t "), None);
         assert_eq!(fts_query(r#"" * - ("#), None);
         assert_eq!(fts_query("a\0b").as_deref(), Some(r#""a"* "b"*"#));
+    }
+
+    #[test]
+    fn a_moved_aside_store_is_named_by_its_utc_time() {
+        let at = UNIX_EPOCH + Duration::from_secs(1_709_210_096); // 2024-02-29 12:34:56 UTC
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("porthole.db");
+        let first = damaged_name(&path, at);
+        assert_eq!(first, dir.path().join("porthole.db.damaged-20240229T123456Z"));
+        std::fs::write(&first, b"kept").unwrap();
+        assert_eq!(
+            damaged_name(&path, at),
+            dir.path().join("porthole.db.damaged-20240229T123456Z-2")
+        );
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
     }
 
     #[test]

@@ -1156,3 +1156,115 @@ fn one_store_is_shared_across_threads() {
             .all(|w| w[0].id < w[1].id && w[0].created_at < w[1].created_at)
     );
 }
+
+/// A store with one conversation of many messages, closed (so everything is in the main file).
+/// Returns the conversation's id.
+fn store_with_history(path: &Path) -> String {
+    let store = Store::open(path).unwrap();
+    let id = store.create_conversation("Kept").unwrap().id;
+    for i in 0..200 {
+        let line = format!("message {i}: {}", "the quick brown fox ".repeat(25));
+        store
+            .append_message(&id, MessageRole::User, &text(&line), MessageStatus::Complete)
+            .unwrap();
+    }
+    id
+}
+
+/// Writes garbage over the page that holds the root of `table` (found through SQLite itself).
+fn damage_root_page_of(path: &Path, table: &str, read_from: &Path) {
+    let conn = rusqlite::Connection::open(read_from).unwrap();
+    let page_size: u32 = conn.query_row("PRAGMA page_size", [], |row| row.get(0)).unwrap();
+    let root: u32 = conn
+        .query_row("SELECT rootpage FROM sqlite_schema WHERE name = ?1", [table], |row| {
+            row.get(0)
+        })
+        .unwrap();
+    drop(conn);
+    let mut bytes = std::fs::read(path).unwrap();
+    let (root, page_size) = (root as usize, page_size as usize);
+    let start = (root - 1) * page_size;
+    for (i, b) in bytes[start..start + page_size].iter_mut().enumerate() {
+        *b = (i as u32).wrapping_mul(2_654_435_761).to_be_bytes()[1];
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn a_damaged_database_is_refused_untouched_and_recover_moves_it_aside_keeping_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    store_with_history(&path);
+    damage_root_page_of(&path, "messages", &path);
+    let damaged = std::fs::read(&path).unwrap();
+
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StoreError::Damaged { .. }), "{err:?}");
+    let message = err.to_string();
+    assert!(message.contains(&path.display().to_string()), "{message}");
+    assert!(message.contains("damaged"), "{message}");
+    assert!(!message.contains('\n'), "one line: {message}");
+    assert!(message.contains("porthole store recover"), "{message}");
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        damaged,
+        "the damaged file was written to"
+    );
+
+    let (fresh, kept) = Store::recover(&path).unwrap();
+    let name = kept.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("porthole.db.damaged-"), "{name}");
+    assert_eq!(kept.parent(), path.parent());
+    assert_eq!(std::fs::read(&kept).unwrap(), damaged, "the old file is kept as it was");
+    assert!(fresh.list_conversations().unwrap().is_empty());
+    let id = fresh.create_conversation("After").unwrap().id;
+    drop(fresh);
+    let reopened = Store::open(&path).unwrap();
+    assert_eq!(reopened.conversation(&id).unwrap().unwrap().title, "After");
+    drop(reopened);
+
+    let err = Store::recover(&path).unwrap_err();
+    assert!(matches!(err, StoreError::NotDamaged { .. }), "{err:?}");
+    assert!(path.exists(), "a healthy store is never moved");
+}
+
+/// A copy of a store taken while it was open (as a crash leaves it: the main file plus a
+/// write-ahead log not yet copied back) with a damaged page: refusing it writes neither file,
+/// not even the checkpoint SQLite makes on close, and recover keeps the log beside the old file.
+#[test]
+fn a_damaged_database_with_a_write_ahead_log_is_left_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("live").join("porthole.db");
+    store_with_history(&live);
+    let open = Store::open(&live).unwrap();
+    open.set_setting("theme", &json!("dark")).unwrap();
+    let crashed = dir.path().join("crashed");
+    std::fs::create_dir_all(&crashed).unwrap();
+    let path = crashed.join("porthole.db");
+    let wal = crashed.join("porthole.db-wal");
+    std::fs::copy(&live, &path).unwrap();
+    std::fs::copy(dir.path().join("live").join("porthole.db-wal"), &wal).unwrap();
+    assert!(std::fs::metadata(&wal).unwrap().len() > 0, "the log holds the setting");
+    damage_root_page_of(&path, "messages", &live);
+    drop(open);
+    let (damaged, log) = (std::fs::read(&path).unwrap(), std::fs::read(&wal).unwrap());
+
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StoreError::Damaged { .. }), "{err:?}");
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        damaged,
+        "the damaged file was written to"
+    );
+    assert_eq!(std::fs::read(&wal).unwrap(), log, "the log was checkpointed or changed");
+
+    let (_fresh, kept) = Store::recover(&path).unwrap();
+    assert_eq!(std::fs::read(&kept).unwrap(), damaged);
+    let mut kept_wal = kept.clone().into_os_string();
+    kept_wal.push("-wal");
+    assert_eq!(
+        std::fs::read(kept_wal).unwrap(),
+        log,
+        "the log is kept beside the old file"
+    );
+}
