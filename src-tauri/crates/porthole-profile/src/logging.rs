@@ -6,7 +6,7 @@
 //! or a library's (an HTTP client's error names the URL it failed on), passes through
 //! [`porthole_secrets::redact::text`] on its way to stderr or the file.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -50,8 +50,10 @@ pub fn init_logging(log_dir: &Path, prefix: &str, stderr: Stderr) -> Result<LogG
         Stderr::Full => filter(),
         Stderr::ErrorsOnly => EnvFilter::try_from_env("PORTHOLE_LOG").unwrap_or_else(|_| EnvFilter::new("error")),
     };
+    // Colours only for a person at a terminal: a pipe or a file gets plain text.
     let stderr_layer = fmt::layer()
         .with_writer(Redacting(std::io::stderr))
+        .with_ansi(std::io::stderr().is_terminal())
         .with_target(true)
         .with_filter(stderr_filter);
     let file_layer = fmt::layer()
