@@ -78,9 +78,9 @@ pub enum ProviderError {
     Unauthorized(String),
     #[error("the provider does not know the model {model:?}: {message}")]
     UnknownModel { model: String, message: String },
-    #[error("the provider is rate limiting (HTTP 429) and still was after {attempts} attempts: {message}")]
+    #[error("the provider is rate limiting (HTTP 429) and still was after {}: {message}", attempts_text(*.attempts))]
     RateLimited { attempts: u32, message: String },
-    #[error("the provider failed (HTTP {status}) after {attempts} attempts: {message}")]
+    #[error("the provider failed (HTTP {status}) after {}: {message}", attempts_text(*.attempts))]
     Server {
         status: u16,
         attempts: u32,
@@ -98,6 +98,14 @@ pub enum ProviderError {
     Cancelled { partial: ModelReply },
     #[error("the provider sent something unreadable: {0}")]
     BadResponse(String),
+}
+
+/// "1 attempt", "4 attempts".
+fn attempts_text(attempts: u32) -> String {
+    match attempts {
+        1 => "1 attempt".into(),
+        n => format!("{n} attempts"),
+    }
 }
 
 impl ProviderError {
@@ -144,4 +152,30 @@ pub trait Provider: Send + Sync {
     ) -> BoxFuture<'a, Result<ModelReply, ProviderError>>;
     /// The models the provider lists (ids), where its API has a listing.
     fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, ProviderError>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_attempt_is_one_attempt() {
+        let once = ProviderError::RateLimited {
+            attempts: 1,
+            message: "slow down".into(),
+        };
+        assert_eq!(
+            once.to_string(),
+            "the provider is rate limiting (HTTP 429) and still was after 1 attempt: slow down"
+        );
+        let four = ProviderError::Server {
+            status: 502,
+            attempts: 4,
+            message: "bad gateway".into(),
+        };
+        assert_eq!(
+            four.to_string(),
+            "the provider failed (HTTP 502) after 4 attempts: bad gateway"
+        );
+    }
 }
