@@ -5,10 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 
-use rmcp::handler::client::progress::ProgressDispatcher;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
-    ErrorData, ExtensionCapabilities, Implementation, ProgressNotificationParam, ProtocolVersion,
+    ErrorData, ExtensionCapabilities, Implementation, ProtocolVersion,
 };
 #[allow(deprecated)]
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
@@ -18,11 +17,13 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
 
 use crate::config::{ServerConfig, Transport};
 use crate::oauth::OAuth;
+use crate::progress::{InOrder, ProgressRoutes};
+use crate::server_log::{LOG_CAP_BYTES, ServerLog};
 use rmcp::transport::auth::AuthClient;
 
 /// The extension id of MCP Apps.
@@ -81,8 +82,9 @@ pub struct PortholeClient {
     server: Arc<str>,
     advertise_mcp_apps: bool,
     elicitation: ElicitationPolicy,
-    /// Routes `notifications/progress` to whoever made the request.
-    pub progress: ProgressDispatcher,
+    /// Routes `notifications/progress` to whoever made the request, in the server's order
+    /// (read off the transport: see [`crate::progress`]).
+    pub progress: ProgressRoutes,
     /// Told when the server says its tool list changed.
     tools_changed: Option<mpsc::UnboundedSender<()>>,
 }
@@ -98,7 +100,7 @@ impl PortholeClient {
             server: server.into(),
             advertise_mcp_apps,
             elicitation,
-            progress: ProgressDispatcher::new(),
+            progress: ProgressRoutes::default(),
             tools_changed,
         }
     }
@@ -180,10 +182,6 @@ impl ClientHandler for PortholeClient {
             ElicitationAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
             ElicitationAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
         })
-    }
-
-    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
-        self.progress.handle_notification(params).await;
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -456,6 +454,7 @@ where
     T: rmcp::transport::IntoTransport<RoleClient, E, A> + Send + 'static,
     E: std::error::Error + Send + Sync + 'static,
 {
+    let transport = InOrder::new(transport.into_transport(), client.progress.clone());
     let serve = async {
         match lifecycle {
             Lifecycle::Initialize => client.serve(transport).await,
@@ -494,26 +493,16 @@ pub fn log_file_name(server: &str) -> String {
 }
 
 /// Every line the server writes to stderr goes to `tracing` (target `mcp_server`) and, when a
-/// folder is given, to that server's own log file.
+/// folder is given, to that server's own log file (size-capped: [`ServerLog`]).
 async fn forward_stderr(server: String, stderr: tokio::process::ChildStderr, log_dir: Option<PathBuf>) {
     let mut file = match log_dir {
-        Some(dir) => {
-            // A folder that cannot be made makes the open below fail, which is logged there.
-            tokio::fs::create_dir_all(&dir).await.ok();
-            let path = dir.join(log_file_name(&server));
-            match tokio::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)
-                .await
-            {
-                Ok(file) => Some(file),
-                Err(e) => {
-                    tracing::warn!(server = %server, path = %path.display(), "server log file cannot be opened; its stderr goes to the app log only: {e}");
-                    None
-                }
+        Some(dir) => match ServerLog::open(&dir, &server, LOG_CAP_BYTES).await {
+            Ok(log) => Some(log),
+            Err(e) => {
+                tracing::warn!(server = %server, dir = %dir.display(), "server log file cannot be opened; its stderr goes to the app log only: {e}");
+                None
             }
-        }
+        },
         None => None,
     };
     let mut lines = BufReader::new(stderr).lines();
@@ -521,12 +510,8 @@ async fn forward_stderr(server: String, stderr: tokio::process::ChildStderr, log
     while let Ok(Some(line)) = lines.next_line().await {
         tracing::debug!(target: "mcp_server", server = %server, "{line}");
         if let Some(f) = file.as_mut() {
-            let written = async {
-                f.write_all(line.as_bytes()).await?;
-                f.write_all(b"\n").await
-            };
             // A full disk, say: the line is still in the app log above. Said once, not per line.
-            if let Err(e) = written.await
+            if let Err(e) = f.write_line(&line).await
                 && !write_failed
             {
                 write_failed = true;

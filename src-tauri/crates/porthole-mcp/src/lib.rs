@@ -12,6 +12,8 @@ pub mod connection;
 pub mod import;
 pub mod oauth;
 pub mod outcome;
+pub mod progress;
+pub mod server_log;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_support;
 
@@ -20,7 +22,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use porthole_secrets::redact;
 use rmcp::model::{CallToolRequestParams, CancelledNotificationParam, ClientRequest, Request, ServerResult};
 use rmcp::service::{PeerRequestOptions, ServiceError};
@@ -603,7 +604,7 @@ impl Servers {
     ) -> Result<
         (
             rmcp::Peer<rmcp::RoleClient>,
-            rmcp::handler::client::progress::ProgressDispatcher,
+            progress::ProgressRoutes,
         ),
         CallError,
     > {
@@ -721,51 +722,17 @@ impl Servers {
             .await
             .map_err(|e| CallError::Connection(e.to_string()))?;
         let request_id = handle.id.clone();
-        let token = handle.progress_token.clone();
-        // Only a caller that wants progress gets a subscription (and pays for draining it).
-        let progress_seen = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let relay = match options.progress.clone() {
-            Some(forward) => {
-                let mut progress = dispatcher.subscribe(token.clone()).await;
-                let seen = progress_seen.clone();
-                Some(tokio::spawn(async move {
-                    while let Some(p) = progress.next().await {
-                        seen.store(true, std::sync::atomic::Ordering::Relaxed);
-                        // A caller that stopped reading progress still gets the call's result.
-                        forward
-                            .send(Progress {
-                                progress: p.progress,
-                                total: p.total,
-                                message: p.message.clone(),
-                            })
-                            .ok();
-                    }
-                }))
-            }
-            None => None,
-        };
+        // Progress goes straight to the caller's channel as the connection reads it, so when
+        // the result is here every notification sent before it already is too, in order.
+        let subscription = options
+            .progress
+            .clone()
+            .map(|to| dispatcher.subscribe(handle.progress_token.clone(), to));
         let response = tokio::select! {
             r = handle.await_response() => Some(r),
             _ = options.cancel.cancelled() => None,
         };
-        if let Some(mut relay) = relay {
-            // rmcp runs notification handlers on their own tasks, so a progress notification sent
-            // just before the result may still be on its way: when the server has been sending
-            // progress, give it a moment, then close the subscription and let the relay drain
-            // what arrived. (A call that reported no progress pays nothing.)
-            if progress_seen.load(std::sync::atomic::Ordering::Relaxed) {
-                tokio::time::sleep(Duration::from_millis(2)).await;
-            } else {
-                tokio::task::yield_now().await;
-            }
-            dispatcher.unsubscribe(&token).await;
-            if tokio::time::timeout(Duration::from_millis(200), &mut relay)
-                .await
-                .is_err()
-            {
-                relay.abort();
-            }
-        }
+        drop(subscription);
         match response {
             None => {
                 let notified = peer
