@@ -24,8 +24,9 @@ fn main() -> ExitCode {
     match cli::run(args) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("porthole: {e:#}");
-            ExitCode::FAILURE
+            // The reason may quote a server or a provider: escaped on a terminal.
+            eprintln!("porthole: {}", porthole_host::terminal::for_stderr(&format!("{e:#}")));
+            ExitCode::from(porthole_host::exit::code_of(&e))
         }
     }
 }

@@ -11,6 +11,7 @@
 pub mod contract;
 pub mod conversations;
 pub mod error;
+pub mod exit;
 pub mod headless;
 pub mod model;
 pub mod pop_outs;
@@ -19,6 +20,7 @@ pub mod questions;
 pub mod server_settings;
 pub mod settings;
 pub mod setup;
+pub mod terminal;
 pub mod theme;
 pub mod tool_runs;
 pub mod turns;

@@ -49,8 +49,11 @@ impl ModelChoice {
             .and_then(|s| s.setting(MODEL_SETTING).ok().flatten())
             .unwrap_or(json!({}));
         let (kind, base_url, model) = chosen(args, &saved);
-        let base_url = check_base_url(&base_url).map_err(|e| anyhow::anyhow!("--base-url: {}", e.message))?;
-        let model = check_model(model.as_deref()).map_err(|e| anyhow::anyhow!("--model: {}", e.message))?;
+        // A wrong flag is a usage error (the command exits 2).
+        let base_url =
+            check_base_url(&base_url).map_err(|e| crate::exit::usage(anyhow::anyhow!("--base-url: {}", e.message)))?;
+        let model =
+            check_model(model.as_deref()).map_err(|e| crate::exit::usage(anyhow::anyhow!("--model: {}", e.message)))?;
         let env = |var: &str| std::env::var(var).ok();
         let found = if env(key_env_var(kind)).is_some_and(|v| !v.trim().is_empty()) {
             find_key(kind, env, None)?
