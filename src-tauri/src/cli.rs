@@ -56,8 +56,9 @@ pub enum Command {
         /// The tool's name on that server.
         #[arg(long)]
         tool: String,
-        /// The arguments, as a JSON object.
-        #[arg(long, value_name = "JSON")]
+        /// The arguments, as a JSON object; `@FILE` reads them from FILE, `-` from stdin (for
+        /// arguments larger than a command line may be).
+        #[arg(long, value_name = "JSON|@FILE|-")]
         args: Option<String>,
         /// Print one JSON object {"model": …, "view": …} instead of two sections.
         #[arg(long)]
@@ -180,11 +181,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }) => {
             let arguments = match args {
                 None => None,
-                Some(text) => match serde_json::from_str::<serde_json::Value>(text) {
-                    Ok(serde_json::Value::Object(map)) => Some(map),
-                    Ok(_) => anyhow::bail!("--args must be a JSON object, such as '{{\"path\": \"/tmp\"}}'"),
-                    Err(e) => anyhow::bail!("--args is not valid JSON: {e}"),
-                },
+                Some(spec) => Some(porthole_host::call_arguments::read(spec, std::io::stdin())?),
             };
             let setup = setup(&cli)?;
             let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole-cli", Stderr::ErrorsOnly)?;

@@ -17,10 +17,10 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // SIGPIPE stays ignored (Rust's default): a stdio server that exits makes writes to it fail
+    // with an error Porthole reports, where the signal would kill Porthole. Printing to a closed
+    // stdout (`porthole tools | head`) stops the command quietly where it prints (`headless`).
     let args = cli::Cli::parse();
-    if args.command.is_some() {
-        quiet_broken_pipe();
-    }
     match cli::run(args) {
         Ok(code) => code,
         Err(e) => {
@@ -28,15 +28,5 @@ fn main() -> ExitCode {
             eprintln!("porthole: {}", porthole_host::terminal::for_stderr(&format!("{e:#}")));
             ExitCode::from(porthole_host::exit::code_of(&e))
         }
-    }
-}
-
-/// A command-line tool piped into `head` should stop quietly when the pipe closes, as other
-/// Unix tools do, rather than panic on the next write to stdout.
-fn quiet_broken_pipe() {
-    #[cfg(unix)]
-    // SAFETY: restoring the default disposition of SIGPIPE, before any thread is started.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

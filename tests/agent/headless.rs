@@ -503,3 +503,136 @@ async fn a_key_kept_in_the_os_keyring_is_used_and_never_written_to_a_file() {
     let out = run(dir.path(), &["key", "status", "openai"], &[], None);
     assert!(stdout(&out).contains("OS keyring: none"), "{}", stdout(&out));
 }
+
+/// A profile with servers that exit at once (`/bin/false`, status 3 with a message on stderr)
+/// next to the test server.
+fn profile_with_broken_servers() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let config = json!({"mcpServers": {
+        "false": {"command": "/bin/false"},
+        "exit3": {"command": "sh", "args": ["-c", "echo \"Error: Cannot find module 'foo'\" >&2; exit 3"]},
+        "test": {"command": TEST_SERVER}
+    }});
+    std::fs::write(dir.path().join("config.json"), config.to_string()).unwrap();
+    dir
+}
+
+/// Servers that exit at once used to kill Porthole with SIGPIPE (exit 141, nothing printed).
+/// Now each gets its one-line reason, within seconds, and the others work.
+#[test]
+fn servers_that_exit_at_once_are_reported_and_do_not_kill_porthole() {
+    let dir = profile_with_broken_servers();
+    let started = std::time::Instant::now();
+    let out = run(dir.path(), &["tools"], &[], None);
+    assert!(out.status.success(), "{:?}: {}", out.status, stderr(&out));
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let err = stderr(&out);
+    assert!(err.contains("porthole: server false: exited with status 1\n"), "{err}");
+    assert!(
+        err.contains("porthole: server exit3: exited with status 3: Error: Cannot find module 'foo'\n"),
+        "{err}"
+    );
+    assert!(stdout(&out).contains("echo"), "the test server's tools are listed");
+
+    let out = run(dir.path(), &["call", "--server", "exit3", "--tool", "x"], &[], None);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).lines().last().unwrap(),
+        "porthole: exit3/x: server \"exit3\" is not connected: exited with status 3: Error: Cannot find module 'foo'"
+    );
+
+    // A run with them still answers, and keeps its conversation.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let fake = rt
+        .block_on(FakeLlm::start(Script::new(vec![Reply::text("Fine.")])))
+        .unwrap();
+    let url = fake.base_url();
+    let out = run(
+        dir.path(),
+        &["run", "--base-url", &url, "--model", "m", "--prompt", "Hello?"],
+        &[],
+        None,
+    );
+    assert!(out.status.success(), "{:?}: {}", out.status, stderr(&out));
+    assert_eq!(stdout(&out).trim(), "Fine.");
+    let store = Store::open(&dir.path().join("porthole.db")).unwrap();
+    let conversations = store.list_conversations().unwrap();
+    assert_eq!(conversations.len(), 1);
+    assert_eq!(store.messages(&conversations[0].id).unwrap().len(), 2);
+}
+
+/// A run stopped before its turn starts (Ctrl-C while a server is still connecting) leaves no
+/// empty conversation behind.
+#[cfg(unix)]
+#[test]
+fn a_run_stopped_before_its_turn_leaves_no_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = json!({"mcpServers": {"slow": {"command": "sleep", "args": ["5"]}}});
+    std::fs::write(dir.path().join("config.json"), config.to_string()).unwrap();
+    let child = command(
+        dir.path(),
+        &[
+            "run",
+            "--base-url",
+            "http://127.0.0.1:9",
+            "--model",
+            "m",
+            "--prompt",
+            "Hello?",
+        ],
+        &[],
+    )
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: a signal to the child this test started.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success(), "{}", stderr(&out));
+    let store = Store::open(&dir.path().join("porthole.db")).unwrap();
+    assert!(store.list_conversations().unwrap().is_empty());
+}
+
+/// `--args @FILE` and `--args -` take arguments larger than a command line may be (128 KiB).
+#[test]
+fn large_call_arguments_come_from_a_file_or_stdin() {
+    let dir = profile();
+    let args = json!({"text": "z".repeat(1_000_000)}).to_string();
+    let file = dir.path().join("args.json");
+    std::fs::write(&file, &args).unwrap();
+    let at_file = format!("@{}", file.display());
+    for (spec, stdin) in [(at_file.as_str(), None), ("-", Some(args.as_str()))] {
+        let out = run(
+            dir.path(),
+            &["call", "--server", "test", "--tool", "length", "--args", spec],
+            &[],
+            stdin,
+        );
+        assert!(out.status.success(), "{spec}: {}", stderr(&out));
+        assert!(stdout(&out).contains("\n1000000\n"), "{spec}: {}", stdout(&out));
+    }
+}
+
+/// Printing into a pipe that is closed (`porthole tools | head`) stops quietly, as other Unix
+/// tools do: ended by SIGPIPE, no panic, nothing on stderr.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_stops_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = profile();
+    let mut child = command(dir.path(), &["tools"], &[])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
+    assert_eq!(stderr(&out), "");
+}

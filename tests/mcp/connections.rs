@@ -150,14 +150,14 @@ async fn a_server_killed_mid_call_is_reported_and_restarted_on_next_use() {
         .call_tool("t", "crash", None, CallOptions::default())
         .await
         .unwrap_err();
-    assert!(matches!(err, CallError::Connection(_)), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "the server exited with status 3: crash: exiting mid-call"
+    );
     assert_eq!(servers.statuses()[0].state, ServerState::Failed);
-    assert!(
-        servers.statuses()[0]
-            .error
-            .as_deref()
-            .unwrap()
-            .contains("connection was lost")
+    assert_eq!(
+        servers.statuses()[0].error.as_deref(),
+        Some("exited with status 3: crash: exiting mid-call")
     );
     let echo = servers
         .call_tool("t", "echo", args(json!({"text": "back"})), CallOptions::default())
@@ -694,4 +694,166 @@ fn streamable_http_over_tls_verifies_the_certificate() {
         "{names:?} / {}",
         String::from_utf8_lossy(&trusted.stderr)
     );
+}
+
+/// A stdio server that runs `script` in `sh`, with 20 s to answer (so a timeout would show).
+fn shell(name: &str, script: &str) -> ServerConfig {
+    ServerConfig::stdio(name, "sh")
+        .with_args(["-c", script])
+        .with_timeout(Duration::from_secs(20))
+}
+
+#[tokio::test]
+async fn servers_that_exit_crash_or_write_garbage_at_start_fail_at_once_with_the_reason() {
+    let started = Instant::now();
+    let servers = start(vec![
+        ServerConfig::stdio("false", "/bin/false").with_timeout(Duration::from_secs(20)),
+        shell("exit3", "echo \"Error: Cannot find module 'foo'\" >&2; exit 3"),
+        shell("segv", "kill -SEGV $$"),
+        test_server("garbage").with_args(["--garbage"]),
+        // Closes its stdin, answers `initialize` and lives on: a write to it fails (EPIPE, and
+        // no SIGPIPE for Porthole).
+        shell(
+            "deaf",
+            r#"exec 0<&-; echo '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"deaf","version":"1"}}}'; exec sleep 30"#,
+        ),
+        test_server("banner").with_args(["--banner"]),
+        test_server("good"),
+    ])
+    .await;
+    let took = started.elapsed();
+    let errors: Vec<_> = servers
+        .statuses()
+        .iter()
+        .map(|s| (s.name.clone(), s.state, s.error.clone().unwrap_or_default()))
+        .collect();
+    let error = |name: &str| errors.iter().find(|e| e.0 == name).unwrap().2.clone();
+    assert_eq!(error("false"), "exited with status 1");
+    assert_eq!(error("exit3"), "exited with status 3: Error: Cannot find module 'foo'");
+    assert_eq!(error("segv"), "was ended by signal 11 (SIGSEGV, a crash)");
+    assert!(
+        error("garbage").starts_with("wrote a line that is not JSON: {\"jsonrpc\": \"2.0\", \"id\": this is not json"),
+        "{errors:?}"
+    );
+    assert_eq!(error("deaf"), "stopped reading its stdin but is still running");
+    for (name, state, _) in &errors {
+        let expected = if name == "good" || name == "banner" {
+            ServerState::Connected
+        } else {
+            ServerState::Failed
+        };
+        assert_eq!(*state, expected, "{name}: {errors:?}");
+    }
+    assert!(
+        took < Duration::from_secs(5),
+        "reasons within seconds, not the 20 s timeout ({took:?})"
+    );
+    let echo = servers
+        .call_tool(
+            "good",
+            "echo",
+            args(json!({"text": "unaffected"})),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&echo), "unaffected");
+    servers.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_breaks_mid_call_is_reported_at_once_and_the_others_carry_on() {
+    let servers = start(vec![test_server("t"), test_server("other")]).await;
+    let cases = [
+        (
+            "abort",
+            "the server was ended by signal 6 (SIGABRT, it aborted): abort: aborting mid-call",
+        ),
+        (
+            "garbage",
+            "the server wrote a line that is not JSON: {\"jsonrpc\": \"2.0\", \"result\": this is not json",
+        ),
+        (
+            "wrong_id",
+            "the server answered with id 987654321, which matches no request Porthole sent it",
+        ),
+    ];
+    for (tool, expected) in cases {
+        let started = Instant::now();
+        let err = servers
+            .call_tool("t", tool, None, CallOptions::default())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, CallError::Stopped(_)), "{tool}: {err}");
+        assert_eq!(err.to_string(), expected, "{tool}");
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{tool}: reported in {:?}, not after the 20 s timeout",
+            started.elapsed()
+        );
+        let status = &servers.statuses()[0];
+        assert_eq!(status.state, ServerState::Failed, "{tool}");
+        assert_eq!(
+            status.error.as_deref(),
+            expected.strip_prefix("the server "),
+            "{tool}: the card says why"
+        );
+        assert_eq!(servers.statuses()[1].state, ServerState::Connected);
+        // The next call starts the server again.
+        let echo = servers
+            .call_tool("t", "echo", args(json!({"text": "back"})), CallOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(text(&echo), "back");
+    }
+    servers.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_exits_while_idle_shows_failed_with_the_reason() {
+    let servers = start(vec![test_server("t")]).await;
+    let soon = servers
+        .call_tool("t", "exit_soon", None, CallOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(text(&soon), "exiting soon");
+    let mut statuses = servers.subscribe();
+    let failed = tokio::time::timeout(
+        Duration::from_secs(5),
+        statuses.wait_for(|all| all[0].state == ServerState::Failed),
+    )
+    .await
+    .expect("the exit is noticed without a call")
+    .unwrap()[0]
+        .error
+        .clone();
+    assert_eq!(
+        failed.as_deref(),
+        Some("exited with status 4: exit_soon: exiting while idle")
+    );
+    servers.shutdown().await;
+}
+
+#[tokio::test]
+async fn results_of_50_mb_arrive_whole_over_stdio_and_http() {
+    const BYTES: u64 = 50_000_000;
+    let (_http_server, url) = test_server_over_http();
+    let servers = start(vec![test_server("stdio"), http("http", &url)]).await;
+    for server in ["stdio", "http"] {
+        let outcome = servers
+            .call_tool(server, "big", args(json!({"bytes": BYTES})), CallOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{server}: {e}"));
+        let got = text(&outcome);
+        assert_eq!(got.len() as u64, BYTES, "{server}");
+        assert!(got.bytes().all(|b| b == b'x'), "{server}");
+    }
+    // And large arguments go the other way.
+    let long = "y".repeat(1_000_000);
+    let length = servers
+        .call_tool("stdio", "length", args(json!({"text": long})), CallOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(text(&length), "1000000");
+    servers.shutdown().await;
 }

@@ -6,13 +6,18 @@
 //!
 //! - `--http`: serve Streamable HTTP on 127.0.0.1 (a free port), printing `listening <url>`.
 //! - `--garbage`: answer `initialize` with bytes that are not JSON.
+//! - `--banner`: print a line of plain text on stdout before serving (as careless servers do).
 //!
 //! Tools: `echo {text}`, `slow {seconds}` (progress every 100 ms, then a result; notices
 //! cancellation), `crash` (the process exits mid-call), `hang` (never answers), `add_tool`
 //! (adds a tool `extra` and sends `notifications/tools/list_changed`), `headers` (the HTTP headers
 //! the server saw, over HTTP), `ask` (an elicitation request; returns the answer), `log` (a log notification),
 //! `forecast {city}` (a UI tool, linked to its view only for clients with MCP Apps: text with the
-//! full JSON plus `structuredContent`: the kagent case).
+//! full JSON plus `structuredContent`: the kagent case), `big {bytes}` (a text result that long),
+//! `length {text}` (how many bytes `text` has), and the broken ones: `abort` (the process aborts
+//! mid-call: SIGABRT), `exit_soon` (answers, then exits with status 4), `garbage` (writes a line
+//! that is not JSON mid-call, then never answers), `wrong_id` (answers with an id no request has,
+//! then never answers).
 
 use std::io::Write;
 use std::sync::Arc;
@@ -76,6 +81,20 @@ impl ServerHandler for TestServer {
                 json!({"type": "object", "properties": {"seconds": {"type": "number"}}}),
             ),
             tool("crash", "Exit mid-call.", object.clone()),
+            tool("abort", "Abort mid-call (SIGABRT).", object.clone()),
+            tool("exit_soon", "Answer, then exit with status 4 while idle.", object.clone()),
+            tool("garbage", "Write a line that is not JSON, then never answer.", object.clone()),
+            tool("wrong_id", "Answer with the wrong id, then never answer.", object.clone()),
+            tool(
+                "big",
+                "A text result of the given number of bytes.",
+                json!({"type": "object", "properties": {"bytes": {"type": "integer"}}}),
+            ),
+            tool(
+                "length",
+                "The number of bytes of the given text.",
+                json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+            ),
             tool("hang", "Never answer.", object.clone()),
             tool("add_tool", "Add the tool `extra`.", object.clone()),
             tool("headers", "The HTTP request headers seen.", object.clone()),
@@ -160,6 +179,41 @@ impl TestServer {
             "crash" => {
                 eprintln!("crash: exiting mid-call");
                 std::process::exit(3);
+            }
+            "exit_soon" => {
+                tokio::spawn(async {
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                    eprintln!("exit_soon: exiting while idle");
+                    std::process::exit(4);
+                });
+                Ok(CallToolResult::success(vec![ContentBlock::text("exiting soon")]))
+            }
+            "abort" => {
+                eprintln!("abort: aborting mid-call");
+                std::process::abort();
+            }
+            "garbage" | "wrong_id" => {
+                let line: &[u8] = if request.name == "garbage" {
+                    b"{\"jsonrpc\": \"2.0\", \"result\": this is not json\n"
+                } else {
+                    b"{\"jsonrpc\": \"2.0\", \"id\": 987654321, \"result\": {\"content\": []}}\n"
+                };
+                // Nothing else is written while a call runs, so the line goes out whole.
+                let written = {
+                    let mut out = std::io::stdout().lock();
+                    out.write_all(line).and_then(|()| out.flush())
+                };
+                written.map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                context.ct.cancelled().await;
+                Err(ErrorData::internal_error("cancelled", None))
+            }
+            "big" => {
+                let bytes = args.get("bytes").and_then(Value::as_u64).unwrap_or(0) as usize;
+                Ok(CallToolResult::success(vec![ContentBlock::text("x".repeat(bytes))]))
+            }
+            "length" => {
+                let text = args.get("text").and_then(Value::as_str).unwrap_or("");
+                Ok(CallToolResult::success(vec![ContentBlock::text(text.len().to_string())]))
             }
             "hang" => {
                 context.ct.cancelled().await;
@@ -347,6 +401,9 @@ async fn main() -> anyhow::Result<()> {
         .and_then(|i| args.get(i + 1))
     {
         tokio::time::sleep(Duration::from_millis(ms.parse()?)).await;
+    }
+    if args.iter().any(|a| a == "--banner") {
+        println!("porthole-test-server starting (this line is not JSON-RPC)");
     }
     let server = TestServer {
         only_version,

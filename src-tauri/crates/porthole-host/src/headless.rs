@@ -21,6 +21,33 @@ use porthole_store::Store;
 use crate::model::{ModelChoice, ModelFlags, key_entry};
 use crate::setup::Setup;
 
+/// Every `println!` in this file goes through [`print_line`]: output to a closed pipe
+/// (`porthole tools | head`) stops the command quietly rather than panicking.
+macro_rules! println {
+    ($($arg:tt)*) => { print_line(format_args!($($arg)*)) };
+}
+
+/// Writes one line to stdout. When stdout is a closed pipe the command stops quietly, as Unix
+/// tools do (by SIGPIPE, which Porthole otherwise ignores so that a server that exits cannot kill
+/// it); any other write error is only logged.
+fn print_line(line: std::fmt::Arguments) {
+    let mut stdout = std::io::stdout().lock();
+    match writeln!(stdout, "{line}") {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            #[cfg(unix)]
+            // SAFETY: restoring SIGPIPE's default action and raising it ends the process, as a
+            // write to a closed pipe does in other tools; no memory is touched.
+            unsafe {
+                libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+                libc::raise(libc::SIGPIPE);
+            }
+            std::process::exit(141);
+        }
+        Err(e) => tracing::warn!("cannot print to stdout: {e}"),
+    }
+}
+
 pub struct RunArgs {
     pub prompt: Option<String>,
     pub yes: bool,
@@ -103,16 +130,19 @@ pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result
     let choice = ModelChoice::new(model_args, Some(&store), &keyring_or_warn)?;
     let model = choice.resolve_model().await?;
 
-    let conversation_id = match &args.conversation {
+    let existing = match &args.conversation {
         Some(id) => {
             store
                 .conversation(id)?
                 .with_context(|| format!("no conversation {id:?} in {}", store_path(&setup)))?;
-            id.clone()
+            Some(id.clone())
         }
-        None => store.create_conversation(&title_from(&prompt))?.id,
+        None => None,
     };
-    let history = load_history(&store, &conversation_id)?;
+    let history = match &existing {
+        Some(id) => load_history(&store, id)?,
+        None => Vec::new(),
+    };
 
     let loaded = LoadedConfig::load(&setup.config_files);
     for problem in &loaded.problems {
@@ -129,6 +159,12 @@ pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result
             );
         }
     }
+    // A new conversation is made only now that the turn starts: a run stopped before (Ctrl-C
+    // while servers connect, say) leaves no empty conversation behind.
+    let conversation_id = match existing {
+        Some(id) => id,
+        None => store.create_conversation(&title_from(&prompt))?.id,
+    };
 
     let mut agent = Agent::new(choice.provider.clone(), model, servers.clone());
     agent.step_limit = args.max_steps;

@@ -2,7 +2,6 @@
 //! Apps extension when asked to), and list its tools.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -13,7 +12,6 @@ use rmcp::model::{
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::TokioChildProcess;
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
@@ -24,6 +22,7 @@ use crate::config::{ServerConfig, Transport};
 use crate::oauth::OAuth;
 use crate::progress::{InOrder, ProgressRoutes};
 use crate::server_log::{LOG_CAP_BYTES, ServerLog};
+use crate::stdio::{ChildTransport, ConnectionEnd, StderrTail};
 use rmcp::transport::auth::AuthClient;
 
 /// The extension id of MCP Apps.
@@ -87,6 +86,8 @@ pub struct PortholeClient {
     pub progress: ProgressRoutes,
     /// Told when the server says its tool list changed.
     tools_changed: Option<mpsc::UnboundedSender<()>>,
+    /// Why a stdio connection ended (the server exited, wrote garbage, …), once it has.
+    pub end: ConnectionEnd,
 }
 
 impl PortholeClient {
@@ -102,6 +103,7 @@ impl PortholeClient {
             elicitation,
             progress: ProgressRoutes::default(),
             tools_changed,
+            end: ConnectionEnd::default(),
         }
     }
 }
@@ -221,6 +223,10 @@ pub enum ConnectError {
     Spawn { command: String, source: std::io::Error },
     #[error("the MCP handshake failed: {0}")]
     Handshake(String),
+    /// The server broke the connection: it exited, crashed or wrote something that is not
+    /// JSON-RPC (see [`crate::stdio`]).
+    #[error("{0}")]
+    Stopped(String),
     #[error("no answer within {0:?}")]
     Timeout(std::time::Duration),
     #[error("{0}")]
@@ -300,17 +306,15 @@ async fn connect_with(
             cwd,
         } => {
             let mut cmd = tokio::process::Command::new(resolve_command(command));
-            cmd.args(args).envs(env).kill_on_drop(true);
+            cmd.args(args).envs(env);
             if let Some(cwd) = cwd {
                 cmd.current_dir(cwd);
             }
-            let mut wrap = process_wrap::tokio::CommandWrap::from(cmd);
-            // npx-style launchers start grandchildren; a process group lets them die together.
-            #[cfg(unix)]
-            wrap.wrap(process_wrap::tokio::ProcessGroup::leader());
-            let (transport, stderr) = TokioChildProcess::builder(wrap)
-                .stderr(Stdio::piped())
-                .spawn()
+            // This connection's own end (a client cloned from an earlier attempt shares its end).
+            let mut client = client;
+            client.end = ConnectionEnd::default();
+            let tail = StderrTail::default();
+            let (transport, stderr) = ChildTransport::spawn(&config.name, cmd, client.end.clone(), tail.clone())
                 .map_err(|source| ConnectError::Spawn {
                     command: command.clone(),
                     source,
@@ -320,6 +324,7 @@ async fn connect_with(
                     config.name.clone(),
                     stderr,
                     server_log_dir.map(Path::to_path_buf),
+                    tail,
                 ));
             }
             handshake(client, transport, config, lifecycle).await
@@ -342,7 +347,9 @@ async fn connect_with(
                 let mut c = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 c.custom_headers = custom;
                 c.retry_config = Arc::new(backoff);
-                c.max_json_response_size = 64 << 20;
+                // Large tool results (50 MB and more) arrive whole, over JSON or SSE.
+                c.max_json_response_size = crate::stdio::MAX_MESSAGE_BYTES;
+                c.max_sse_event_size = crate::stdio::MAX_MESSAGE_BYTES;
                 Ok(c)
             };
             let signed_in = match (oauth, &sign_in) {
@@ -454,6 +461,7 @@ where
     T: rmcp::transport::IntoTransport<RoleClient, E, A> + Send + 'static,
     E: std::error::Error + Send + Sync + 'static,
 {
+    let end = client.end.clone();
     let transport = InOrder::new(transport.into_transport(), client.progress.clone());
     let serve = async {
         match lifecycle {
@@ -471,7 +479,10 @@ where
         Ok(Err(e)) if e.is_authorization_required() || e.auth_challenge().is_some() => {
             Err(ConnectError::AuthRequired(e.auth_challenge().map(str::to_string)))
         }
-        Ok(Err(e)) => Err(ConnectError::Handshake(e.to_string())),
+        Ok(Err(e)) => match end.reason() {
+            Some(reason) => Err(ConnectError::Stopped(reason)),
+            None => Err(ConnectError::Handshake(e.to_string())),
+        },
         Err(_) => Err(ConnectError::Timeout(config.timeout)),
     }
 }
@@ -493,8 +504,14 @@ pub fn log_file_name(server: &str) -> String {
 }
 
 /// Every line the server writes to stderr goes to `tracing` (target `mcp_server`) and, when a
-/// folder is given, to that server's own log file (size-capped: [`ServerLog`]).
-async fn forward_stderr(server: String, stderr: tokio::process::ChildStderr, log_dir: Option<PathBuf>) {
+/// folder is given, to that server's own log file (size-capped: [`ServerLog`]). The last line is
+/// kept in `tail`, for the reason given when the server exits.
+async fn forward_stderr(
+    server: String,
+    stderr: tokio::process::ChildStderr,
+    log_dir: Option<PathBuf>,
+    tail: StderrTail,
+) {
     let mut file = match log_dir {
         Some(dir) => match ServerLog::open(&dir, &server, LOG_CAP_BYTES).await {
             Ok(log) => Some(log),
@@ -509,6 +526,7 @@ async fn forward_stderr(server: String, stderr: tokio::process::ChildStderr, log
     let mut write_failed = false;
     while let Ok(Some(line)) = lines.next_line().await {
         tracing::debug!(target: "mcp_server", server = %server, "{line}");
+        tail.line(&line);
         if let Some(f) = file.as_mut() {
             // A full disk, say: the line is still in the app log above. Said once, not per line.
             if let Err(e) = f.write_line(&line).await
@@ -519,6 +537,7 @@ async fn forward_stderr(server: String, stderr: tokio::process::ChildStderr, log
             }
         }
     }
+    tail.closed();
 }
 
 #[cfg(test)]

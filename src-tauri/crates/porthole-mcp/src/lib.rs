@@ -14,6 +14,7 @@ pub mod oauth;
 pub mod outcome;
 pub mod progress;
 pub mod server_log;
+pub mod stdio;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_support;
 
@@ -62,6 +63,10 @@ pub enum CallError {
     Server(String),
     #[error("the connection failed during the call: {0}")]
     Connection(String),
+    /// The server broke the connection during the call: it exited, crashed, wrote something
+    /// that is not JSON-RPC or answered with the wrong id ("the server exited with status 3: …").
+    #[error("the server {0}")]
+    Stopped(String),
     #[error("the server asks for sign-in")]
     SignInNeeded(Option<String>),
 }
@@ -498,8 +503,17 @@ impl Servers {
                     s.protocol_version = version;
                     s.tools = tools;
                 });
+                // Only a stdio connection's end is told (its transport records it when dropped).
+                let end = slot
+                    .as_ref()
+                    .filter(|_| matches!(config.transport, Transport::Stdio { .. }))
+                    .map(|s| s.service().end.clone());
                 let this = self.clone();
                 let entry = entry.clone();
+                if let Some(end) = end {
+                    let (this, entry) = (this.clone(), entry.clone());
+                    tokio::spawn(async move { this.report_end(&entry, end).await });
+                }
                 tokio::spawn(async move { this.follow_tool_changes(&entry, changed_rx).await });
                 true
             }
@@ -520,6 +534,26 @@ impl Servers {
         let mut slot = entry.session.lock().await;
         self.connect_locked(entry, &mut slot, connection::SignIn::IfStored)
             .await;
+    }
+
+    /// Shows a server as failed, with the reason, when its connection ends by itself (a stdio
+    /// server that exits while idle, say) and is still the entry's connection; the next call
+    /// starts it again.
+    async fn report_end(&self, entry: &Arc<Entry>, end: stdio::ConnectionEnd) {
+        let reason = tokio::select! {
+            ended = end.ended() => match ended {
+                Some(reason) => reason,
+                None => return,
+            },
+            _ = entry.retired.cancelled() => return,
+        };
+        let slot = entry.session.lock().await;
+        if slot.as_ref().is_some_and(|s| s.service().end.is(&end)) {
+            self.update(entry, |s| {
+                s.state = ServerState::Failed;
+                s.error = Some(reason);
+            });
+        }
     }
 
     /// Re-lists a server's tools each time it sends `notifications/tools/list_changed`, until
@@ -605,6 +639,7 @@ impl Servers {
         (
             rmcp::Peer<rmcp::RoleClient>,
             progress::ProgressRoutes,
+            stdio::ConnectionEnd,
         ),
         CallError,
     > {
@@ -640,14 +675,18 @@ impl Servers {
             });
         }
         let session = slot.as_ref().expect("connected above");
-        Ok((session.peer().clone(), session.service().progress.clone()))
+        Ok((
+            session.peer().clone(),
+            session.service().progress.clone(),
+            session.service().end.clone(),
+        ))
     }
 
     async fn peer_of(&self, server: &str) -> Result<(rmcp::Peer<rmcp::RoleClient>, Duration), CallError> {
         let entry = self
             .entry_named(server)
             .ok_or_else(|| CallError::UnknownServer(server.into()))?;
-        let (peer, _) = self.live_session(&entry, None).await?;
+        let (peer, _, _) = self.live_session(&entry, None).await?;
         Ok((peer, entry.config.timeout))
     }
 
@@ -701,7 +740,7 @@ impl Servers {
             .entry_named(server)
             .ok_or_else(|| CallError::UnknownServer(server.into()))?;
         let timeout = options.timeout.unwrap_or(entry.config.timeout);
-        let (peer, dispatcher) = self.live_session(&entry, sign_in_again).await?;
+        let (peer, dispatcher, end) = self.live_session(&entry, sign_in_again).await?;
         let has_tool = self
             .status_of(&entry)
             .is_some_and(|s| s.tools.iter().any(|t| t.name == tool));
@@ -720,7 +759,10 @@ impl Servers {
         let handle = peer
             .send_cancellable_request(ClientRequest::CallToolRequest(Request::new(params)), request_options)
             .await
-            .map_err(|e| CallError::Connection(e.to_string()))?;
+            .map_err(|e| match end.reason() {
+                Some(reason) => CallError::Stopped(reason),
+                None => CallError::Connection(e.to_string()),
+            })?;
         let request_id = handle.id.clone();
         // Progress goes straight to the caller's channel as the connection reads it, so when
         // the result is here every notification sent before it already is too, in order.
@@ -768,6 +810,14 @@ impl Servers {
                 Err(CallError::SignInNeeded(e.auth_challenge().map(str::to_string)))
             }
             Some(Err(e)) => {
+                // A stdio server that broke the connection says how (it exited, crashed, …).
+                if let Some(reason) = end.reason() {
+                    self.update(&entry, |s| {
+                        s.state = ServerState::Failed;
+                        s.error = Some(reason.clone());
+                    });
+                    return Err(CallError::Stopped(reason));
+                }
                 let reason = redact::text(&e.to_string()).into_owned();
                 self.update(&entry, |s| {
                     s.state = ServerState::Failed;
@@ -820,9 +870,8 @@ impl Servers {
     /// Closes every connection; stdio servers are asked to exit, then stopped.
     pub async fn shutdown(&self) {
         let entries = self.running.read().unwrap().entries.clone();
-        for entry in &entries {
-            close(entry).await;
-        }
+        // All at once: a server slow to exit holds no other back.
+        futures::future::join_all(entries.iter().map(|e| close(e))).await;
     }
 }
 
