@@ -139,6 +139,9 @@ pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result
         }
         None => None,
     };
+    // One writer per conversation: another Porthole busy with it (this command or the window)
+    // makes this one refuse with its pid rather than interleave rows with it.
+    let mut _writer = existing.as_deref().map(|id| store.claim_writer(id)).transpose()?;
     let history = match &existing {
         Some(id) => load_history(&store, id)?,
         None => Vec::new(),
@@ -163,7 +166,11 @@ pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result
     // while servers connect, say) leaves no empty conversation behind.
     let conversation_id = match existing {
         Some(id) => id,
-        None => store.create_conversation(&title_from(&prompt))?.id,
+        None => {
+            let id = store.create_conversation(&title_from(&prompt))?.id;
+            _writer = Some(store.claim_writer(&id)?);
+            id
+        }
     };
 
     let mut agent = Agent::new(choice.provider.clone(), model, servers.clone());
@@ -286,7 +293,7 @@ fn describe(event: &TurnEvent) {
 
 /// `porthole models`: what the provider lists.
 pub async fn models(setup: Setup, model_args: &ModelFlags) -> Result<ExitCode> {
-    let store = Store::open(&setup.profile.database_file())?;
+    let store = Store::open_read_only(&setup.profile.database_file())?;
     let choice = ModelChoice::new(model_args, Some(&store), &keyring_or_warn)?;
     let models = choice.provider.list_models().await?;
     for m in models {
@@ -347,7 +354,7 @@ pub fn key(action: KeyAction, kind: ProviderKind) -> Result<ExitCode> {
 
 /// `porthole audit [--json]`: the MCP Apps audit log, oldest first.
 pub fn audit(setup: Setup, json: bool, limit: usize) -> Result<ExitCode> {
-    let store = Store::open(&setup.profile.database_file())?;
+    let store = Store::open_read_only(&setup.profile.database_file())?;
     let entries = store.audit_entries(limit)?;
     if json {
         for e in &entries {

@@ -37,6 +37,10 @@ pub enum StoreError {
     #[error("cannot open the conversation store at {}: {reason}", path.display())]
     Open { path: PathBuf, reason: String },
 
+    /// Another turn writes this conversation, in this process or another Porthole (`pid`, when known).
+    #[error("conversation {conversation} is busy {}: wait for its turn to end, or stop it", busy_in(*pid))]
+    Busy { conversation: String, pid: Option<u32> },
+
     /// No row with this id.
     #[error("{what} {id:?} not found")]
     NotFound { what: &'static str, id: String },
@@ -69,6 +73,15 @@ impl StoreError {
             what,
             value: value.to_string(),
         }
+    }
+}
+
+/// Where a busy conversation's writer is, for [`StoreError::Busy`]'s message.
+fn busy_in(pid: Option<u32>) -> String {
+    match pid {
+        Some(pid) if pid == std::process::id() => "in this Porthole".to_owned(),
+        Some(pid) => format!("in another Porthole (pid {pid})"),
+        None => "in another Porthole".to_owned(),
     }
 }
 

@@ -2,13 +2,15 @@
 //! messages, tool calls, MCP App views, the security audit log, tool approvals and settings.
 //!
 //! Every call writes through at once, so killing the app mid-turn loses at most what was in flight;
-//! on the next [`Store::open`], messages left streaming and tool calls left pending or running
-//! come back as `interrupted`. Full-text search (FTS5) covers message text and conversation titles.
+//! on the next [`Store::open`] (or [`Store::claim_writer`]), messages left streaming and tool calls
+//! left pending or running by a process that is gone come back as `interrupted`. Each conversation
+//! has one writer at a time, across processes (see [`ConversationWriter`]). Full-text search (FTS5) covers message text and conversation titles.
 //! No Tauri dependency: the agent loop, the headless CLI and the desktop app all use it.
 
 mod error;
 mod schema;
 mod types;
+mod writers;
 
 use std::fs::File;
 use std::io::Read;
@@ -25,6 +27,7 @@ pub use types::{
     AlwaysAllowed, AuditEntry, AuditKind, Conversation, MessageRole, MessageStatus, NewAuditEntry, NewToolCall,
     NewView, SearchHit, StoredMessage, ToolCallFinish, ToolCallRecord, ToolCallStatus, ViewRecord, ViewState,
 };
+pub use writers::ConversationWriter;
 
 /// The schema version this build writes: `PRAGMA user_version` after all migrations.
 pub const SCHEMA_VERSION: i64 = schema::MIGRATIONS.len() as i64;
@@ -42,9 +45,14 @@ pub struct Store {
 struct Shared {
     path: Option<PathBuf>,
     inner: Mutex<Inner>,
+    /// Who may write which conversation (see [`Store::claim_writer`]).
+    claims: writers::Claims,
 }
 
 struct Inner {
+    /// The one connection. Its transactions that write begin IMMEDIATE: a deferred one that reads
+    /// before it writes fails at once with "database is locked" (busy timeout or not) when
+    /// another process wrote in between.
     conn: Connection,
     /// Last timestamp handed out: timestamps from one store never go backwards or repeat,
     /// so "most recently updated" is well defined even within a millisecond.
@@ -305,9 +313,26 @@ impl Store {
     /// A file that is not a Porthole database (not SQLite, another program's database, or corrupt), or that a
     /// newer Porthole wrote, is refused and left untouched.
     ///
-    /// Messages left `streaming` and tool calls left `pending`/`running` by a previous run become `interrupted`.
-    /// (This assumes no other process is mid-turn on the same file; if one is, its next write restores the status.)
+    /// Opened by a writer (the app, `porthole run`): messages left `streaming` and tool calls left
+    /// `pending`/`running` by a process that is gone become `interrupted`. A conversation that
+    /// another live Porthole is writing ([`Store::claim_writer`]) is left alone.
     pub fn open(path: &Path) -> Result<Store> {
+        let store = Store::open_file(path)?;
+        store.recover_abandoned()?;
+        Ok(store)
+    }
+
+    /// Opens the store for a command that only reads (`porthole audit`, `porthole models`): it
+    /// changes no stored row, not even a crashed turn's (that is left to the next writer), and
+    /// SQLite refuses any write through it (`PRAGMA query_only`). A missing store is created
+    /// empty, as by [`Store::open`].
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        let store = Store::open_file(path)?;
+        store.lock().conn.execute_batch("PRAGMA query_only = ON")?;
+        Ok(store)
+    }
+
+    fn open_file(path: &Path) -> Result<Store> {
         check_header(path)?;
         if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
@@ -315,6 +340,8 @@ impl Store {
                 reason: e.to_string(),
             })?;
         }
+        // One process at a time creates, checks, switches to WAL and migrates the file.
+        let _opening = writers::lock_for_opening(path)?;
         let conn = Connection::open(path).map_err(|e| StoreError::Open {
             path: path.to_owned(),
             reason: e.to_string(),
@@ -399,30 +426,14 @@ impl Store {
         conn.set_prepared_statement_cache_capacity(64);
         migrate(&mut conn)?;
 
-        let mut inner = Inner { conn, last_ms: 0 };
-        let now = inner.now();
-        let tx = inner.conn.transaction()?;
-        let messages = tx.execute(
-            "UPDATE messages SET status = 'interrupted', updated_at = ?1 WHERE status = 'streaming'",
-            [now],
-        )?;
-        let tool_calls = tx.execute(
-            "UPDATE tool_calls SET status = 'interrupted', updated_at = ?1 WHERE status IN ('pending', 'running')",
-            [now],
-        )?;
-        tx.commit()?;
-        if messages + tool_calls > 0 {
-            tracing::warn!(
-                messages,
-                tool_calls,
-                "marked work left unfinished by a previous run as interrupted"
-            );
-        }
+        let inner = Inner { conn, last_ms: 0 };
+        let claims = writers::Claims::for_store(path.as_deref());
         tracing::debug!(path = %shown().display(), version = SCHEMA_VERSION, "conversation store open");
         Ok(Store {
             shared: Arc::new(Shared {
                 path,
                 inner: Mutex::new(inner),
+                claims,
             }),
         })
     }
@@ -430,6 +441,67 @@ impl Store {
     /// The database file, or `None` for an in-memory store.
     pub fn path(&self) -> Option<&Path> {
         self.shared.path.as_deref()
+    }
+
+    /// Claims `conversation_id` for one writer (a turn, a tools-panel run), across processes:
+    /// refused with [`StoreError::Busy`] (naming the holder's pid) while another holds it. Once
+    /// held, whatever that conversation still has `streaming`, `pending` or `running` was left by
+    /// a writer that is gone, and becomes `interrupted`. Dropping the claim frees it; so does the
+    /// process ending, however it ends.
+    pub fn claim_writer(&self, conversation_id: &str) -> Result<ConversationWriter> {
+        let writer = self.shared.claims.try_claim(conversation_id)?;
+        self.mark_interrupted(conversation_id)?;
+        Ok(writer)
+    }
+
+    /// Marks the unfinished rows of every conversation no live writer holds as `interrupted`.
+    fn recover_abandoned(&self) -> Result<()> {
+        let unfinished: Vec<String> = {
+            let inner = self.lock();
+            let mut stmt = inner.conn.prepare(
+                "SELECT conversation_id FROM messages WHERE status = 'streaming' \
+                 UNION SELECT conversation_id FROM tool_calls WHERE status IN ('pending', 'running')",
+            )?;
+            stmt.query_map([], |row| row.get(0))?.collect::<rusqlite::Result<_>>()?
+        };
+        for conversation_id in unfinished {
+            match self.claim_writer(&conversation_id) {
+                Ok(_released_at_once) => {}
+                Err(StoreError::Busy { pid, .. }) => {
+                    tracing::debug!(conversation_id, ?pid, "left alone: a live Porthole is writing it");
+                }
+                Err(e) => tracing::warn!(conversation_id, "cannot recover the conversation: {e}"),
+            }
+        }
+        Ok(())
+    }
+
+    /// Marks one conversation's streaming messages and open tool calls `interrupted`; only
+    /// called by the holder of its [`ConversationWriter`].
+    fn mark_interrupted(&self, conversation_id: &str) -> Result<()> {
+        let mut inner = self.lock();
+        let now = inner.now();
+        let tx = inner.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let messages = tx.execute(
+            "UPDATE messages SET status = 'interrupted', updated_at = ?2 \
+             WHERE status = 'streaming' AND conversation_id = ?1",
+            params![conversation_id, now],
+        )?;
+        let tool_calls = tx.execute(
+            "UPDATE tool_calls SET status = 'interrupted', updated_at = ?2 \
+             WHERE status IN ('pending', 'running') AND conversation_id = ?1",
+            params![conversation_id, now],
+        )?;
+        tx.commit()?;
+        if messages + tool_calls > 0 {
+            tracing::warn!(
+                conversation_id,
+                messages,
+                tool_calls,
+                "marked work left unfinished by a Porthole that is gone as interrupted"
+            );
+        }
+        Ok(())
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -529,7 +601,7 @@ impl Store {
         let parts = to_json_text(parts)?;
         let mut inner = self.lock();
         let now = inner.now();
-        let tx = inner.conn.transaction()?;
+        let tx = inner.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let bumped = tx
             .prepare_cached("UPDATE conversations SET updated_at = ?2 WHERE id = ?1")?
             .execute(params![conversation_id, now])?;
@@ -578,7 +650,7 @@ impl Store {
     /// (edit-and-resend, retry).
     pub fn delete_messages_from(&self, conversation_id: &str, message_id: i64) -> Result<()> {
         let mut inner = self.lock();
-        let tx = inner.conn.transaction()?;
+        let tx = inner.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let exists: bool = tx
             .prepare_cached("SELECT EXISTS (SELECT 1 FROM messages WHERE conversation_id = ?1 AND id = ?2)")?
             .query_row(params![conversation_id, message_id], |row| row.get(0))?;
@@ -646,7 +718,7 @@ impl Store {
         let arguments = to_json_text(&call.arguments)?;
         let mut inner = self.lock();
         let now = inner.now();
-        let tx = inner.conn.transaction()?;
+        let tx = inner.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let exists: bool = tx
             .prepare_cached("SELECT EXISTS (SELECT 1 FROM messages WHERE conversation_id = ?1 AND id = ?2)")?
             .query_row(params![call.conversation_id, call.message_id], |row| row.get(0))?;
@@ -745,7 +817,7 @@ impl Store {
     pub fn insert_view(&self, view: &NewView) -> Result<i64> {
         let mut inner = self.lock();
         let now = inner.now();
-        let tx = inner.conn.transaction()?;
+        let tx = inner.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let exists: bool = tx
             .prepare_cached("SELECT EXISTS (SELECT 1 FROM tool_calls WHERE id = ?1)")?
             .query_row([view.tool_call_id], |row| row.get(0))?;
