@@ -14,7 +14,8 @@
 //! the server saw, over HTTP), `ask` (an elicitation request; returns the answer), `log` (a log notification),
 //! `forecast {city}` (a UI tool, linked to its view only for clients with MCP Apps: text with the
 //! full JSON plus `structuredContent`: the kagent case), `big {bytes}` (a text result that long),
-//! `length {text}` (how many bytes `text` has), and the broken ones: `abort` (the process aborts
+//! `length {text}` (how many bytes `text` has), `burst {count}` (that many progress notifications
+//! back to back, "step N", then a result), and the broken ones: `abort` (the process aborts
 //! mid-call: SIGABRT), `exit_soon` (answers, then exits with status 4), `garbage` (writes a line
 //! that is not JSON mid-call, then never answers), `wrong_id` (answers with an id no request has,
 //! then never answers).
@@ -82,9 +83,21 @@ impl ServerHandler for TestServer {
             ),
             tool("crash", "Exit mid-call.", object.clone()),
             tool("abort", "Abort mid-call (SIGABRT).", object.clone()),
-            tool("exit_soon", "Answer, then exit with status 4 while idle.", object.clone()),
-            tool("garbage", "Write a line that is not JSON, then never answer.", object.clone()),
-            tool("wrong_id", "Answer with the wrong id, then never answer.", object.clone()),
+            tool(
+                "exit_soon",
+                "Answer, then exit with status 4 while idle.",
+                object.clone(),
+            ),
+            tool(
+                "garbage",
+                "Write a line that is not JSON, then never answer.",
+                object.clone(),
+            ),
+            tool(
+                "wrong_id",
+                "Answer with the wrong id, then never answer.",
+                object.clone(),
+            ),
             tool(
                 "big",
                 "A text result of the given number of bytes.",
@@ -94,6 +107,11 @@ impl ServerHandler for TestServer {
                 "length",
                 "The number of bytes of the given text.",
                 json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+            ),
+            tool(
+                "burst",
+                "Send the given number of progress notifications back to back, then answer.",
+                json!({"type": "object", "properties": {"count": {"type": "integer"}}}),
             ),
             tool("hang", "Never answer.", object.clone()),
             tool("add_tool", "Add the tool `extra`.", object.clone()),
@@ -213,7 +231,25 @@ impl TestServer {
             }
             "length" => {
                 let text = args.get("text").and_then(Value::as_str).unwrap_or("");
-                Ok(CallToolResult::success(vec![ContentBlock::text(text.len().to_string())]))
+                Ok(CallToolResult::success(vec![ContentBlock::text(
+                    text.len().to_string(),
+                )]))
+            }
+            "burst" => {
+                let count = args.get("count").and_then(Value::as_u64).unwrap_or(100);
+                if let Some(token) = context.meta.get_progress_token() {
+                    for step in 1..=count {
+                        let p = ProgressNotificationParam::new(token.clone(), step as f64)
+                            .with_total(count as f64)
+                            .with_message(format!("step {step}"));
+                        if let Err(e) = context.peer.notify_progress(p).await {
+                            eprintln!("burst: progress at step {step} not sent: {e}");
+                        }
+                    }
+                }
+                Ok(CallToolResult::success(vec![ContentBlock::text(format!(
+                    "sent {count}"
+                ))]))
             }
             "hang" => {
                 context.ct.cancelled().await;

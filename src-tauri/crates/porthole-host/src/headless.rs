@@ -20,6 +20,7 @@ use porthole_store::Store;
 
 use crate::model::{ModelChoice, ModelFlags, key_entry};
 use crate::setup::Setup;
+use crate::terminal;
 
 /// Every `println!` in this file goes through [`print_line`]: output to a closed pipe
 /// (`porthole tools | head`) stops the command quietly rather than panicking.
@@ -30,9 +31,11 @@ macro_rules! println {
 /// Writes one line to stdout. When stdout is a closed pipe the command stops quietly, as Unix
 /// tools do (by SIGPIPE, which Porthole otherwise ignores so that a server that exits cannot kill
 /// it); any other write error is only logged.
+/// Text from servers and models is escaped when stdout is a terminal ([`terminal`]).
 fn print_line(line: std::fmt::Arguments) {
+    let line = line.to_string();
     let mut stdout = std::io::stdout().lock();
-    match writeln!(stdout, "{line}") {
+    match writeln!(stdout, "{}", terminal::for_stdout(&line)) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
             #[cfg(unix)]
@@ -48,6 +51,16 @@ fn print_line(line: std::fmt::Arguments) {
     }
 }
 
+/// Every `eprintln!` and `eprint!` in this file escapes control characters when stderr is a
+/// terminal: server names, tool names, errors and progress messages come from elsewhere.
+macro_rules! eprintln {
+    ($($arg:tt)*) => { std::eprintln!("{}", terminal::for_stderr(&format!($($arg)*))) };
+}
+
+macro_rules! eprint {
+    ($($arg:tt)*) => { std::eprint!("{}", terminal::for_stderr(&format!($($arg)*))) };
+}
+
 pub struct RunArgs {
     pub prompt: Option<String>,
     pub yes: bool,
@@ -56,13 +69,24 @@ pub struct RunArgs {
     pub max_steps: u32,
 }
 
-/// The OS keyring, or memory with a warning on stderr (keys are never written to a file).
-pub fn keyring_or_warn() -> Arc<dyn SecretStore> {
-    let (store, problem) = porthole_secrets::open_or_memory("Porthole");
-    if let Some(problem) = problem {
-        eprintln!("porthole: warning: {problem}");
-    }
-    store
+/// The model flags and settings resolved, with the key. The OS keyring is opened only when the
+/// environment has no key (keys are never written to a file), and a keyring that cannot be
+/// opened is told only when a key was needed and not found: a local server that needs no key
+/// runs without a warning on every run (the log file still has it).
+pub fn choose_model(model_args: &ModelFlags, store: &Store) -> Result<ModelChoice> {
+    let trouble = Mutex::new(None);
+    let keyring = || -> Arc<dyn SecretStore> {
+        let (keyring, problem) = porthole_secrets::open_or_memory("Porthole");
+        *trouble.lock().unwrap() = problem;
+        keyring
+    };
+    let choice = ModelChoice::new(model_args, Some(store), &keyring);
+    // The keyring was opened only after the flags were found sound, so a failure with a
+    // keyring problem is the missing key.
+    choice.map_err(|e| match trouble.lock().unwrap().take() {
+        Some(problem) => anyhow::anyhow!("{e:#} (a key kept in the OS keyring cannot be read: {problem})"),
+        None => e,
+    })
 }
 
 /// A prompt on stderr shows before the answer is read; a closed stderr has no one to show it to.
@@ -124,10 +148,12 @@ pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result
         }
     };
     if prompt.trim().is_empty() {
-        bail!("the prompt is empty: pass --prompt TEXT or write it to stdin");
+        return Err(crate::exit::usage(anyhow::anyhow!(
+            "the prompt is empty: pass --prompt TEXT or write it to stdin"
+        )));
     }
     let store = Store::open(&setup.profile.database_file())?;
-    let choice = ModelChoice::new(model_args, Some(&store), &keyring_or_warn)?;
+    let choice = choose_model(model_args, &store)?;
     let model = choice.resolve_model().await?;
 
     let existing = match &args.conversation {
@@ -198,6 +224,8 @@ pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result
             if json {
                 // The frozen `--json` line format (outside tests read it).
                 let line = porthole_agent::wire::cli_line(&event);
+                // On a terminal its control characters are escaped, as valid JSON still.
+                let line = terminal::for_stdout(&line);
                 if let Err(e) = writeln!(stdout, "{line}").and_then(|()| stdout.flush()) {
                     tracing::debug!("stdout is closed; the event is not printed: {e}");
                 }
@@ -286,7 +314,7 @@ fn describe(event: &TurnEvent) {
             );
         }
         TurnEvent::Retrying { wait_ms, reason, .. } => eprintln!("porthole: retrying in {wait_ms} ms: {reason}"),
-        TurnEvent::Error { message } => eprintln!("porthole: {message}"),
+        // A turn's error ends it: `run` prints it once, as its last line.
         _ => {}
     }
 }
@@ -294,7 +322,7 @@ fn describe(event: &TurnEvent) {
 /// `porthole models`: what the provider lists.
 pub async fn models(setup: Setup, model_args: &ModelFlags) -> Result<ExitCode> {
     let store = Store::open_read_only(&setup.profile.database_file())?;
-    let choice = ModelChoice::new(model_args, Some(&store), &keyring_or_warn)?;
+    let choice = choose_model(model_args, &store)?;
     let models = choice.provider.list_models().await?;
     for m in models {
         println!("{m}");
