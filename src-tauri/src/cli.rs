@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 use porthole_agent::providers::ProviderKind;
-use porthole_host::exit;
 use porthole_host::headless::{self, KeyAction, RunArgs};
 use porthole_host::{ModelFlags, Setup};
 use porthole_profile::Stderr;
@@ -49,9 +48,7 @@ pub enum Command {
         all: bool,
     },
     /// Call one tool directly and print what the model would get and what a view would get.
-    ///
-    /// Exit codes: 0 a result; 1 a result the tool marked as an error (isError); 2 no result at
-    /// all (a usage error, no such server or tool, the server failed or timed out); 130 stopped.
+    /// Exits 1 when the tool reports an error (isError), 2 when there is no result at all.
     Call {
         /// The server's name in the config.
         #[arg(long)]
@@ -59,18 +56,15 @@ pub enum Command {
         /// The tool's name on that server.
         #[arg(long)]
         tool: String,
-        /// The arguments, as a JSON object; `@FILE` reads them from FILE, `-` from stdin (for
-        /// arguments larger than a command line may be).
-        #[arg(long, value_name = "JSON|@FILE|-")]
+        /// The arguments, as a JSON object.
+        #[arg(long, value_name = "JSON")]
         args: Option<String>,
         /// Print one JSON object {"model": …, "view": …} instead of two sections.
         #[arg(long)]
         json: bool,
     },
     /// Run one user turn to completion with the model and MCP servers, and print the answer.
-    ///
-    /// Exit codes: 0 the turn ended; 1 it failed or could not start (the last line of stderr
-    /// says why); 2 a usage error; 130 stopped.
+    /// Exits non-zero with a one-line reason when the turn fails.
     Run {
         /// The user's message; read from stdin when absent.
         #[arg(long)]
@@ -84,8 +78,8 @@ pub enum Command {
         /// Continue this conversation (its id is printed when a run starts one).
         #[arg(long, value_name = "ID")]
         conversation: Option<String>,
-        /// Model requests in this turn at most (1 or more).
-        #[arg(long, default_value_t = 20, value_name = "N", value_parser = at_least_one)]
+        /// Model requests in this turn at most.
+        #[arg(long, default_value_t = 20, value_name = "N")]
         max_steps: u32,
     },
     /// List the models the provider offers.
@@ -107,6 +101,19 @@ pub enum Command {
         #[arg(long, default_value_t = 1000, value_name = "N")]
         limit: usize,
     },
+    /// Look after the conversation store (`porthole.db` in the profile).
+    Store {
+        #[command(subcommand)]
+        action: StoreVerb,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StoreVerb {
+    /// Move a damaged store aside, keeping it as `porthole.db.damaged-<UTC time>` (with its
+    /// -wal and -shm files), and start a fresh, empty one. Refused when the store is not damaged.
+    /// Prints where the old store went.
+    Recover,
 }
 
 /// The model flags; they apply to this run only.
@@ -139,15 +146,6 @@ pub enum KeyVerb {
     Set,
     Delete,
     Status,
-}
-
-/// `--max-steps`: a turn needs at least one model request.
-fn at_least_one(value: &str) -> Result<u32, String> {
-    match value.parse::<u32>() {
-        Ok(0) => Err("must be at least 1: each step is one request to the model".into()),
-        Ok(n) => Ok(n),
-        Err(e) => Err(format!("{e}")),
-    }
 }
 
 /// The profile of `--profile`/`PORTHOLE_HOME` (created if new) and the config files to read.
@@ -193,18 +191,18 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             ref args,
             json,
         }) => {
-            let call = || -> Result<ExitCode> {
-                let arguments = match args {
-                    None => None,
-                    Some(spec) => Some(porthole_host::call_arguments::read(spec, std::io::stdin())?),
-                };
-                let setup = setup(&cli)?;
-                let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole-cli", Stderr::ErrorsOnly)?;
-                let runtime = tokio::runtime::Runtime::new()?;
-                runtime.block_on(headless::call(setup, server, tool, arguments, json))
+            let arguments = match args {
+                None => None,
+                Some(text) => match serde_json::from_str::<serde_json::Value>(text) {
+                    Ok(serde_json::Value::Object(map)) => Some(map),
+                    Ok(_) => anyhow::bail!("--args must be a JSON object, such as '{{\"path\": \"/tmp\"}}'"),
+                    Err(e) => anyhow::bail!("--args is not valid JSON: {e}"),
+                },
             };
-            // No result at all exits 2, whatever the reason: 1 is the tool's own isError.
-            call().map_err(|e| exit::with_code(exit::NO_RESULT, e))
+            let setup = setup(&cli)?;
+            let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole-cli", Stderr::ErrorsOnly)?;
+            let runtime = tokio::runtime::Runtime::new()?;
+            runtime.block_on(headless::call(setup, server, tool, arguments, json))
         }
         Some(Command::Run {
             ref prompt,
@@ -242,6 +240,12 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Audit { json, limit }) => {
             let setup = setup(&cli)?;
             headless::audit(setup, json, limit)
+        }
+        Some(Command::Store {
+            action: StoreVerb::Recover,
+        }) => {
+            let setup = setup(&cli)?;
+            headless::store_recover(setup)
         }
     }
 }

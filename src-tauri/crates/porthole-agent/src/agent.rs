@@ -197,6 +197,10 @@ impl Agent {
         let mut error = None;
         let mut step = 0;
         let stop_reason = loop {
+            if let Some(message) = report_failure(sink) {
+                error = Some(message);
+                break StopReason::Error;
+            }
             if cancel.is_cancelled() {
                 break StopReason::Cancelled;
             }
@@ -242,6 +246,12 @@ impl Agent {
                 });
                 messages.push(assistant.clone());
                 added.push(assistant.clone());
+            }
+            // A reply that could not be saved ends the turn here: no tool runs whose call
+            // would not be on record. The reply stays in `added` (and on screen) for a retry.
+            if let Some(message) = report_failure(sink) {
+                error = Some(message);
+                break StopReason::Error;
             }
             if let Some(e) = failure {
                 if matches!(e, ProviderError::Cancelled { .. }) {
@@ -389,6 +399,16 @@ impl Agent {
             is_error: end.model.is_error,
         }
     }
+}
+
+/// When `sink` can no longer keep the turn ([`EventSink::failure`]), says so with an `Error`
+/// event and returns the reason.
+fn report_failure(sink: &dyn EventSink) -> Option<String> {
+    let message = sink.failure()?;
+    sink.emit(&TurnEvent::Error {
+        message: message.clone(),
+    });
+    Some(message)
 }
 
 /// How one tool call ended: what its `ToolCallFinished` event said.

@@ -164,6 +164,14 @@ pub enum TurnEvent {
 /// keep it quick (a store write, a channel send).
 pub trait EventSink: Send + Sync {
     fn emit(&self, event: &TurnEvent);
+
+    /// Why this sink can no longer keep the turn, once that has happened (the store refused a
+    /// write: the disk is full, the database is damaged). The agent loop checks it between
+    /// steps and stops the turn with it as the error, before any further model request or tool
+    /// call. A sink that only shows or forwards events never fails.
+    fn failure(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Forwards events into a channel (for async consumers: the CLI printer, tests, benchmarks).

@@ -2,7 +2,7 @@
 //! mid-turn loses at most the tokens in flight, and reads a conversation back as history.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use porthole_store::{MessageRole, MessageStatus, NewToolCall, Store, ToolCallFinish, ToolCallStatus};
 use serde_json::{Value, json};
@@ -12,10 +12,16 @@ use crate::conversation::{Message, Part, Role};
 use crate::events::{CallStatus, Decision, EventSink, TurnEvent};
 
 /// An [`EventSink`] that records one conversation's turn.
+///
+/// When a write fails (a full disk, a damaged database), the recorder keeps the reason as its
+/// [`EventSink::failure`] and writes nothing more for this turn: what was written before stays
+/// as it is (a reply left streaming comes back `interrupted` with the text saved so far), and a
+/// damaged file is not written to again. The agent loop then stops the turn with that reason.
 pub struct Recorder {
     store: Store,
     conversation_id: String,
     state: Mutex<State>,
+    failure: OnceLock<String>,
 }
 
 #[derive(Default)]
@@ -36,6 +42,7 @@ impl Recorder {
             store,
             conversation_id: conversation_id.into(),
             state: Mutex::new(State::default()),
+            failure: OnceLock::new(),
         }
     }
 
@@ -56,6 +63,7 @@ impl Recorder {
                 assistant: Some(holder),
                 ..State::default()
             }),
+            failure: OnceLock::new(),
         })
     }
 
@@ -216,9 +224,25 @@ impl Recorder {
 
 impl EventSink for Recorder {
     fn emit(&self, event: &TurnEvent) {
-        if let Err(e) = self.write(event) {
-            tracing::error!("could not record the conversation: {e}");
+        if self.failure.get().is_some() {
+            return;
         }
+        if let Err(e) = self.write(event) {
+            let reason = match self.store.path() {
+                Some(path) => format!(
+                    "the conversation could not be saved to {}: {e} (what was saved before is kept)",
+                    path.display()
+                ),
+                None => format!("the conversation could not be saved: {e}"),
+            };
+            // Logged, not printed: the turn reports it once, as its error.
+            tracing::warn!(conversation_id = %self.conversation_id, "{reason}");
+            self.failure.get_or_init(|| reason);
+        }
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.failure.get().cloned()
     }
 }
 
@@ -229,15 +253,8 @@ fn parts_json(message: &Message) -> Value {
 /// A stored conversation as history for the next turn: failed messages are left out; a reply
 /// interrupted mid-stream keeps what arrived. The empty `tool` message of a tools-panel run
 /// ([`Recorder::for_tool_run`]) is left out too: the person's call is not the model's.
-///
-/// A step's results are stored as one `tool` message once all its calls have finished; a
-/// process killed before then leaves none, but each call that did finish has its outcome in its
-/// own row. Those outcomes are given back as the step's results, so the model gets each call's
-/// real result; only a call that never finished is left without one (and
-/// [`crate::agent::prepare_history`] says it was interrupted).
 pub fn load_history(store: &Store, conversation_id: &str) -> porthole_store::Result<Vec<Message>> {
-    let mut outcomes = finished_outcomes(store, conversation_id)?;
-    let mut loaded = Vec::new();
+    let mut history = Vec::new();
     for stored in store.messages(conversation_id)? {
         if stored.status == MessageStatus::Failed {
             continue;
@@ -267,61 +284,9 @@ pub fn load_history(store: &Store, conversation_id: &str) -> porthole_store::Res
                     .collect()
             })
             .unwrap_or_default();
-        loaded.push((stored.id, Message { role, parts }));
-    }
-    let mut history = Vec::with_capacity(loaded.len());
-    let mut messages = loaded.into_iter().peekable();
-    while let Some((id, message)) = messages.next() {
-        let uses: Vec<String> = message.tool_uses().map(|(use_id, _, _)| use_id.to_owned()).collect();
-        let asks_for_calls = message.role == Role::Assistant && !uses.is_empty();
-        history.push(message);
-        if !asks_for_calls {
-            continue;
-        }
-        let mut results = match messages.next_if(|(_, next)| next.role == Role::Tool) {
-            Some((_, results)) => results,
-            None => Message {
-                role: Role::Tool,
-                parts: Vec::new(),
-            },
-        };
-        for use_id in uses {
-            let answered = results
-                .parts
-                .iter()
-                .any(|p| matches!(p, Part::ToolResult { tool_use_id, .. } if *tool_use_id == use_id));
-            if let Some(part) = outcomes.remove(&(id, use_id)).filter(|_| !answered) {
-                results.parts.push(part);
-            }
-        }
-        if !results.parts.is_empty() {
-            history.push(results);
-        }
+        history.push(Message { role, parts });
     }
     Ok(history)
-}
-
-/// The model-facing result of every call of the conversation that finished, by the message
-/// that asked for it and the call's id.
-fn finished_outcomes(store: &Store, conversation_id: &str) -> porthole_store::Result<HashMap<(i64, String), Part>> {
-    let mut outcomes = HashMap::new();
-    for call in store.tool_calls(conversation_id)? {
-        if !call.status.is_final() || call.status == ToolCallStatus::Interrupted {
-            continue;
-        }
-        let Some(model) = call.model_facing else { continue };
-        let Some(content) = model.get("content").and_then(Value::as_array) else {
-            tracing::warn!(call = call.id, "skipping a stored result without content");
-            continue;
-        };
-        let part = Part::ToolResult {
-            tool_use_id: call.call_id.clone(),
-            content: content.clone(),
-            is_error: model.get("isError").and_then(Value::as_bool).unwrap_or(false),
-        };
-        outcomes.insert((call.message_id, call.call_id), part);
-    }
-    Ok(outcomes)
 }
 
 /// "Always allow this tool", remembered in the store.

@@ -9,7 +9,7 @@
 //! conversation starts with a run.
 
 use porthole_agent::record::Recorder;
-use porthole_agent::{CallStatus, StopReason, ToolRunner, TurnEvent};
+use porthole_agent::{CallStatus, EventSink, StopReason, ToolRunner, TurnEvent};
 use porthole_mcp::ServerState;
 use serde::Serialize;
 use serde_json::Value;
@@ -79,7 +79,7 @@ impl Host {
             Some(id) => self.existing_conversation(&id)?.id,
             None => store.create_conversation(&format!("Run {tool}"))?.id,
         };
-        let claim = self.inner.turns.claim(&store, &id)?;
+        let claim = self.inner.turns.claim(&id)?;
         let recorder = Recorder::for_tool_run(store, id.clone())?;
 
         let call_id = new_call_id();
@@ -92,9 +92,18 @@ impl Host {
         let (server, tool, call) = (server.to_string(), tool.to_string(), call_id.clone());
         self.inner.runtime.spawn(async move {
             let end = runner.run_call(call, &server, &tool, arguments, &sink, cancel).await;
+            // A call the store could not keep is shown as failed to save, as a turn's would be.
+            let failure = sink.failure();
+            if let Some(message) = &failure {
+                sink.emit(&TurnEvent::Error {
+                    message: message.clone(),
+                });
+            }
             // The conversation is free once `done` is recorded, before the window hears it.
-            sink(&TurnEvent::Done {
-                stop_reason: if end.status == CallStatus::Cancelled {
+            sink.emit(&TurnEvent::Done {
+                stop_reason: if failure.is_some() {
+                    StopReason::Error
+                } else if end.status == CallStatus::Cancelled {
                     StopReason::Cancelled
                 } else {
                     StopReason::EndTurn
