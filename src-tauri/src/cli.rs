@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 use porthole_agent::providers::ProviderKind;
+use porthole_host::exit;
 use porthole_host::headless::{self, KeyAction, RunArgs};
 use porthole_host::{ModelFlags, Setup};
 use porthole_profile::Stderr;
@@ -48,7 +49,9 @@ pub enum Command {
         all: bool,
     },
     /// Call one tool directly and print what the model would get and what a view would get.
-    /// Exits 1 when the tool reports an error (isError), 2 when there is no result at all.
+    ///
+    /// Exit codes: 0 a result; 1 a result the tool marked as an error (isError); 2 no result at
+    /// all (a usage error, no such server or tool, the server failed or timed out); 130 stopped.
     Call {
         /// The server's name in the config.
         #[arg(long)]
@@ -56,15 +59,18 @@ pub enum Command {
         /// The tool's name on that server.
         #[arg(long)]
         tool: String,
-        /// The arguments, as a JSON object.
-        #[arg(long, value_name = "JSON")]
+        /// The arguments, as a JSON object; `@FILE` reads them from FILE, `-` from stdin (for
+        /// arguments larger than a command line may be).
+        #[arg(long, value_name = "JSON|@FILE|-")]
         args: Option<String>,
         /// Print one JSON object {"model": …, "view": …} instead of two sections.
         #[arg(long)]
         json: bool,
     },
     /// Run one user turn to completion with the model and MCP servers, and print the answer.
-    /// Exits non-zero with a one-line reason when the turn fails.
+    ///
+    /// Exit codes: 0 the turn ended; 1 it failed or could not start (the last line of stderr
+    /// says why); 2 a usage error; 130 stopped.
     Run {
         /// The user's message; read from stdin when absent.
         #[arg(long)]
@@ -78,8 +84,8 @@ pub enum Command {
         /// Continue this conversation (its id is printed when a run starts one).
         #[arg(long, value_name = "ID")]
         conversation: Option<String>,
-        /// Model requests in this turn at most.
-        #[arg(long, default_value_t = 20, value_name = "N")]
+        /// Model requests in this turn at most (1 or more).
+        #[arg(long, default_value_t = 20, value_name = "N", value_parser = at_least_one)]
         max_steps: u32,
     },
     /// List the models the provider offers.
@@ -148,6 +154,15 @@ pub enum KeyVerb {
     Status,
 }
 
+/// `--max-steps`: a turn needs at least one model request.
+fn at_least_one(value: &str) -> Result<u32, String> {
+    match value.parse::<u32>() {
+        Ok(0) => Err("must be at least 1: each step is one request to the model".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("{e}")),
+    }
+}
+
 /// The profile of `--profile`/`PORTHOLE_HOME` (created if new) and the config files to read.
 fn setup(cli: &Cli) -> Result<Setup> {
     Setup::new(cli.profile.as_deref(), &cli.mcp_config)
@@ -191,18 +206,18 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             ref args,
             json,
         }) => {
-            let arguments = match args {
-                None => None,
-                Some(text) => match serde_json::from_str::<serde_json::Value>(text) {
-                    Ok(serde_json::Value::Object(map)) => Some(map),
-                    Ok(_) => anyhow::bail!("--args must be a JSON object, such as '{{\"path\": \"/tmp\"}}'"),
-                    Err(e) => anyhow::bail!("--args is not valid JSON: {e}"),
-                },
+            let call = || -> Result<ExitCode> {
+                let arguments = match args {
+                    None => None,
+                    Some(spec) => Some(porthole_host::call_arguments::read(spec, std::io::stdin())?),
+                };
+                let setup = setup(&cli)?;
+                let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole-cli", Stderr::ErrorsOnly)?;
+                let runtime = tokio::runtime::Runtime::new()?;
+                runtime.block_on(headless::call(setup, server, tool, arguments, json))
             };
-            let setup = setup(&cli)?;
-            let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole-cli", Stderr::ErrorsOnly)?;
-            let runtime = tokio::runtime::Runtime::new()?;
-            runtime.block_on(headless::call(setup, server, tool, arguments, json))
+            // No result at all exits 2, whatever the reason: 1 is the tool's own isError.
+            call().map_err(|e| exit::with_code(exit::NO_RESULT, e))
         }
         Some(Command::Run {
             ref prompt,

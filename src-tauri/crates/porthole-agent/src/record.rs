@@ -253,8 +253,15 @@ fn parts_json(message: &Message) -> Value {
 /// A stored conversation as history for the next turn: failed messages are left out; a reply
 /// interrupted mid-stream keeps what arrived. The empty `tool` message of a tools-panel run
 /// ([`Recorder::for_tool_run`]) is left out too: the person's call is not the model's.
+///
+/// A step's results are stored as one `tool` message once all its calls have finished; a
+/// process killed before then leaves none, but each call that did finish has its outcome in its
+/// own row. Those outcomes are given back as the step's results, so the model gets each call's
+/// real result; only a call that never finished is left without one (and
+/// [`crate::agent::prepare_history`] says it was interrupted).
 pub fn load_history(store: &Store, conversation_id: &str) -> porthole_store::Result<Vec<Message>> {
-    let mut history = Vec::new();
+    let mut outcomes = finished_outcomes(store, conversation_id)?;
+    let mut loaded = Vec::new();
     for stored in store.messages(conversation_id)? {
         if stored.status == MessageStatus::Failed {
             continue;
@@ -284,9 +291,61 @@ pub fn load_history(store: &Store, conversation_id: &str) -> porthole_store::Res
                     .collect()
             })
             .unwrap_or_default();
-        history.push(Message { role, parts });
+        loaded.push((stored.id, Message { role, parts }));
+    }
+    let mut history = Vec::with_capacity(loaded.len());
+    let mut messages = loaded.into_iter().peekable();
+    while let Some((id, message)) = messages.next() {
+        let uses: Vec<String> = message.tool_uses().map(|(use_id, _, _)| use_id.to_owned()).collect();
+        let asks_for_calls = message.role == Role::Assistant && !uses.is_empty();
+        history.push(message);
+        if !asks_for_calls {
+            continue;
+        }
+        let mut results = match messages.next_if(|(_, next)| next.role == Role::Tool) {
+            Some((_, results)) => results,
+            None => Message {
+                role: Role::Tool,
+                parts: Vec::new(),
+            },
+        };
+        for use_id in uses {
+            let answered = results
+                .parts
+                .iter()
+                .any(|p| matches!(p, Part::ToolResult { tool_use_id, .. } if *tool_use_id == use_id));
+            if let Some(part) = outcomes.remove(&(id, use_id)).filter(|_| !answered) {
+                results.parts.push(part);
+            }
+        }
+        if !results.parts.is_empty() {
+            history.push(results);
+        }
     }
     Ok(history)
+}
+
+/// The model-facing result of every call of the conversation that finished, by the message
+/// that asked for it and the call's id.
+fn finished_outcomes(store: &Store, conversation_id: &str) -> porthole_store::Result<HashMap<(i64, String), Part>> {
+    let mut outcomes = HashMap::new();
+    for call in store.tool_calls(conversation_id)? {
+        if !call.status.is_final() || call.status == ToolCallStatus::Interrupted {
+            continue;
+        }
+        let Some(model) = call.model_facing else { continue };
+        let Some(content) = model.get("content").and_then(Value::as_array) else {
+            tracing::warn!(call = call.id, "skipping a stored result without content");
+            continue;
+        };
+        let part = Part::ToolResult {
+            tool_use_id: call.call_id.clone(),
+            content: content.clone(),
+            is_error: model.get("isError").and_then(Value::as_bool).unwrap_or(false),
+        };
+        outcomes.insert((call.message_id, call.call_id), part);
+    }
+    Ok(outcomes)
 }
 
 /// "Always allow this tool", remembered in the store.

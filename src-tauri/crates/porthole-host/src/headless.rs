@@ -20,6 +20,46 @@ use porthole_store::Store;
 
 use crate::model::{ModelChoice, ModelFlags, key_entry};
 use crate::setup::Setup;
+use crate::terminal;
+
+/// Every `println!` in this file goes through [`print_line`]: output to a closed pipe
+/// (`porthole tools | head`) stops the command quietly rather than panicking.
+macro_rules! println {
+    ($($arg:tt)*) => { print_line(format_args!($($arg)*)) };
+}
+
+/// Writes one line to stdout. When stdout is a closed pipe the command stops quietly, as Unix
+/// tools do (by SIGPIPE, which Porthole otherwise ignores so that a server that exits cannot kill
+/// it); any other write error is only logged.
+/// Text from servers and models is escaped when stdout is a terminal ([`terminal`]).
+fn print_line(line: std::fmt::Arguments) {
+    let line = line.to_string();
+    let mut stdout = std::io::stdout().lock();
+    match writeln!(stdout, "{}", terminal::for_stdout(&line)) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            #[cfg(unix)]
+            // SAFETY: restoring SIGPIPE's default action and raising it ends the process, as a
+            // write to a closed pipe does in other tools; no memory is touched.
+            unsafe {
+                libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+                libc::raise(libc::SIGPIPE);
+            }
+            std::process::exit(141);
+        }
+        Err(e) => tracing::warn!("cannot print to stdout: {e}"),
+    }
+}
+
+/// Every `eprintln!` and `eprint!` in this file escapes control characters when stderr is a
+/// terminal: server names, tool names, errors and progress messages come from elsewhere.
+macro_rules! eprintln {
+    ($($arg:tt)*) => { std::eprintln!("{}", terminal::for_stderr(&format!($($arg)*))) };
+}
+
+macro_rules! eprint {
+    ($($arg:tt)*) => { std::eprint!("{}", terminal::for_stderr(&format!($($arg)*))) };
+}
 
 pub struct RunArgs {
     pub prompt: Option<String>,
@@ -29,13 +69,24 @@ pub struct RunArgs {
     pub max_steps: u32,
 }
 
-/// The OS keyring, or memory with a warning on stderr (keys are never written to a file).
-pub fn keyring_or_warn() -> Arc<dyn SecretStore> {
-    let (store, problem) = porthole_secrets::open_or_memory("Porthole");
-    if let Some(problem) = problem {
-        eprintln!("porthole: warning: {problem}");
-    }
-    store
+/// The model flags and settings resolved, with the key. The OS keyring is opened only when the
+/// environment has no key (keys are never written to a file), and a keyring that cannot be
+/// opened is told only when a key was needed and not found: a local server that needs no key
+/// runs without a warning on every run (the log file still has it).
+pub fn choose_model(model_args: &ModelFlags, store: &Store) -> Result<ModelChoice> {
+    let trouble = Mutex::new(None);
+    let keyring = || -> Arc<dyn SecretStore> {
+        let (keyring, problem) = porthole_secrets::open_or_memory("Porthole");
+        *trouble.lock().unwrap() = problem;
+        keyring
+    };
+    let choice = ModelChoice::new(model_args, Some(store), &keyring);
+    // The keyring was opened only after the flags were found sound, so a failure with a
+    // keyring problem is the missing key.
+    choice.map_err(|e| match trouble.lock().unwrap().take() {
+        Some(problem) => anyhow::anyhow!("{e:#} (a key kept in the OS keyring cannot be read: {problem})"),
+        None => e,
+    })
 }
 
 /// A prompt on stderr shows before the answer is read; a closed stderr has no one to show it to.
@@ -97,22 +148,30 @@ pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result
         }
     };
     if prompt.trim().is_empty() {
-        bail!("the prompt is empty: pass --prompt TEXT or write it to stdin");
+        return Err(crate::exit::usage(anyhow::anyhow!(
+            "the prompt is empty: pass --prompt TEXT or write it to stdin"
+        )));
     }
     let store = Store::open(&setup.profile.database_file())?;
-    let choice = ModelChoice::new(model_args, Some(&store), &keyring_or_warn)?;
+    let choice = choose_model(model_args, &store)?;
     let model = choice.resolve_model().await?;
 
-    let conversation_id = match &args.conversation {
+    let existing = match &args.conversation {
         Some(id) => {
             store
                 .conversation(id)?
                 .with_context(|| format!("no conversation {id:?} in {}", store_path(&setup)))?;
-            id.clone()
+            Some(id.clone())
         }
-        None => store.create_conversation(&title_from(&prompt))?.id,
+        None => None,
     };
-    let history = load_history(&store, &conversation_id)?;
+    // One writer per conversation: another Porthole busy with it (this command or the window)
+    // makes this one refuse with its pid rather than interleave rows with it.
+    let mut _writer = existing.as_deref().map(|id| store.claim_writer(id)).transpose()?;
+    let history = match &existing {
+        Some(id) => load_history(&store, id)?,
+        None => Vec::new(),
+    };
 
     let loaded = LoadedConfig::load(&setup.config_files);
     for problem in &loaded.problems {
@@ -129,6 +188,16 @@ pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result
             );
         }
     }
+    // A new conversation is made only now that the turn starts: a run stopped before (Ctrl-C
+    // while servers connect, say) leaves no empty conversation behind.
+    let conversation_id = match existing {
+        Some(id) => id,
+        None => {
+            let id = store.create_conversation(&title_from(&prompt))?.id;
+            _writer = Some(store.claim_writer(&id)?);
+            id
+        }
+    };
 
     let mut agent = Agent::new(choice.provider.clone(), model, servers.clone());
     agent.step_limit = args.max_steps;
@@ -154,6 +223,8 @@ pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result
             if json {
                 // The frozen `--json` line format (outside tests read it).
                 let line = porthole_agent::wire::cli_line(&event);
+                // On a terminal its control characters are escaped, as valid JSON still.
+                let line = terminal::for_stdout(&line);
                 if let Err(e) = writeln!(stdout, "{line}").and_then(|()| stdout.flush()) {
                     tracing::debug!("stdout is closed; the event is not printed: {e}");
                 }
@@ -264,15 +335,15 @@ fn describe(event: &TurnEvent) {
             );
         }
         TurnEvent::Retrying { wait_ms, reason, .. } => eprintln!("porthole: retrying in {wait_ms} ms: {reason}"),
-        TurnEvent::Error { message } => eprintln!("porthole: {message}"),
+        // A turn's error ends it: `run` prints it once, as its last line.
         _ => {}
     }
 }
 
 /// `porthole models`: what the provider lists.
 pub async fn models(setup: Setup, model_args: &ModelFlags) -> Result<ExitCode> {
-    let store = Store::open(&setup.profile.database_file())?;
-    let choice = ModelChoice::new(model_args, Some(&store), &keyring_or_warn)?;
+    let store = Store::open_read_only(&setup.profile.database_file())?;
+    let choice = choose_model(model_args, &store)?;
     let models = choice.provider.list_models().await?;
     for m in models {
         println!("{m}");
@@ -332,7 +403,7 @@ pub fn key(action: KeyAction, kind: ProviderKind) -> Result<ExitCode> {
 
 /// `porthole audit [--json]`: the MCP Apps audit log, oldest first.
 pub fn audit(setup: Setup, json: bool, limit: usize) -> Result<ExitCode> {
-    let store = Store::open(&setup.profile.database_file())?;
+    let store = Store::open_read_only(&setup.profile.database_file())?;
     let entries = store.audit_entries(limit)?;
     if json {
         for e in &entries {

@@ -79,7 +79,7 @@ impl Host {
             Some(id) => self.existing_conversation(&id)?.id,
             None => store.create_conversation(&format!("Run {tool}"))?.id,
         };
-        let claim = self.inner.turns.claim(&id)?;
+        let claim = self.inner.turns.claim(&store, &id)?;
         let recorder = Recorder::for_tool_run(store, id.clone())?;
 
         let call_id = new_call_id();

@@ -11,7 +11,7 @@ use porthole_agent::record::{Recorder, StoredApprovals, load_history, title_from
 use porthole_agent::{
     Agent, ApprovalRequest, Approver, Decision, EventSink, Message, Part, Role, StopReason, TurnEvent,
 };
-use porthole_store::{MessageRole, Store};
+use porthole_store::{ConversationWriter, MessageRole, Store, StoreError};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 use ts_rs::TS;
@@ -37,12 +37,14 @@ pub struct Turns {
     approvals: Pending,
 }
 
-/// A conversation held by one turn or run: nothing else starts there while it lives, and
+/// A conversation held by one turn or run: nothing else starts there while it lives (in this
+/// window or in another Porthole: it holds the store's [`ConversationWriter`]), and
 /// `stop_turn` cancels it. Dropping it frees the conversation, however the turn ended.
 pub struct TurnClaim {
     running: Arc<Mutex<HashMap<String, CancellationToken>>>,
     conversation_id: String,
     cancel: CancellationToken,
+    _writer: ConversationWriter,
 }
 
 impl TurnClaim {
@@ -59,8 +61,9 @@ impl Drop for TurnClaim {
 }
 
 impl Turns {
-    /// Claims `conversation_id` for a turn; refused while another one runs there.
-    pub fn claim(&self, conversation_id: &str) -> AppResult<TurnClaim> {
+    /// Claims `conversation_id` for a turn; refused while another one runs there, in this
+    /// window or in another Porthole on the same profile (`porthole run`, another window).
+    pub fn claim(&self, store: &Store, conversation_id: &str) -> AppResult<TurnClaim> {
         let cancel = CancellationToken::new();
         let mut running = self.running.lock().unwrap();
         if running.contains_key(conversation_id) {
@@ -68,11 +71,16 @@ impl Turns {
                 "a reply is still being written in this conversation; stop it first",
             ));
         }
+        let writer = store.claim_writer(conversation_id).map_err(|e| match e {
+            StoreError::Busy { .. } => AppError::busy(e.to_string()),
+            e => AppError::from(e),
+        })?;
         running.insert(conversation_id.to_string(), cancel.clone());
         Ok(TurnClaim {
             running: self.running.clone(),
             conversation_id: conversation_id.to_string(),
             cancel,
+            _writer: writer,
         })
     }
 
@@ -245,7 +253,7 @@ impl Host {
             Some(id) => self.existing_conversation(&id)?.id,
             None => store.create_conversation(&title_from(text))?.id,
         };
-        let claim = self.inner.turns.claim(&id)?;
+        let claim = self.inner.turns.claim(store, &id)?;
         self.start_turn(id.clone(), Message::user(text), claim);
         Ok(id)
     }
@@ -274,7 +282,7 @@ impl Host {
         let store = self.store()?.clone();
         self.existing_conversation(conversation_id)?;
         // Released on any error below, as the claim is dropped.
-        let claim = self.inner.turns.claim(conversation_id)?;
+        let claim = self.inner.turns.claim(&store, conversation_id)?;
         let point = rewind_point(&store, conversation_id)?;
         let views = &self.inner.views;
         if point.drops_views {
@@ -422,16 +430,36 @@ mod tests {
     #[test]
     fn a_claim_holds_the_conversation_until_it_is_dropped() {
         let turns = Turns::default();
-        let claim = turns.claim("c").unwrap();
+        let store = Store::open_in_memory().unwrap();
+        let claim = turns.claim(&store, "c").unwrap();
         assert!(turns.is_running("c"));
-        assert_eq!(turns.claim("c").err().unwrap().code, crate::ErrorCode::Busy);
-        assert!(turns.claim("other").is_ok(), "other conversations are free");
+        assert_eq!(turns.claim(&store, "c").err().unwrap().code, crate::ErrorCode::Busy);
+        assert!(turns.claim(&store, "other").is_ok(), "other conversations are free");
         assert!(turns.stop("c"));
         assert!(claim.cancel_token().is_cancelled());
         drop(claim);
         assert!(!turns.is_running("c"));
         assert!(!turns.stop("c"));
-        assert!(turns.claim("c").is_ok());
+        assert!(turns.claim(&store, "c").is_ok());
+    }
+
+    #[test]
+    fn a_conversation_another_porthole_writes_is_refused_as_busy() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("porthole.db");
+        let (window, other) = (Store::open(&path).unwrap(), Store::open(&path).unwrap());
+        let id = window.create_conversation("shared").unwrap().id;
+        let held = other.claim_writer(&id).unwrap();
+        let turns = Turns::default();
+        let refused = turns.claim(&window, &id).err().unwrap();
+        assert_eq!(refused.code, crate::ErrorCode::Busy);
+        assert!(
+            refused.message.contains(&format!("conversation {id} is busy")),
+            "{refused}"
+        );
+        assert!(!turns.is_running(&id), "a refused claim leaves nothing behind");
+        drop(held);
+        assert!(turns.claim(&window, &id).is_ok());
     }
 
     #[test]
