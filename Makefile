@@ -40,6 +40,7 @@ bench: ui
 	$(CARGO) build --release -p porthole-e2e --bin porthole-test-server
 	$(CARGO) bench -p porthole-e2e --bench mcp
 	$(CARGO) bench -p porthole-e2e --bench agent
+	$(CARGO) bench -p porthole-e2e --bench soak
 	cd ui && npx vitest bench --run bench/transcript.bench.ts
 
 # Every client scenario of the official MCP conformance suite (Node 22 from npm, in tests/conformance).
