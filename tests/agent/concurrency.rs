@@ -77,7 +77,7 @@ impl Running {
     }
 
     /// Reads events until one matches (each reaches stdout after the store has it).
-    fn until(&mut self, what: &str, matches: impl Fn(&Value) -> bool) -> Value {
+    fn until(&mut self, what: &str, mut matches: impl FnMut(&Value) -> bool) -> Value {
         for line in self.events.by_ref() {
             let event: Value = serde_json::from_str(&line.unwrap()).unwrap();
             if event["type"] == "turn_started" {
@@ -234,8 +234,14 @@ async fn after_a_kill_mid_step_the_model_gets_each_finished_calls_real_result() 
     let dir = profile();
 
     let mut killed = Running::start(dir.path(), &run_args(&url, &["--prompt", "Do both"]));
-    killed.until("the fast call finishes", |e| {
-        e["type"] == "tool_call_finished" && e["call_id"] == "call_fast"
+    // Both calls run in parallel, so their events may come in either order: the kill waits for
+    // the slow call's row (written before its `tool_call_started` line is printed) and the fast
+    // call's result.
+    let (mut slow_started, mut fast_finished) = (false, false);
+    killed.until("the slow call starts and the fast one finishes", |e| {
+        slow_started |= e["type"] == "tool_call_started" && e["call_id"] == "call_slow";
+        fast_finished |= e["type"] == "tool_call_finished" && e["call_id"] == "call_fast";
+        slow_started && fast_finished
     });
     let id = killed.id();
     killed.child.kill().unwrap();
