@@ -338,3 +338,9 @@ async fn sign_in_server(host: State<'_, Host>, Args(a): Args<ServerRef>) -> Answ
 async fn sign_out_server(host: State<'_, Host>, Args(a): Args<ServerRef>) -> Answer<String> {
     host.sign_out_server(&a.name).await
 }
+
+/// Moves a damaged conversation store aside and restarts the app with a fresh one.
+#[tauri::command]
+fn recover_store(host: State<'_, Host>, _: Args<NoArgs>) -> Answer<String> {
+    host.recover_store()
+}

@@ -48,6 +48,10 @@ impl Desktop for TauriDesktop {
         crate::windows::open_pop_out(&self.0, label, title)
     }
 
+    fn restart(&self) {
+        self.0.request_restart();
+    }
+
     fn close_window(&self, label: &str) {
         if let Some(window) = self.0.get_webview_window(label)
             && let Err(e) = window.close()

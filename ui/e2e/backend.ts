@@ -134,6 +134,7 @@ const APP_INFO: AppInfo = {
   configFile: CONFIG_FILE,
   configProblems: [],
   mcpApps: true,
+  storeProblem: null,
 };
 
 // The settings commands (src-tauri/src/app_settings.rs), with the same checks and reasons.

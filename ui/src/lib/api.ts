@@ -212,4 +212,7 @@ export const api = {
   signInServer: (name: string) => commands.signInServer({ name }),
   /** Deletes the stored sign-in and reconnects without one; resolves to what happened, in words. */
   signOutServer: (name: string) => commands.signOutServer({ name }),
+  /** Moves a damaged conversation store aside (kept, renamed) and restarts Porthole with a
+   * fresh one; resolves to where the old file went, in words. */
+  recoverStore: () => commands.recoverStore(),
 };

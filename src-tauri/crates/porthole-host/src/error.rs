@@ -22,6 +22,9 @@ pub enum ErrorCode {
     Forbidden,
     /// The conversation store cannot be opened or a read or write failed.
     Store,
+    /// The conversation store's file is damaged: Porthole does not write to it, and can move it
+    /// aside and start a fresh one (`recover_store`).
+    StoreDamaged,
     /// The OS keyring refused or is missing.
     Keyring,
     /// The model provider cannot be used or answered with an error.
@@ -100,7 +103,13 @@ impl std::error::Error for AppError {}
 
 impl From<porthole_store::StoreError> for AppError {
     fn from(e: porthole_store::StoreError) -> AppError {
-        AppError::store(e)
+        use porthole_store::StoreError;
+        match e {
+            StoreError::Damaged { .. } | StoreError::NotADatabase { .. } => {
+                AppError::new(ErrorCode::StoreDamaged, e.to_string())
+            }
+            e => AppError::store(e),
+        }
     }
 }
 

@@ -57,6 +57,9 @@ pub struct AppInfo {
     /// Problems found in config files, one line each (file:line: server, field: message).
     pub config_problems: Vec<String>,
     pub mcp_apps: bool,
+    /// Why the conversation store cannot be used, when it cannot (`store_damaged`: it can be
+    /// moved aside with `recover_store`).
+    pub store_problem: Option<AppError>,
 }
 
 impl AppInfo {
@@ -86,6 +89,8 @@ pub struct Host {
 pub(crate) struct HostInner {
     pub(crate) servers: Servers,
     pub(crate) store: Result<Store, AppError>,
+    /// The store's file (the profile's `porthole.db`).
+    pub(crate) database_file: std::path::PathBuf,
     pub(crate) model_flags: ModelFlags,
     pub(crate) keyring: Arc<dyn SecretStore>,
     pub(crate) context: ModelContext,
@@ -116,12 +121,22 @@ impl Host {
             tracing::warn!("config: {problem}");
         }
         let mcp_apps = loaded.mcp_apps_enabled();
+        let database_file = setup.profile.database_file();
+        let store = Store::open(&database_file).map_err(|e| {
+            tracing::error!("{e}");
+            let e = AppError::from(e);
+            AppError::new(
+                e.code,
+                format!("the conversation store cannot be opened: {}", e.message),
+            )
+        });
         let info = AppInfo {
             version: env!("CARGO_PKG_VERSION").to_string(),
             profile_dir: setup.profile.data_dir().display().to_string(),
             config_file: setup.profile.config_file().display().to_string(),
             config_problems: loaded.problems.iter().map(ConfigProblem::to_string).collect(),
             mcp_apps,
+            store_problem: store.as_ref().err().cloned(),
         };
         let (questions_tx, mut questions_rx) = tokio::sync::mpsc::channel::<ElicitationRequest>(8);
         let connect = setup.connect_options(mcp_apps, ElicitationPolicy::Ask(questions_tx));
@@ -129,10 +144,6 @@ impl Host {
             let _entered = runtime.enter();
             Servers::start(loaded.servers, connect)
         };
-        let store = Store::open(&setup.profile.database_file()).map_err(|e| {
-            tracing::error!("{e}");
-            AppError::store(format!("the conversation store cannot be opened: {e}"))
-        });
         let context = ModelContext::default();
         let views = Views::new(
             servers.clone(),
@@ -146,6 +157,7 @@ impl Host {
             inner: Arc::new(HostInner {
                 servers: servers.clone(),
                 store,
+                database_file,
                 model_flags: options.model_flags,
                 keyring: options.keyring,
                 context,
@@ -215,6 +227,27 @@ impl Host {
         content: Option<serde_json::Value>,
     ) -> AppResult<()> {
         self.inner.questions.answer(id, action, content)
+    }
+
+    /// Moves a damaged conversation store aside (kept as `porthole.db.damaged-<time>`), creates
+    /// a fresh one and restarts the app with it; says where the old file went. Refused when the
+    /// store is not damaged.
+    pub fn recover_store(&self) -> AppResult<String> {
+        match &self.inner.store {
+            Err(e) if e.code == ErrorCode::StoreDamaged => {}
+            Err(e) => return Err(e.clone()),
+            Ok(_) => {
+                return Err(AppError::invalid(
+                    "the conversation store is not damaged; nothing was moved",
+                ));
+            }
+        }
+        let (_, kept) = Store::recover(&self.inner.database_file)?;
+        self.inner.desktop.restart();
+        Ok(format!(
+            "The damaged store was kept as {}; Porthole restarts with a fresh one.",
+            kept.display()
+        ))
     }
 
     /// Ends every server's connection (the app is closing).

@@ -66,6 +66,8 @@ pub trait Desktop: Send + Sync {
     fn open_pop_out(&self, label: &str, title: &str) -> Result<(), String>;
     /// Closes the window `label` (it tells the app once it is gone).
     fn close_window(&self, label: &str);
+    /// Ends the app as when its window closes, and starts it again with the same arguments.
+    fn restart(&self);
 }
 
 /// An outbox that keeps every event, for tests.
@@ -120,6 +122,8 @@ pub struct RecordingDesktop {
     /// Pop-out windows opened (label, title), and those closed.
     pub opened_windows: Mutex<Vec<(String, String)>>,
     pub closed_windows: Mutex<Vec<String>>,
+    /// How many restarts were asked for.
+    pub restarts: Mutex<usize>,
 }
 
 impl Desktop for RecordingDesktop {
@@ -147,5 +151,9 @@ impl Desktop for RecordingDesktop {
 
     fn close_window(&self, label: &str) {
         self.closed_windows.lock().unwrap().push(label.to_string());
+    }
+
+    fn restart(&self) {
+        *self.restarts.lock().unwrap() += 1;
     }
 }

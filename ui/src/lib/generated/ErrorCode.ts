@@ -4,4 +4,4 @@
  * What kind of failure an [`AppError`] is. The front end chooses what to offer (retry, a
  * settings link, nothing) by this alone.
  */
-export type ErrorCode = "invalid" | "not_found" | "busy" | "forbidden" | "store" | "keyring" | "provider" | "server" | "io" | "expired";
+export type ErrorCode = "invalid" | "not_found" | "busy" | "forbidden" | "store" | "store_damaged" | "keyring" | "provider" | "server" | "io" | "expired";

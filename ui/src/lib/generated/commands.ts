@@ -91,6 +91,7 @@ export const commands = {
   serverLog: (args: ServerRef) => invoke<ServerLog>("server_log", args),
   signInServer: (args: ServerRef) => invoke<void>("sign_in_server", args),
   signOutServer: (args: ServerRef) => invoke<string>("sign_out_server", args),
+  recoverStore: () => invoke<string>("recover_store"),
   viewMessage: (args: ViewMessage) => invoke<void>("view_message", args),
   closeView: (args: ViewRef) => invoke<void>("close_view", args),
   setViewDisplayMode: (args: SetViewDisplayMode) => invoke<void>("set_view_display_mode", args),
