@@ -567,7 +567,9 @@ fn servers_that_exit_at_once_are_reported_and_do_not_kill_porthole() {
 #[test]
 fn a_run_stopped_before_its_turn_leaves_no_conversation() {
     let dir = tempfile::tempdir().unwrap();
-    let config = json!({"mcpServers": {"slow": {"command": "sleep", "args": ["5"]}}});
+    // A server that never answers, with an argument no other process has.
+    let marker = format!("{}.{}", 40 + std::process::id() % 9, std::process::id());
+    let config = json!({"mcpServers": {"slow": {"command": "sleep", "args": [marker]}}});
     std::fs::write(dir.path().join("config.json"), config.to_string()).unwrap();
     let child = command(
         dir.path(),
@@ -593,9 +595,17 @@ fn a_run_stopped_before_its_turn_leaves_no_conversation() {
         libc::kill(child.id() as libc::pid_t, libc::SIGINT);
     }
     let out = child.wait_with_output().unwrap();
-    assert!(!out.status.success(), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(stderr(&out).contains("stopped"), "{}", stderr(&out));
     let store = Store::open(&dir.path().join("porthole.db")).unwrap();
     assert!(store.list_conversations().unwrap().is_empty());
+    // The server's process group ended with Porthole: Ctrl-C in a terminal no longer reaches it
+    // directly, as it runs in a group of its own.
+    let still_running = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.unwrap().path().join("cmdline")).ok())
+        .any(|cmdline| String::from_utf8_lossy(&cmdline).contains(&marker));
+    assert!(!still_running, "the server (sleep {marker}) is still running");
 }
 
 /// `--args @FILE` and `--args -` take arguments larger than a command line may be (128 KiB).

@@ -4,6 +4,7 @@
 
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
+use std::time::Duration;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result, bail};
@@ -179,7 +180,10 @@ pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result
     }
     let options = setup.connect_options(loaded.mcp_apps_enabled(), ElicitationPolicy::Decline);
     let servers = Servers::start(loaded.servers, options);
-    for s in servers.settled().await {
+    let Some(statuses) = settle_or_stop(&servers).await else {
+        return Ok(stopped());
+    };
+    for s in statuses {
         if s.state == ServerState::Failed {
             eprintln!(
                 "porthole: server {}: {}",
@@ -270,10 +274,7 @@ pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result
             }
             Ok(ExitCode::SUCCESS)
         }
-        StopReason::Cancelled => {
-            eprintln!("porthole: stopped");
-            Ok(ExitCode::from(130))
-        }
+        StopReason::Cancelled => Ok(stopped()),
         StopReason::Error | StopReason::StepLimit => {
             // The reply so far (e.g. one the store could not keep) is still the person's to read.
             if !json && !result.text.is_empty() {
@@ -443,6 +444,29 @@ pub fn store_recover(setup: Setup) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Waits until every server has connected or failed. Ctrl-C meanwhile gives `None`: the servers
+/// that connected are closed (for half a second at most), and those still starting end with
+/// their connection attempts when the command returns and its runtime drops them (their process
+/// groups are ended then: they no longer share Porthole's, so the terminal's Ctrl-C does not
+/// reach them itself).
+async fn settle_or_stop(servers: &Servers) -> Option<Vec<porthole_mcp::ServerStatus>> {
+    tokio::select! {
+        statuses = servers.settled() => Some(statuses),
+        _ = tokio::signal::ctrl_c() => {
+            if tokio::time::timeout(Duration::from_millis(500), servers.shutdown()).await.is_err() {
+                tracing::debug!("servers still starting are ended as the command returns");
+            }
+            None
+        }
+    }
+}
+
+/// A command stopped with Ctrl-C: it says so and exits 130.
+fn stopped() -> ExitCode {
+    eprintln!("porthole: stopped");
+    ExitCode::from(130)
+}
+
 /// `porthole tools`: the tools the model would be offered (`all`: every tool).
 pub async fn tools(setup: Setup, json: bool, all: bool) -> Result<ExitCode> {
     let loaded = LoadedConfig::load(&setup.config_files);
@@ -452,7 +476,9 @@ pub async fn tools(setup: Setup, json: bool, all: bool) -> Result<ExitCode> {
     }
     let options = setup.connect_options(loaded.mcp_apps_enabled(), ElicitationPolicy::Decline);
     let servers = Servers::start(loaded.servers, options);
-    let statuses = servers.settled().await;
+    let Some(statuses) = settle_or_stop(&servers).await else {
+        return Ok(stopped());
+    };
     servers.shutdown().await;
     for s in &statuses {
         if s.state == ServerState::Failed {
@@ -507,7 +533,9 @@ pub async fn call(
         anyhow::bail!("no server named {server:?} in {}", setup.config_files[0].display());
     }
     let servers = Servers::start(configs, options);
-    servers.settled().await;
+    if settle_or_stop(&servers).await.is_none() {
+        return Ok(stopped());
+    }
     let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
     let cancel = tokio_util::sync::CancellationToken::new();
     let printer = tokio::spawn(async move {
