@@ -4,8 +4,8 @@
 
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
-use std::time::Duration;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use futures::FutureExt;
