@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader, Lines};
 use std::path::Path;
 use std::process::{Child, ChildStdout, Command, Output, Stdio};
 
-use porthole_e2e::porthole_binary;
+use porthole_e2e::porthole_command;
 use porthole_fake_llm::{FakeLlm, FakeToolCall, RecordedRequest, Reply, Script};
 use porthole_store::{MessageRole, MessageStatus, Store, ToolCallStatus};
 use serde_json::{Value, json};
@@ -24,19 +24,7 @@ fn profile() -> tempfile::TempDir {
 }
 
 fn porthole(profile: &Path, args: &[&str]) -> Command {
-    let mut cmd = Command::new(porthole_binary());
-    cmd.arg("--profile").arg(profile).args(args);
-    for var in [
-        "PORTHOLE_HOME",
-        "PORTHOLE_MCP_APPS",
-        "PORTHOLE_PROVIDER",
-        "PORTHOLE_BASE_URL",
-        "PORTHOLE_MODEL",
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-    ] {
-        cmd.env_remove(var);
-    }
+    let mut cmd = porthole_command(profile, args);
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     cmd
 }

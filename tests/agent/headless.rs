@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use porthole_e2e::porthole_binary;
+use porthole_e2e::porthole_command;
 use porthole_fake_llm::{FakeLlm, FakeToolCall, RecordedRequest, Reply, Script};
 use porthole_store::{MessageStatus, Store};
 use serde_json::{Value, json};
@@ -21,19 +21,7 @@ fn profile() -> tempfile::TempDir {
 }
 
 fn command(profile: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
-    let mut cmd = Command::new(porthole_binary());
-    cmd.arg("--profile").arg(profile).args(args);
-    for var in [
-        "PORTHOLE_HOME",
-        "PORTHOLE_MCP_APPS",
-        "PORTHOLE_PROVIDER",
-        "PORTHOLE_BASE_URL",
-        "PORTHOLE_MODEL",
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-    ] {
-        cmd.env_remove(var);
-    }
+    let mut cmd = porthole_command(profile, args);
     for (k, v) in env {
         cmd.env(k, v);
     }

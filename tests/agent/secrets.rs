@@ -11,7 +11,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
-use porthole_e2e::porthole_binary;
+use porthole_e2e::porthole_command;
 use porthole_fake_llm::{FakeLlm, FakeToolCall, Reply, Script};
 use serde_json::json;
 
@@ -78,18 +78,7 @@ fn closed_port() -> u16 {
 
 /// Runs `porthole --profile DIR ARGS` at `PORTHOLE_LOG=trace`, the API key in the environment.
 fn porthole(profile: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(porthole_binary());
-    cmd.arg("--profile").arg(profile).args(args);
-    for var in [
-        "PORTHOLE_HOME",
-        "PORTHOLE_MCP_APPS",
-        "PORTHOLE_PROVIDER",
-        "PORTHOLE_BASE_URL",
-        "PORTHOLE_MODEL",
-        "ANTHROPIC_API_KEY",
-    ] {
-        cmd.env_remove(var);
-    }
+    let mut cmd = porthole_command(profile, args);
     cmd.env("PORTHOLE_LOG", "trace").env("OPENAI_API_KEY", API_KEY);
     for (k, v) in env {
         cmd.env(k, v);

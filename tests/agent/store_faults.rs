@@ -7,25 +7,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use porthole_e2e::porthole_binary;
+use porthole_e2e::porthole_command;
 use porthole_fake_llm::{FakeLlm, Reply, Script};
 use porthole_store::{MessageRole, MessageStatus, Store};
 use serde_json::json;
 
 fn porthole(profile: &Path, args: &[&str]) -> Output {
-    let mut cmd = Command::new(porthole_binary());
-    cmd.arg("--profile").arg(profile).args(args);
-    for var in [
-        "PORTHOLE_HOME",
-        "PORTHOLE_MCP_APPS",
-        "PORTHOLE_PROVIDER",
-        "PORTHOLE_BASE_URL",
-        "PORTHOLE_MODEL",
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-    ] {
-        cmd.env_remove(var);
-    }
+    let mut cmd = porthole_command(profile, args);
     cmd.stdin(Stdio::null())
         .output()
         .expect("cannot run porthole (is it built? `cargo build -p porthole`)")

@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use porthole_e2e::porthole_binary;
+use porthole_e2e::porthole_command;
 use porthole_fake_llm::{FakeLlm, Reply, Script};
 use serde_json::json;
 
@@ -23,20 +23,7 @@ fn profile() -> tempfile::TempDir {
 }
 
 fn porthole(profile: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
-    let mut cmd = Command::new(porthole_binary());
-    cmd.arg("--profile").arg(profile).args(args);
-    for var in [
-        "PORTHOLE_HOME",
-        "PORTHOLE_LOG",
-        "PORTHOLE_PROVIDER",
-        "PORTHOLE_BASE_URL",
-        "PORTHOLE_MODEL",
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "NO_COLOR",
-    ] {
-        cmd.env_remove(var);
-    }
+    let mut cmd = porthole_command(profile, args);
     for (k, v) in env {
         cmd.env(k, v);
     }

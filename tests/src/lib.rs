@@ -41,6 +41,28 @@ pub fn porthole_binary() -> PathBuf {
         .unwrap_or_else(|| target_dir().join("debug").join("porthole"))
 }
 
+/// The variables that choose a profile, a model or a key: a test of the `porthole` binary starts
+/// without any of the caller's, and sets what it means.
+pub const PORTHOLE_VARIABLES: [&str; 7] = [
+    "PORTHOLE_HOME",
+    "PORTHOLE_MCP_APPS",
+    "PORTHOLE_PROVIDER",
+    "PORTHOLE_BASE_URL",
+    "PORTHOLE_MODEL",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+];
+
+/// `porthole --profile PROFILE ARGS…`, with none of [`PORTHOLE_VARIABLES`] from the caller.
+pub fn porthole_command(profile: &std::path::Path, args: &[&str]) -> std::process::Command {
+    let mut command = std::process::Command::new(porthole_binary());
+    command.arg("--profile").arg(profile).args(args);
+    for var in PORTHOLE_VARIABLES {
+        command.env_remove(var);
+    }
+    command
+}
+
 /// `tauri-driver` from `PATH`, else from cargo's bin folder.
 pub fn tauri_driver() -> Result<PathBuf> {
     let on_path = std::env::var_os("PATH")
