@@ -23,9 +23,10 @@ use crate::model::{ModelChoice, ModelFlags, key_entry};
 use crate::setup::Setup;
 use crate::terminal;
 
-/// Every `println!` in this file goes through [`print_line`]: output to a closed pipe
-/// (`porthole tools | head`) stops the command quietly rather than panicking.
-macro_rules! println {
+/// A line on stdout, through [`print_line`] (use it, never `println!`, in this file): output to
+/// a closed pipe (`porthole tools | head`) stops the command quietly rather than panicking, and
+/// text is escaped on a terminal.
+macro_rules! out {
     ($($arg:tt)*) => { print_line(format_args!($($arg)*)) };
 }
 
@@ -52,13 +53,15 @@ fn print_line(line: std::fmt::Arguments) {
     }
 }
 
-/// Every `eprintln!` and `eprint!` in this file escapes control characters when stderr is a
-/// terminal: server names, tool names, errors and progress messages come from elsewhere.
-macro_rules! eprintln {
+/// A line on stderr (use it, never `eprintln!`, in this file), with control characters escaped
+/// when stderr is a terminal: server names, tool names, errors and progress messages come from
+/// elsewhere.
+macro_rules! note {
     ($($arg:tt)*) => { std::eprintln!("{}", terminal::for_stderr(&format!($($arg)*))) };
 }
 
-macro_rules! eprint {
+/// [`note!`] without the line break (a prompt).
+macro_rules! prompt {
     ($($arg:tt)*) => { std::eprint!("{}", terminal::for_stderr(&format!($($arg)*))) };
 }
 
@@ -104,9 +107,11 @@ impl Approver for TerminalApprover {
     fn decide(&self, request: ApprovalRequest) -> BoxFuture<'static, Decision> {
         let lock = &self.0;
         let _guard = lock.lock().unwrap();
-        eprint!(
+        prompt!(
             "Allow {}/{} with {}? [y]es once, [a]lways for this tool, [N]o: ",
-            request.server, request.tool, request.arguments
+            request.server,
+            request.tool,
+            request.arguments
         );
         flush_stderr();
         let mut answer = String::new();
@@ -128,9 +133,10 @@ struct NoOneToAsk;
 
 impl Approver for NoOneToAsk {
     fn decide(&self, request: ApprovalRequest) -> BoxFuture<'static, Decision> {
-        eprintln!(
+        note!(
             "porthole: refused {}/{}: no terminal to ask for approval (pass --yes to allow tool calls)",
-            request.server, request.tool
+            request.server,
+            request.tool
         );
         async { Decision::Deny }.boxed()
     }
@@ -176,7 +182,7 @@ pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result
 
     let loaded = LoadedConfig::load(&setup.config_files);
     for problem in &loaded.problems {
-        eprintln!("porthole: config: {problem}");
+        note!("porthole: config: {problem}");
     }
     let options = setup.connect_options(loaded.mcp_apps_enabled(), ElicitationPolicy::Decline);
     let servers = Servers::start(loaded.servers, options);
@@ -185,7 +191,7 @@ pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result
     };
     for s in statuses {
         if s.state == ServerState::Failed {
-            eprintln!(
+            note!(
                 "porthole: server {}: {}",
                 s.name,
                 s.error.as_deref().unwrap_or("failed")
@@ -251,7 +257,7 @@ pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result
             Some(source) => format!("key from {source}"),
             None => "no key".into(),
         };
-        eprintln!(
+        note!(
             "porthole: conversation {conversation_id}; {} model {} at {} ({key})",
             choice.kind,
             agent.model,
@@ -270,7 +276,7 @@ pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result
     match result.stop_reason {
         StopReason::EndTurn => {
             if !json {
-                println!("{}", result.text);
+                out!("{}", result.text);
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -278,10 +284,10 @@ pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result
         StopReason::Error | StopReason::StepLimit => {
             // The reply so far (e.g. one the store could not keep) is still the person's to read.
             if !json && !result.text.is_empty() {
-                println!("{}", result.text);
+                out!("{}", result.text);
             }
             let reason = result.error.unwrap_or_else(|| "the turn failed".into());
-            eprintln!("porthole: {}", reason.lines().next().unwrap_or(""));
+            note!("porthole: {}", reason.lines().next().unwrap_or(""));
             Ok(ExitCode::FAILURE)
         }
     }
@@ -320,8 +326,8 @@ fn store_path(setup: &Setup) -> String {
 fn describe(event: &TurnEvent) {
     match event {
         TurnEvent::ToolCallStarted { server, tool, name, .. } => match (server, tool) {
-            (Some(s), Some(t)) => eprintln!("→ {s}/{t}"),
-            _ => eprintln!("→ {name} (no such tool)"),
+            (Some(s), Some(t)) => note!("→ {s}/{t}"),
+            _ => note!("→ {name} (no such tool)"),
         },
         TurnEvent::ToolCallFinished {
             status,
@@ -330,12 +336,12 @@ fn describe(event: &TurnEvent) {
             ..
         } => {
             let detail = error.as_deref().map(|e| format!(": {e}")).unwrap_or_default();
-            eprintln!(
+            note!(
                 "  {} in {duration_ms} ms{detail}",
                 serde_json::to_string(status).unwrap_or_default()
             );
         }
-        TurnEvent::Retrying { wait_ms, reason, .. } => eprintln!("porthole: retrying in {wait_ms} ms: {reason}"),
+        TurnEvent::Retrying { wait_ms, reason, .. } => note!("porthole: retrying in {wait_ms} ms: {reason}"),
         // A turn's error ends it: `run` prints it once, as its last line.
         _ => {}
     }
@@ -347,7 +353,7 @@ pub async fn models(setup: Setup, model_args: &ModelFlags) -> Result<ExitCode> {
     let choice = choose_model(model_args, &store)?;
     let models = choice.provider.list_models().await?;
     for m in models {
-        println!("{m}");
+        out!("{m}");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -370,7 +376,7 @@ pub fn key(action: KeyAction, kind: ProviderKind) -> Result<ExitCode> {
     match action {
         KeyAction::Set => {
             if std::io::stdin().is_terminal() {
-                eprint!("API key for {kind} (input is read from this line): ");
+                prompt!("API key for {kind} (input is read from this line): ");
                 flush_stderr();
             }
             let mut key = String::new();
@@ -382,16 +388,16 @@ pub fn key(action: KeyAction, kind: ProviderKind) -> Result<ExitCode> {
                 bail!("no key given: write it to stdin, e.g. `printenv MY_KEY | porthole key set {kind}`");
             }
             keyring.set(&entry, key)?;
-            eprintln!("porthole: the {kind} key is in the OS keyring");
+            note!("porthole: the {kind} key is in the OS keyring");
         }
         KeyAction::Delete => {
             keyring.delete(&entry)?;
-            eprintln!("porthole: the {kind} key is no longer in the OS keyring");
+            note!("porthole: the {kind} key is no longer in the OS keyring");
         }
         KeyAction::Status => {
             let env = std::env::var(key_env_var(kind)).is_ok_and(|v| !v.trim().is_empty());
             let stored = keyring.get(&entry)?.is_some();
-            println!(
+            out!(
                 "{kind}: environment {}: {}; OS keyring: {}",
                 key_env_var(kind),
                 if env { "set (used first)" } else { "unset" },
@@ -408,16 +414,16 @@ pub fn audit(setup: Setup, json: bool, limit: usize) -> Result<ExitCode> {
     let entries = store.audit_entries(limit)?;
     if json {
         for e in &entries {
-            println!("{}", serde_json::to_string(e)?);
+            out!("{}", serde_json::to_string(e)?);
         }
         return Ok(ExitCode::SUCCESS);
     }
     if entries.is_empty() {
-        eprintln!("porthole: the audit log is empty");
+        note!("porthole: the audit log is empty");
     }
     for e in &entries {
         let at = e.at / 1000;
-        println!(
+        out!(
             "{at} {:<12} {}/{} {} {}",
             e.kind,
             e.server.as_deref().unwrap_or("-"),
@@ -435,12 +441,12 @@ pub fn audit(setup: Setup, json: bool, limit: usize) -> Result<ExitCode> {
 pub fn store_recover(setup: Setup) -> Result<ExitCode> {
     let path = setup.profile.database_file();
     let (_fresh, kept) = Store::recover(&path)?;
-    eprintln!(
+    note!(
         "porthole: the damaged store was moved to {} (nothing in it was changed); a fresh store is at {}",
         kept.display(),
         path.display()
     );
-    println!("{}", kept.display());
+    out!("{}", kept.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -463,7 +469,7 @@ async fn settle_or_stop(servers: &Servers) -> Option<Vec<porthole_mcp::ServerSta
 
 /// A command stopped with Ctrl-C: it says so and exits 130.
 fn stopped() -> ExitCode {
-    eprintln!("porthole: stopped");
+    note!("porthole: stopped");
     ExitCode::from(130)
 }
 
@@ -471,7 +477,7 @@ fn stopped() -> ExitCode {
 pub async fn tools(setup: Setup, json: bool, all: bool) -> Result<ExitCode> {
     let loaded = LoadedConfig::load(&setup.config_files);
     for problem in &loaded.problems {
-        eprintln!("porthole: config: {problem}");
+        note!("porthole: config: {problem}");
         tracing::info!("config: {problem}");
     }
     let options = setup.connect_options(loaded.mcp_apps_enabled(), ElicitationPolicy::Decline);
@@ -482,7 +488,7 @@ pub async fn tools(setup: Setup, json: bool, all: bool) -> Result<ExitCode> {
     servers.shutdown().await;
     for s in &statuses {
         if s.state == ServerState::Failed {
-            eprintln!(
+            note!(
                 "porthole: server {}: {}",
                 s.name,
                 s.error.as_deref().unwrap_or("failed")
@@ -495,7 +501,7 @@ pub async fn tools(setup: Setup, json: bool, all: bool) -> Result<ExitCode> {
         .filter(|t| all || t.visible_to_model())
         .collect();
     if json {
-        println!("{}", serde_json::to_string_pretty(&tools).context("cannot print JSON")?);
+        out!("{}", serde_json::to_string_pretty(&tools).context("cannot print JSON")?);
     } else {
         let rows: Vec<[String; 5]> = tools
             .iter()
@@ -524,7 +530,7 @@ pub async fn call(
 ) -> Result<ExitCode> {
     let loaded = LoadedConfig::load(&setup.config_files);
     for problem in &loaded.problems {
-        eprintln!("porthole: config: {problem}");
+        note!("porthole: config: {problem}");
     }
     // Only the named server is started.
     let options = setup.connect_options(loaded.mcp_apps_enabled(), ElicitationPolicy::Decline);
@@ -541,7 +547,7 @@ pub async fn call(
     let printer = tokio::spawn(async move {
         while let Some(p) = progress_rx.recv().await {
             let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
-            eprintln!(
+            note!(
                 "progress {}{total}{}",
                 p.progress,
                 p.message.map(|m| format!(": {m}")).unwrap_or_default()
@@ -570,25 +576,25 @@ pub async fn call(
     let outcome = match result {
         Ok(outcome) => outcome,
         Err(e) => {
-            eprintln!("porthole: {server}/{tool}: {e}");
+            note!("porthole: {server}/{tool}: {e}");
             return Ok(ExitCode::from(2));
         }
     };
     if json {
-        println!("{}", serde_json::to_string_pretty(&outcome)?);
+        out!("{}", serde_json::to_string_pretty(&outcome)?);
     } else {
-        println!(
+        out!(
             "== What the model gets{} ==",
             if outcome.model.is_error { " (isError: true)" } else { "" }
         );
         for block in &outcome.model.content {
             match block.get("text").and_then(|t| t.as_str()) {
-                Some(text) if block["type"] == "text" => println!("{text}"),
-                _ => println!("{}", serde_json::to_string(block)?),
+                Some(text) if block["type"] == "text" => out!("{text}"),
+                _ => out!("{}", serde_json::to_string(block)?),
             }
         }
-        println!("\n== What the view gets ==");
-        println!("{}", serde_json::to_string_pretty(&outcome.view)?);
+        out!("\n== What the view gets ==");
+        out!("{}", serde_json::to_string_pretty(&outcome.view)?);
     }
     Ok(if outcome.model.is_error {
         ExitCode::FAILURE
@@ -613,7 +619,7 @@ fn print_table<const N: usize>(header: [&str; N], rows: &[[String; N]]) {
                 s.push_str(&format!("{cell:<width$}  ", width = widths[i]));
             }
         }
-        println!("{}", s.trim_end());
+        out!("{}", s.trim_end());
     };
     line(header.to_vec());
     for row in rows {
