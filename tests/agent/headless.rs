@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use porthole_e2e::porthole_command;
+use porthole_e2e::{porthole_command, server_listening};
 use porthole_fake_llm::{FakeLlm, FakeToolCall, RecordedRequest, Reply, Script};
 use porthole_store::{MessageStatus, Store};
 use serde_json::{Value, json};
@@ -547,6 +547,50 @@ fn servers_that_exit_at_once_are_reported_and_do_not_kill_porthole() {
     let conversations = store.list_conversations().unwrap();
     assert_eq!(conversations.len(), 1);
     assert_eq!(store.messages(&conversations[0].id).unwrap().len(), 2);
+}
+
+/// A remote server that answers a call with a body that is not JSON, or with an id no request
+/// has, is reported with the reason at once (not after the timeout), and `porthole call` exits
+/// non-zero with it.
+#[test]
+fn an_http_server_that_breaks_the_protocol_is_reported_at_once_by_the_cli() {
+    let (_server, url) = server_listening(TEST_SERVER, &["--http"]);
+    let dir = tempfile::tempdir().unwrap();
+    let config = json!({"mcpServers": {"remote": {"url": url, "timeout": 60}}});
+    std::fs::write(dir.path().join("config.json"), config.to_string()).unwrap();
+    let cases = [
+        (
+            "garbage",
+            "the server answered with something that is not JSON: {\"jsonrpc\": \"2.0\", \"result\": this is not json",
+        ),
+        (
+            "wrong_id",
+            "the server answered with id 987654321, which matches no request Porthole sent it",
+        ),
+    ];
+    for (tool, reason) in cases {
+        for stream in [false, true] {
+            let arguments = json!({"stream": stream}).to_string();
+            let started = std::time::Instant::now();
+            let out = run(
+                dir.path(),
+                &["call", "--server", "remote", "--tool", tool, "--args", &arguments],
+                &[],
+                None,
+            );
+            let took = started.elapsed();
+            assert_eq!(out.status.code(), Some(2), "{tool} {stream}: {}", stderr(&out));
+            let last = stderr(&out).lines().last().unwrap_or_default().to_string();
+            assert!(
+                last.starts_with(&format!("porthole: remote/{tool}: {reason}")),
+                "{tool} (stream: {stream}): {last}"
+            );
+            assert!(
+                took < std::time::Duration::from_secs(10),
+                "{tool} (stream: {stream}): {took:?}, not the 60 s timeout"
+            );
+        }
+    }
 }
 
 /// A run stopped before its turn starts (Ctrl-C while a server is still connecting) leaves no

@@ -6,12 +6,11 @@
 //! file of the profile (logs, server logs, the SQLite file and its journal, as bytes; the config
 //! excepted, the user wrote the secrets there) and no output stream holds any of them.
 
-use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
-use porthole_e2e::porthole_command;
+use porthole_e2e::{Spawned, porthole_command, server_listening};
 use porthole_fake_llm::{FakeLlm, FakeToolCall, Reply, Script};
 use serde_json::json;
 
@@ -41,34 +40,9 @@ const SECRETS: &[&str] = &[
     BASE_URL_QUERY_KEY,
 ];
 
-/// A child process killed when the test ends, however it ends.
-struct Spawned(Child);
-
-impl Drop for Spawned {
-    fn drop(&mut self) {
-        // Already gone is fine: either way it no longer runs.
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// The test server over Streamable HTTP, and the URL it listens on.
 fn test_server_over_http() -> (Spawned, String) {
-    let mut child = Command::new(TEST_SERVER)
-        .arg("--http")
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening ")
-        .expect("the test server prints its URL")
-        .to_string();
-    (Spawned(child), url)
+    server_listening(TEST_SERVER, &["--http"])
 }
 
 /// A loopback port nothing listens on.

@@ -1,11 +1,11 @@
 //! MCP connections against real servers: Porthole's own test server (stdio and Streamable HTTP),
 //! misbehaving on purpose, and the published `@modelcontextprotocol/server-everything` from npm.
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use porthole_e2e::{Spawned, server_listening};
 use porthole_mcp::{CallError, CallOptions, ConnectOptions, ServerConfig, ServerState, Servers};
 use serde_json::{Value, json};
 
@@ -41,36 +41,13 @@ async fn start(configs: Vec<ServerConfig>) -> Servers {
     servers
 }
 
-/// A server process started by the test, killed when dropped.
-struct Spawned(Child);
-impl Drop for Spawned {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn test_server_over_http() -> (Spawned, String) {
     test_server_listening(&["--http"])
 }
 
 /// Starts the test server with `args` and returns it with the URL it says it listens on.
 fn test_server_listening(args: &[&str]) -> (Spawned, String) {
-    let mut child = Command::new(TEST_SERVER)
-        .args(args)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening ")
-        .expect("the test server prints its URL")
-        .to_string();
-    (Spawned(child), url)
+    server_listening(TEST_SERVER, args)
 }
 
 #[tokio::test]
@@ -805,6 +782,65 @@ async fn a_server_that_breaks_mid_call_is_reported_at_once_and_the_others_carry_
             .await
             .unwrap();
         assert_eq!(text(&echo), "back");
+    }
+    servers.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_http_server_that_answers_garbage_or_the_wrong_id_is_reported_at_once() {
+    let (_server, url) = test_server_over_http();
+    let (_other_server, other_url) = test_server_over_http();
+    let servers = start(vec![http("t", &url), http("other", &other_url)]).await;
+    let not_json = "answered with something that is not JSON: {\"jsonrpc\": \"2.0\", \"result\": this is not json";
+    let wrong_id = "answered with id 987654321, which matches no request Porthole sent it";
+    let cases = [
+        ("garbage", false, not_json),
+        ("garbage", true, not_json),
+        ("wrong_id", false, wrong_id),
+        ("wrong_id", true, wrong_id),
+    ];
+    for (tool, stream, expected) in cases {
+        let case = format!("{tool} (stream: {stream})");
+        let started = Instant::now();
+        let err = servers
+            .call_tool("t", tool, args(json!({"stream": stream})), CallOptions::default())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, CallError::Stopped(_)), "{case}: {err}");
+        assert!(
+            err.to_string().starts_with(&format!("the server {expected}")),
+            "{case}: {err}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{case}: reported in {:?}, not after the 20 s timeout",
+            started.elapsed()
+        );
+        let status = &servers.statuses()[0];
+        assert_eq!(status.state, ServerState::Failed, "{case}");
+        assert!(
+            status.error.as_deref().is_some_and(|e| e.starts_with(expected)),
+            "{case}: the card says why: {:?}",
+            status.error
+        );
+        assert_eq!(servers.statuses()[1].state, ServerState::Connected, "{case}");
+        let echo = servers
+            .call_tool(
+                "other",
+                "echo",
+                args(json!({"text": "unaffected"})),
+                CallOptions::default(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(text(&echo), "unaffected", "{case}");
+        // The next call connects again, and the server is back.
+        let echo = servers
+            .call_tool("t", "echo", args(json!({"text": "back"})), CallOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(text(&echo), "back", "{case}");
+        assert_eq!(servers.statuses()[0].state, ServerState::Connected, "{case}");
     }
     servers.shutdown().await;
 }

@@ -63,6 +63,36 @@ pub fn porthole_command(profile: &std::path::Path, args: &[&str]) -> std::proces
     command
 }
 
+/// A process a test started, killed when dropped (already gone is fine).
+pub struct Spawned(pub Child);
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts a server (`program ARGS…`, such as the test server with `--http`) and returns it with
+/// the URL it prints first (`listening <url>`).
+pub fn server_listening(program: &str, args: &[&str]) -> (Spawned, String) {
+    let mut child = Command::new(program)
+        .args(args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {program}: {e}"));
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening ")
+        .unwrap_or_else(|| panic!("{program} prints the URL it listens on, not {line:?}"))
+        .to_string();
+    (Spawned(child), url)
+}
+
 /// `tauri-driver` from `PATH`, else from cargo's bin folder.
 pub fn tauri_driver() -> Result<PathBuf> {
     let on_path = std::env::var_os("PATH")

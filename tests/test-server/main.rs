@@ -18,7 +18,8 @@
 //! back to back, "step N", then a result), and the broken ones: `abort` (the process aborts
 //! mid-call: SIGABRT), `exit_soon` (answers, then exits with status 4), `garbage` (writes a line
 //! that is not JSON mid-call, then never answers), `wrong_id` (answers with an id no request has,
-//! then never answers).
+//! then never answers); over HTTP these two break the HTTP response instead
+//! ([`misbehave_over_http`]).
 
 use std::io::Write;
 use std::sync::Arc;
@@ -390,7 +391,9 @@ async fn main() -> anyhow::Result<()> {
             Arc::new(LocalSessionManager::default()),
             StreamableHttpServerConfig::default(),
         );
-        let router = axum::Router::new().nest_service("/mcp", service);
+        let router = axum::Router::new()
+            .nest_service("/mcp", service)
+            .layer(axum::middleware::from_fn(misbehave_over_http));
         // `--port N` (default: any free port), so a test can restart the server where it was.
         let port: u16 = match args.iter().position(|a| a == "--port").and_then(|i| args.get(i + 1)) {
             Some(p) => p.parse()?,
@@ -470,4 +473,48 @@ async fn main() -> anyhow::Result<()> {
     }
     running.waiting().await?;
     Ok(())
+}
+
+/// Over HTTP, `garbage` and `wrong_id` break the protocol in the HTTP response itself (rmcp's
+/// server cannot be made to): a `tools/call` of `garbage` is answered with a JSON body that is
+/// not JSON, of `wrong_id` with a response whose id no request has; with `{"stream": true}`,
+/// the same goes out as an event of an SSE response that is then kept open. Everything else
+/// goes on to the MCP service.
+async fn misbehave_over_http(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    if request.method() != http::Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return http::StatusCode::BAD_REQUEST.into_response();
+    };
+    let message: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    let tool = (message["method"] == "tools/call")
+        .then(|| message["params"]["name"].as_str())
+        .flatten();
+    let payload = match tool {
+        Some("garbage") => "{\"jsonrpc\": \"2.0\", \"result\": this is not json",
+        Some("wrong_id") => "{\"jsonrpc\": \"2.0\", \"id\": 987654321, \"result\": {\"content\": []}}",
+        _ => {
+            return next
+                .run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes)))
+                .await;
+        }
+    };
+    if message["params"]["arguments"]["stream"] != true {
+        return ([("content-type", "application/json")], payload).into_response();
+    }
+    let event = format!("event: message\ndata: {payload}\n\n");
+    use futures::StreamExt;
+    let stream = futures::stream::once(async move { Ok::<_, std::convert::Infallible>(event) })
+        .chain(futures::stream::pending());
+    (
+        [("content-type", "text/event-stream")],
+        axum::body::Body::from_stream(stream),
+    )
+        .into_response()
 }

@@ -19,6 +19,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
 
 use crate::config::{ServerConfig, Transport};
+use crate::http::{CheckedClient, CheckedTransport};
 use crate::oauth::OAuth;
 use crate::progress::{InOrder, ProgressRoutes};
 use crate::server_log::{LOG_CAP_BYTES, ServerLog};
@@ -86,7 +87,7 @@ pub struct PortholeClient {
     pub progress: ProgressRoutes,
     /// Told when the server says its tool list changed.
     tools_changed: Option<mpsc::UnboundedSender<()>>,
-    /// Why a stdio connection ended (the server exited, wrote garbage, …), once it has.
+    /// Why the connection ended (the server exited, wrote garbage, answered an unknown id, …), once it has.
     pub end: ConnectionEnd,
 }
 
@@ -365,13 +366,30 @@ async fn connect_with(
                     None
                 }),
             };
+            // Each attempt is a connection of its own, with its own end.
+            let checked = || {
+                let mut client = client.clone();
+                client.end = ConnectionEnd::default();
+                let http_client = CheckedClient::new(reqwest::Client::default(), client.end.clone());
+                let transport = StreamableHttpClientTransport::with_client(http_client, transport_config()?);
+                let transport = CheckedTransport::new(transport, client.end.clone());
+                Ok::<_, ConnectError>((client, transport))
+            };
+            let checked_authorized = |manager| {
+                let mut client = client.clone();
+                client.end = ConnectionEnd::default();
+                let http_client =
+                    CheckedClient::new(AuthClient::new(reqwest::Client::default(), manager), client.end.clone());
+                let transport = StreamableHttpClientTransport::with_client(http_client, transport_config()?);
+                let transport = CheckedTransport::new(transport, client.end.clone());
+                Ok::<_, ConnectError>((client, transport))
+            };
             if let Some(manager) = signed_in {
-                let authorized = AuthClient::new(reqwest::Client::default(), manager);
-                let transport = StreamableHttpClientTransport::with_client(authorized, transport_config()?);
+                let (client, transport) = checked_authorized(manager)?;
                 return handshake(client, transport, config, lifecycle).await;
             }
-            let transport = StreamableHttpClientTransport::from_config(transport_config()?);
-            match handshake(client.clone(), transport, config, lifecycle).await {
+            let (first, transport) = checked()?;
+            match handshake(first, transport, config, lifecycle).await {
                 Err(ConnectError::AuthRequired(_)) if sign_in == SignIn::Never => Err(ConnectError::Auth(
                     "signed out, and the server requires sign-in: sign in to connect".into(),
                 )),
@@ -381,18 +399,17 @@ async fn connect_with(
                         .sign_in(url, challenge.as_deref())
                         .await
                         .map_err(ConnectError::Auth)?;
-                    let authorized = AuthClient::new(reqwest::Client::default(), manager);
-                    let transport = StreamableHttpClientTransport::with_client(authorized, transport_config()?);
+                    let (client, transport) = checked_authorized(manager)?;
                     handshake(client, transport, config, lifecycle).await
                 }
-                Err(ConnectError::Handshake(message)) => {
+                Err(e @ (ConnectError::Handshake(_) | ConnectError::Stopped(_))) => {
                     if is_legacy_sse(url).await {
                         Err(ConnectError::BadConfig(format!(
                             "{url} is a legacy HTTP+SSE server (the 2024-11-05 transport), which Porthole does not \
                              speak; use the server's Streamable HTTP endpoint (often /mcp) or run it over stdio"
                         )))
                     } else {
-                        Err(ConnectError::Handshake(message))
+                        Err(e)
                     }
                 }
                 other => other,

@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod config;
 pub mod config_file;
 pub mod connection;
+pub mod http;
 pub mod import;
 pub mod oauth;
 pub mod outcome;
@@ -503,11 +504,9 @@ impl Servers {
                     s.protocol_version = version;
                     s.tools = tools;
                 });
-                // Only a stdio connection's end is told (its transport records it when dropped).
-                let end = slot
-                    .as_ref()
-                    .filter(|_| matches!(config.transport, Transport::Stdio { .. }))
-                    .map(|s| s.service().end.clone());
+                // A connection that breaks while idle is told (a stdio server that exits, an HTTP
+                // server that sends garbage on its event stream).
+                let end = slot.as_ref().map(|s| s.service().end.clone());
                 let this = self.clone();
                 let entry = entry.clone();
                 if let Some(end) = end {

@@ -61,7 +61,7 @@ impl ConnectionEnd {
     }
 
     /// Records that Porthole closed the connection (nothing to report).
-    fn closed(&self) {
+    pub(crate) fn closed(&self) {
         self.end(End::Closed);
     }
 
@@ -135,7 +135,7 @@ impl StderrTail {
 }
 
 /// At most `max` characters of `bytes`, as one line of text.
-fn excerpt(bytes: &[u8], max: usize) -> String {
+pub(crate) fn excerpt(bytes: &[u8], max: usize) -> String {
     let text = String::from_utf8_lossy(bytes);
     let mut out: String = text
         .chars()
