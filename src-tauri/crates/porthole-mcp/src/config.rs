@@ -389,6 +389,8 @@ fn fill_entry(
 }
 
 pub(crate) fn parse_config_with(file: &Path, text: &str, env: &dyn Fn(&str) -> Option<String>) -> LoadedConfig {
+    // Editors on Windows (Notepad) may start a UTF-8 file with a byte-order mark.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut loaded = LoadedConfig::default();
     let key_lines = KeyLines::new(text);
     let problem = |line: Option<usize>, server: Option<&str>, field: Option<&str>, message: String| ConfigProblem {
@@ -648,6 +650,13 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(matches!(c.servers[1].transport, Transport::StreamableHttp { .. }));
+    }
+
+    #[test]
+    fn a_file_that_starts_with_a_byte_order_mark_is_read() {
+        let c = parse("\u{feff}{\"mcpServers\": {\"fs\": {\"command\": \"npx\"}}}");
+        assert!(c.problems.is_empty(), "{:?}", c.problems);
+        assert_eq!(c.servers.len(), 1);
     }
 
     #[test]

@@ -155,10 +155,12 @@ impl ConfigFile {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
             Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
         };
+        // A byte-order mark (Notepad's) is dropped; the file is written back without one.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
         let root = if text.trim().is_empty() {
             Map::new()
         } else {
-            match serde_json::from_str::<Value>(&text) {
+            match serde_json::from_str::<Value>(text) {
                 Ok(Value::Object(root)) => root,
                 Ok(_) => return Err(format!("{} is not a JSON object; fix it by hand first", path.display())),
                 Err(e) => {

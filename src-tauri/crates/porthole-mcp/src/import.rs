@@ -92,8 +92,9 @@ fn problem_text(p: &ConfigProblem) -> String {
 /// The servers in a Claude Desktop, Cursor or VS Code config file.
 pub fn read_servers(path: &Path) -> Result<Vec<FoundServer>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let root: Value =
-        serde_json::from_str(&text).map_err(|e| format!("{}:{} is not valid JSON: {e}", path.display(), e.line()))?;
+        serde_json::from_str(text).map_err(|e| format!("{}:{} is not valid JSON: {e}", path.display(), e.line()))?;
     let sections: Vec<&serde_json::Map<String, Value>> = ["mcpServers", "servers"]
         .iter()
         .filter_map(|s| root.get(*s).and_then(Value::as_object))

@@ -51,6 +51,8 @@ fn corpus() -> Vec<(String, String)> {
 
 /// The server entries a well-formed file holds: (section, name), in order.
 fn entries(text: &str) -> Option<Vec<String>> {
+    // A leading byte-order mark is allowed (Notepad writes one).
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let root: Value = serde_json::from_str(text).ok()?;
     let root = root.as_object()?;
     Some(
@@ -165,7 +167,9 @@ fn the_corpus_loads_or_reports_every_entry_with_its_file() {
             | "claude-desktop.json"
             | "cursor.json"
             | "vscode.json"
-            | "porthole-settings.json" => {
+            | "porthole-settings.json"
+            // Notepad's byte-order mark and CRLF.
+            | "bom-crlf.json" => {
                 assert!(!loaded.servers.is_empty(), "{name}: nothing loaded");
             }
             _ => assert!(!loaded.problems.is_empty(), "{name}: nothing reported"),
