@@ -121,8 +121,29 @@ struct WindowApprover(Pending);
 impl Approver for WindowApprover {
     fn decide(&self, request: ApprovalRequest) -> BoxFuture<'static, Decision> {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        self.0.lock().unwrap().insert(request.call_id, tx);
-        async move { rx.await.unwrap_or(Decision::Deny) }.boxed()
+        self.0.lock().unwrap().insert(request.call_id.clone(), tx);
+        // A turn stopped while its call waits drops this future: the question goes with it.
+        let waiting = Waiting {
+            pending: self.0.clone(),
+            call_id: request.call_id,
+        };
+        async move {
+            let _waiting = waiting;
+            rx.await.unwrap_or(Decision::Deny)
+        }
+        .boxed()
+    }
+}
+
+/// A call's place among the questions waiting for the person, given up when dropped.
+struct Waiting {
+    pending: Pending,
+    call_id: String,
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.pending.lock().unwrap().remove(&self.call_id);
     }
 }
 

@@ -474,9 +474,11 @@ async fn a_stopped_turn_frees_its_conversation_and_a_running_one_refuses_a_secon
     let finished = app.chat_of(&id, "tool_call_finished");
     assert_eq!(finished.len(), 1, "{finished:?}");
     assert_eq!(finished[0]["status"], "cancelled");
-    assert!(
-        host.answer_approval("c1", Decision::AllowOnce).is_err(),
-        "a stopped turn's question cannot be answered any more"
+    let late = host.answer_approval("c1", Decision::AllowOnce).unwrap_err();
+    assert_eq!(
+        late.code,
+        ErrorCode::NotFound,
+        "a stopped turn's question is gone, not left waiting: {late:?}"
     );
     assert_eq!(app.model_requests().len(), 1, "the stop sent nothing to the model");
 
