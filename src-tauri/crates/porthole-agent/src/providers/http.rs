@@ -83,9 +83,11 @@ pub(crate) fn client() -> reqwest::Client {
     })
 }
 
-/// `base` (with or without a trailing slash) + `/` + `path`.
+/// `base` (with or without a trailing slash) + `/` + `path`, before `base`'s query, which is
+/// kept (Azure OpenAI's `?api-version=…`).
 pub(crate) fn join_url(base: &str, path: &str) -> String {
-    format!("{}/{}", base.trim_end_matches('/'), path)
+    let (base, query) = base.find(['?', '#']).map_or((base, ""), |i| base.split_at(i));
+    format!("{}/{}{}", base.trim_end_matches('/'), path, query)
 }
 
 /// The API key, trimmed; `None` when unset or blank.
@@ -504,6 +506,20 @@ pub(crate) async fn read_stream<D: Decoder>(
 
 #[cfg(test)]
 pub(crate) mod tests {
+    #[test]
+    fn a_path_goes_before_the_base_urls_query() {
+        use super::join_url;
+        assert_eq!(join_url("http://x/v1", "models"), "http://x/v1/models");
+        assert_eq!(join_url("http://x/v1/", "models"), "http://x/v1/models");
+        assert_eq!(
+            join_url(
+                "https://r.openai.azure.com/openai/deployments/d/?api-version=2024-10-21",
+                "chat/completions"
+            ),
+            "https://r.openai.azure.com/openai/deployments/d/chat/completions?api-version=2024-10-21"
+        );
+    }
+
     use super::*;
 
     /// Runs a recorded transcript through the same assembly code as a live stream: the whole
