@@ -149,6 +149,11 @@ struct LiveView {
     tool_uri: String,
     /// The complete arguments, once known (replayed if the view is re-created).
     input: Option<Value>,
+    /// Whether the view may be told the call's arguments: once the call is approved (or needs
+    /// no approval). Until then a third-party page learns nothing the model asked for.
+    input_allowed: bool,
+    /// Whether the complete arguments have been sent (`tool-input` goes once).
+    input_sent: bool,
     /// The store's row for this view, once both the tool call row and the HTML are known.
     store_id: Option<i64>,
     loaded: Option<(String, String, String)>, // (uri, sha256, csp)
@@ -342,7 +347,9 @@ impl Views {
                         opened
                     }
                 };
-                if let (Some(view), Some(partial)) = (view, heal_json(arguments_text))
+                if let Some(view) = view
+                    && self.input_allowed(&view)
+                    && let Some(partial) = heal_json(arguments_text)
                     && let Some(bridge) = self.bridge(&view)
                 {
                     bridge.tool_input_partial(partial);
@@ -363,13 +370,28 @@ impl Views {
                     None => None,
                 };
                 if let Some(view) = view {
-                    if let Some(bridge) = self.bridge(&view) {
-                        bridge.tool_input(arguments.clone());
-                    }
                     if let Some(live) = self.inner.live.lock().unwrap().get_mut(&view) {
                         live.input = Some(arguments.clone());
                     }
+                    self.send_input(&view);
                     self.try_record(&view);
+                }
+            }
+            // The call waits for the person: nothing more of its input reaches the view.
+            TurnEvent::ApprovalRequested { call_id, .. } => {
+                if let Some(view) = self.view_for(conversation_id, call_id)
+                    && let Some(live) = self.inner.live.lock().unwrap().get_mut(&view)
+                {
+                    live.input_allowed = false;
+                }
+            }
+            // Approved, or needing no approval: the view is told the complete input now.
+            TurnEvent::ToolCallRunning { call_id } => {
+                if let Some(view) = self.view_for(conversation_id, call_id) {
+                    if let Some(live) = self.inner.live.lock().unwrap().get_mut(&view) {
+                        live.input_allowed = true;
+                    }
+                    self.send_input(&view);
                 }
             }
             TurnEvent::ToolCallFinished {
@@ -401,6 +423,45 @@ impl Views {
             }
             _ => {}
         }
+    }
+
+    /// Whether a view may be told its call's arguments yet.
+    fn input_allowed(&self, view_id: &str) -> bool {
+        self.inner
+            .live
+            .lock()
+            .unwrap()
+            .get(view_id)
+            .is_some_and(|v| v.input_allowed)
+    }
+
+    /// Sends the view its call's complete arguments, once they are known and it may see them.
+    fn send_input(&self, view_id: &str) {
+        let ready = {
+            let mut live = self.inner.live.lock().unwrap();
+            let Some(view) = live.get_mut(view_id) else { return };
+            match &view.input {
+                Some(input) if view.input_allowed && !view.input_sent => {
+                    view.input_sent = true;
+                    Some((view.bridge.clone(), input.clone()))
+                }
+                _ => None,
+            }
+        };
+        if let Some((bridge, input)) = ready {
+            bridge.tool_input(input);
+        }
+    }
+
+    /// Whether a call of `server`'s `tool` runs without asking (the config's `alwaysAllow`, or
+    /// a remembered "always allow").
+    fn needs_no_approval(&self, server: &str, tool: &str) -> bool {
+        self.inner.servers.always_allowed(server, tool)
+            || self
+                .inner
+                .store
+                .as_ref()
+                .is_some_and(|store| store.is_always_allowed(server, tool).unwrap_or(false))
     }
 
     /// The result's own view URI, when it is valid and differs from the view being shown.
@@ -472,6 +533,9 @@ impl Views {
         };
         let (bridge, mut to_view, mut actions) = ViewBridge::new(config, host);
         let replayed_input = replay.as_ref().map(|(input, _)| input.clone());
+        // A call being made now shows its input only once approved; a replayed one was.
+        let input_allowed = replay.is_some() || self.needs_no_approval(&tool.server, &tool.name);
+        let input_sent = replay.is_some();
         if let Some((input, result)) = replay {
             bridge.tool_input(input);
             if !result.is_null() {
@@ -491,6 +555,8 @@ impl Views {
                 phase,
                 tool_uri: tool.ui_resource_uri.clone().unwrap_or_default(),
                 input: replayed_input,
+                input_allowed,
+                input_sent,
                 store_id: None,
                 loaded: None,
                 webview: webview.to_string(),

@@ -47,8 +47,13 @@ impl Drop for App {
 /// Starts the demo server, the fake LLM with `replies`, and a host on a new profile that has
 /// the demo server (as `demo`) as its only server; returns once the server is connected.
 async fn start(replies: Vec<Reply>) -> App {
+    start_with(Script::new(replies)).await
+}
+
+/// [`start`] with the fake LLM following `script` (a pause between chunks, say).
+async fn start_with(script: Script) -> App {
     let url = serve_over_http(DemoServer::new).await;
-    let llm = FakeLlm::start(Script::new(replies)).await.unwrap();
+    let llm = FakeLlm::start(script).await.unwrap();
     let profile = tempfile::tempdir().unwrap();
     let config = json!({"mcpServers": {"demo": {"url": url}}});
     std::fs::write(profile.path().join("config.json"), config.to_string()).unwrap();
@@ -451,6 +456,102 @@ async fn a_denied_call_cancels_its_view_and_an_always_allowed_tool_is_not_asked_
     let calls = host.store().unwrap().tool_calls(&id).unwrap();
     let c3 = calls.iter().find(|c| c.call_id == "c3").unwrap();
     assert_eq!(c3.status, ToolCallStatus::Ok);
+}
+
+/// A view of a call waiting for approval learns nothing of the call's arguments: no
+/// `tool-input-partial`, no `tool-input`. Denied, it is told only that the call was cancelled;
+/// approved, it gets the complete input, then the result. A tool that needs no approval
+/// streams its partial input as before.
+#[tokio::test(flavor = "multi_thread")]
+async fn approval_gates_what_a_view_learns_of_the_call() {
+    const SECRET: &str = "private-package-4711";
+    let arguments = json!({"name": SECRET}).to_string();
+    // Chunks 150 ms apart: the view opens on the first fragment of the arguments and is
+    // initialized before the next, which it would be told of if it were allowed to.
+    let mut app = start_with(Script {
+        chunk_delay_ms: 150,
+        ..Script::new(vec![
+            Reply::tool_call("c1", "npm_package", arguments.clone()),
+            Reply::text("denied"),
+            Reply::tool_call("c2", "npm_package", arguments.clone()),
+            Reply::text("allowed"),
+            Reply::tool_call("c3", "npm_package", arguments.clone()),
+            Reply::text("not asked"),
+        ])
+    })
+    .await;
+    app.play_frames();
+    let host = app.host.clone();
+    let mentions_secret = |messages: &[Value]| messages.iter().any(|m| mentions(m, SECRET));
+
+    // Waiting: the view is open and initialized, and has heard nothing of the call.
+    let id = host.send_message(None, "look up the package").unwrap();
+    app.approval_asked(&id, "c1").await;
+    let view = app.opened(MAIN_WINDOW, "c1", &[]).await;
+    app.wait_for("the view to be initialized", |app| {
+        app.frame_messages(MAIN_WINDOW, &view)
+            .into_iter()
+            .find(|m| m["result"]["hostInfo"].is_object())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let waiting = app.frame_messages(MAIN_WINDOW, &view);
+    assert!(
+        !app.frame_methods(MAIN_WINDOW, &view)
+            .iter()
+            .any(|m| m.starts_with("ui/notifications/tool-input")),
+        "{waiting:?}"
+    );
+    assert!(
+        !mentions_secret(&waiting),
+        "the arguments reached the view: {waiting:?}"
+    );
+
+    // Denied: tool-cancelled, and nothing else about the call, ever.
+    host.answer_approval("c1", Decision::Deny).unwrap();
+    app.turn_end(&id, 1).await;
+    app.frame_told(MAIN_WINDOW, &view, "ui/notifications/tool-cancelled")
+        .await;
+    let told: Vec<String> = app
+        .frame_methods(MAIN_WINDOW, &view)
+        .into_iter()
+        .filter(|m| m.starts_with("ui/notifications/tool-"))
+        .collect();
+    assert_eq!(told, ["ui/notifications/tool-cancelled"]);
+    assert!(!mentions_secret(&app.frame_messages(MAIN_WINDOW, &view)));
+
+    // Approved: the complete input once, then the result.
+    app.idle(&id).await;
+    host.send_message(Some(id.clone()), "again").unwrap();
+    app.approval_asked(&id, "c2").await;
+    let view = app.opened(MAIN_WINDOW, "c2", &[]).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!mentions_secret(&app.frame_messages(MAIN_WINDOW, &view)));
+    host.answer_approval("c2", Decision::AllowAlways).unwrap();
+    let input = app.frame_told(MAIN_WINDOW, &view, "ui/notifications/tool-input").await;
+    assert_eq!(input["arguments"]["name"], SECRET, "{input}");
+    app.frame_told(MAIN_WINDOW, &view, "ui/notifications/tool-result").await;
+    let told: Vec<String> = app
+        .frame_methods(MAIN_WINDOW, &view)
+        .into_iter()
+        .filter(|m| m.starts_with("ui/notifications/tool-"))
+        .collect();
+    assert_eq!(told, ["ui/notifications/tool-input", "ui/notifications/tool-result"]);
+    assert_eq!(app.turn_end(&id, 2).await["text"], "allowed");
+
+    // Always allowed now: not asked, and the view sees the input stream in as before.
+    app.idle(&id).await;
+    host.send_message(Some(id.clone()), "and again").unwrap();
+    assert_eq!(app.turn_end(&id, 3).await["text"], "not asked");
+    let view = app.opened(MAIN_WINDOW, "c3", &[]).await;
+    app.frame_told(MAIN_WINDOW, &view, "ui/notifications/tool-result").await;
+    let methods = app.frame_methods(MAIN_WINDOW, &view);
+    let partial_at = methods.iter().position(|m| m == "ui/notifications/tool-input-partial");
+    let input_at = methods.iter().position(|m| m == "ui/notifications/tool-input");
+    assert!(
+        partial_at.is_some() && partial_at < input_at,
+        "partial input, then the complete input: {methods:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
