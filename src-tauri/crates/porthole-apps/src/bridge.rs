@@ -282,6 +282,8 @@ struct InFlight {
 
 struct State {
     /// `ui/initialize` has been answered.
+    /// What the view was granted (`hostCapabilities.sandbox`): set once its resource is read.
+    sandbox: Value,
     handshake: bool,
     initialized: bool,
     tearing_down: bool,
@@ -414,6 +416,7 @@ impl ViewBridge {
             granted @ Value::Object(_) => granted,
             _ => json!({}),
         };
+        // `sandbox` is added when the view initializes: what was granted by then.
         let capabilities = json!({
             "openLinks": {},
             "serverTools": {},
@@ -422,9 +425,9 @@ impl ViewBridge {
             "updateModelContext": {"text": {}, "structuredContent": {}},
             "message": {"text": {}},
             "downloadFile": {},
-            "sandbox": sandbox,
         });
         let state = State {
+            sandbox,
             handshake: false,
             initialized: false,
             tearing_down: false,
@@ -467,6 +470,12 @@ impl ViewBridge {
 
     pub fn view_id(&self) -> &str {
         &self.inner.view_id
+    }
+
+    /// What the view's frame is granted (`{permissions, csp}` in the spec's shapes), echoed in
+    /// `hostCapabilities.sandbox` when it initializes; set once its resource has been read.
+    pub fn grant(&self, sandbox: Value) {
+        self.inner.lock().sandbox = sandbox;
     }
 
     /// The server that supplied the view.
@@ -884,11 +893,13 @@ impl Inner {
         st.pending_context.clear();
         let mut context = st.host_context.clone();
         context.insert("toolInfo".into(), self.tool_info.clone());
+        let mut capabilities = self.capabilities.clone();
+        capabilities["sandbox"] = st.sandbox.clone();
         self.post(rpc::result(
             id,
             json!({
                 "protocolVersion": version,
-                "hostCapabilities": self.capabilities,
+                "hostCapabilities": capabilities,
                 "hostInfo": {"name": "Porthole", "version": env!("CARGO_PKG_VERSION")},
                 "hostContext": context,
             }),

@@ -1,6 +1,6 @@
 //! The host context a view starts with (`hostContext` in the `ui/initialize` answer, without
 //! `toolInfo`, which the bridge adds): theme and style variables, display modes, the container's
-//! limits, locale, time zone, platform and user agent. The locale and time zone are the system's,
+//! limits, locale, time zone, platform, user agent, device capabilities and safe-area insets. The locale and time zone are the system's,
 //! read once into a [`HostEnvironment`] so the context itself is built from plain values.
 
 use serde_json::{Value, json};
@@ -79,6 +79,9 @@ pub fn host_context(theme: Theme, env: &HostEnvironment) -> Value {
         "timeZone": env.time_zone,
         "platform": "desktop",
         "userAgent": format!("Porthole/{}", env!("CARGO_PKG_VERSION")),
+        // A desktop window: a pointer that hovers; no insets around an inline frame.
+        "deviceCapabilities": { "touch": false, "hover": true },
+        "safeAreaInsets": { "top": 0, "right": 0, "bottom": 0, "left": 0 },
     });
     if let (Some(context), Value::Object(themed)) = (context.as_object_mut(), theme_context(theme)) {
         context.extend(themed);
@@ -147,8 +150,13 @@ mod tests {
                 "timeZone": "Europe/London",
                 "platform": "desktop",
                 "userAgent": format!("Porthole/{}", env!("CARGO_PKG_VERSION")),
+                "deviceCapabilities": { "touch": false, "hover": true },
+                "safeAreaInsets": { "top": 0, "right": 0, "bottom": 0, "left": 0 },
                 "theme": "dark",
-                "styles": { "variables": crate::theme::style_variables(Theme::Dark) },
+                "styles": {
+                    "variables": crate::theme::style_variables(Theme::Dark),
+                    "css": { "fonts": crate::theme::HOST_FONTS },
+                },
             })
         );
         assert_eq!(host_context(Theme::Light, &env)["theme"], "light");

@@ -40,9 +40,17 @@ impl fmt::Display for Theme {
 pub fn theme_context(theme: Theme) -> Value {
     json!({
         "theme": theme.as_str(),
-        "styles": { "variables": style_variables(theme) },
+        "styles": { "variables": style_variables(theme), "css": { "fonts": HOST_FONTS } },
     })
 }
+
+/// `styles.css.fonts`: the faces Porthole's own text uses, under the names `--font-sans` and
+/// `--font-mono` start with, from the fonts installed (a view that applies these rules gets the
+/// host's faces; one that does not falls back along the same stacks).
+pub const HOST_FONTS: &str = "@font-face { font-family: \"Porthole Sans\"; src: local(\"Cantarell\"), \
+local(\"Noto Sans\"), local(\"Segoe UI\"), local(\"SF Pro Text\"), local(\"DejaVu Sans\"); }\n\
+@font-face { font-family: \"Porthole Mono\"; src: local(\"DejaVu Sans Mono\"), local(\"Noto Sans Mono\"), \
+local(\"Menlo\"), local(\"Consolas\"); }";
 
 /// A tone of a colour role: (tone, light value, dark value).
 type ColourTone = (&'static str, &'static str, &'static str);
@@ -125,11 +133,11 @@ pub fn style_variables(theme: Theme) -> Value {
     }
     put(
         "--font-sans".into(),
-        "system-ui, -apple-system, 'Segoe UI', Cantarell, sans-serif",
+        "'Porthole Sans', system-ui, -apple-system, 'Segoe UI', Cantarell, sans-serif",
     );
     put(
         "--font-mono".into(),
-        "ui-monospace, 'DejaVu Sans Mono', Menlo, monospace",
+        "'Porthole Mono', ui-monospace, 'DejaVu Sans Mono', Menlo, monospace",
     );
     for (k, v) in [
         ("normal", "400"),
@@ -273,7 +281,16 @@ mod tests {
         let context = theme_context(Theme::Dark);
         assert_eq!(context.as_object().unwrap().len(), 2, "{context}");
         assert_eq!(context["theme"], "dark");
-        assert_eq!(context["styles"], json!({ "variables": style_variables(Theme::Dark) }));
+        assert_eq!(
+            context["styles"],
+            json!({ "variables": style_variables(Theme::Dark), "css": { "fonts": HOST_FONTS } })
+        );
+        // The faces named first in the font stacks are the ones the rules define.
+        assert!(HOST_FONTS.contains("font-family: \"Porthole Sans\""));
+        assert!(HOST_FONTS.contains("font-family: \"Porthole Mono\""));
+        let vars = style_variables(Theme::Dark);
+        assert!(vars["--font-sans"].as_str().unwrap().starts_with("'Porthole Sans',"));
+        assert!(vars["--font-mono"].as_str().unwrap().starts_with("'Porthole Mono',"));
         assert_ne!(style_variables(Theme::Dark), style_variables(Theme::Light));
     }
 }

@@ -664,6 +664,10 @@ impl Views {
             view.loaded = Some((loaded.uri.clone(), loaded.sha256.clone(), loaded.csp.policy.clone()));
             view.call_id.clone()
         };
+        if let Some(bridge) = self.bridge(view_id) {
+            // Device permissions are not granted to views (yet); the CSP is what was accepted.
+            bridge.grant(json!({"permissions": {}, "csp": loaded.csp.granted}));
+        }
         self.try_record(view_id);
         self.emit(ViewEvent::Opened {
             conversation_id,

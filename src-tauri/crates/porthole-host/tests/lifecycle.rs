@@ -488,12 +488,19 @@ async fn approval_gates_what_a_view_learns_of_the_call() {
     let id = host.send_message(None, "look up the package").unwrap();
     app.approval_asked(&id, "c1").await;
     let view = app.opened(MAIN_WINDOW, "c1", &[]).await;
-    app.wait_for("the view to be initialized", |app| {
-        app.frame_messages(MAIN_WINDOW, &view)
-            .into_iter()
-            .find(|m| m["result"]["hostInfo"].is_object())
-    })
-    .await;
+    let initialized = app
+        .wait_for("the view to be initialized", |app| {
+            app.frame_messages(MAIN_WINDOW, &view)
+                .into_iter()
+                .find(|m| m["result"]["hostInfo"].is_object())
+        })
+        .await;
+    // It is told what it was granted: the origin its resource declared, and no device.
+    assert_eq!(
+        initialized["result"]["hostCapabilities"]["sandbox"],
+        json!({"permissions": {}, "csp": {"connectDomains": ["https://registry.npmjs.org"]}}),
+        "{initialized}"
+    );
     tokio::time::sleep(Duration::from_millis(300)).await;
     let waiting = app.frame_messages(MAIN_WINDOW, &view);
     assert!(
