@@ -25,6 +25,7 @@ pub mod terminal;
 pub mod theme;
 pub mod tool_runs;
 pub mod turns;
+pub mod view_cache;
 pub mod views;
 
 use std::sync::{Arc, Mutex};
@@ -153,6 +154,7 @@ impl Host {
             desktop.clone(),
             runtime.clone(),
         );
+        views.prefetch_views();
         let host = Host {
             inner: Arc::new(HostInner {
                 servers: servers.clone(),

@@ -276,7 +276,9 @@ impl Host {
     }
 
     pub async fn remove_server(&self, name: &str) -> AppResult<ServerSettings> {
-        self.change_server(name, |profile| profile.remove_server(name)).await
+        let settings = self.change_server(name, |profile| profile.remove_server(name)).await?;
+        self.inner.views.forget_server(name);
+        Ok(settings)
     }
 
     pub async fn set_server_enabled(&self, name: &str, enabled: bool) -> AppResult<ServerSettings> {

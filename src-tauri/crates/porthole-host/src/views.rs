@@ -16,7 +16,9 @@ use porthole_apps::display::{DisplayMode, container_dimensions};
 use porthole_apps::download::{self, DownloadFile};
 use porthole_apps::host_context::{HostEnvironment, host_context};
 use porthole_apps::partial_json::heal_json;
-use porthole_apps::resource::{LoadedView, load_view};
+use porthole_apps::resource::LoadedView;
+
+use crate::view_cache::{Source, ViewCache};
 use porthole_apps::theme::{Theme, theme_context};
 use porthole_apps::tokens::{ServedView, ViewTokens, view_url};
 use porthole_mcp::{CatalogTool, ServerState, Servers};
@@ -37,6 +39,8 @@ pub const INITIALIZE_TIMEOUT: Duration = Duration::from_secs(10);
 pub const TEARDOWN_TIMEOUT: Duration = Duration::from_secs(2);
 /// Days a view is kept, unless the `viewRetentionDays` setting says otherwise.
 pub const DEFAULT_RETENTION_DAYS: i64 = 7;
+/// How many views of one server are read ahead when it connects.
+const PREFETCH_PER_SERVER: usize = 16;
 
 /// What becomes of a tool call's view, as its card shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
@@ -187,6 +191,8 @@ struct Inner {
     downloads: Mutex<HashMap<String, (String, Vec<DownloadFile>)>>,
     /// The theme preference and the system's theme: what views are told.
     theme: Mutex<WindowTheme>,
+    /// Views' HTML already read, by server and URI.
+    cache: ViewCache,
 }
 
 fn key(conversation_id: &str, call_id: &str) -> String {
@@ -232,8 +238,50 @@ impl Views {
                 without_view: Mutex::new(Default::default()),
                 downloads: Mutex::new(HashMap::new()),
                 theme: Mutex::new(theme),
+                cache: ViewCache::from_env(),
             }),
         }
+    }
+
+    /// Reads each connected server's views into the cache as it connects (and again when its
+    /// resources change), so a tool's first view starts without waiting for the server.
+    pub fn prefetch_views(&self) {
+        if !self.inner.cache.is_enabled() {
+            return;
+        }
+        let this = self.clone();
+        let mut statuses = self.inner.servers.subscribe();
+        self.inner.runtime.spawn(async move {
+            let mut done: std::collections::HashSet<(String, u64)> = Default::default();
+            loop {
+                let due: Vec<(String, Vec<String>)> = statuses
+                    .borrow_and_update()
+                    .iter()
+                    .filter(|s| s.state == ServerState::Connected && s.mcp_apps)
+                    .filter(|s| done.insert((s.name.clone(), s.resources_version)))
+                    .map(|s| {
+                        let mut uris: Vec<String> = s.tools.iter().filter_map(|t| t.ui_resource_uri.clone()).collect();
+                        uris.sort();
+                        uris.dedup();
+                        uris.truncate(PREFETCH_PER_SERVER);
+                        (s.name.clone(), uris)
+                    })
+                    .collect();
+                for (server, uris) in due {
+                    for uri in uris {
+                        this.inner.cache.prefetch(&this.inner.servers, &server, &uri).await;
+                    }
+                }
+                if statuses.changed().await.is_err() {
+                    return;
+                }
+            }
+        });
+    }
+
+    /// Forgets what was cached of `server`'s views (it was removed).
+    pub fn forget_server(&self, server: &str) {
+        self.inner.cache.forget_server(server);
     }
 
     /// The tokens the `mcpview` scheme handler serves from.
@@ -599,8 +647,8 @@ impl Views {
         let id = view_id.clone();
         let uri = tool.ui_resource_uri.clone().unwrap_or_default();
         self.inner.runtime.spawn(async move {
-            match load_view(&this.inner.servers, &tool.server, &uri).await {
-                Ok(loaded) => this.serve(&id, &tool, loaded),
+            match this.inner.cache.load(&this.inner.servers, &tool.server, &uri).await {
+                Ok((loaded, source)) => this.serve(&id, &tool, loaded, source),
                 Err(refusal) => {
                     this.audit(
                         porthole_store::AuditKind::Refused,
@@ -628,7 +676,7 @@ impl Views {
     }
 
     /// The HTML passed its checks: audit it, mint its token, and give the frame its URL.
-    fn serve(&self, view_id: &str, tool: &CatalogTool, loaded: LoadedView) {
+    fn serve(&self, view_id: &str, tool: &CatalogTool, loaded: LoadedView, source: Source) {
         let conversation_id = self.conversation_of(view_id);
         for dropped in &loaded.csp.dropped {
             self.audit(
@@ -646,7 +694,7 @@ impl Views {
             &tool.server,
             Some(&tool.name),
             Some(&loaded.uri),
-            json!({"sha256": loaded.sha256, "csp": loaded.csp.policy}),
+            json!({"sha256": loaded.sha256, "csp": loaded.csp.policy, "source": source.as_str()}),
         );
         let Some(webview) = self.inner.live.lock().unwrap().get(view_id).map(|v| v.webview.clone()) else {
             return;

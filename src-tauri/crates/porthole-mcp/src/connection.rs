@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
-    ErrorData, ExtensionCapabilities, Implementation, ProtocolVersion,
+    ErrorData, ExtensionCapabilities, Implementation, ProtocolVersion, ResourceUpdatedNotificationParam,
 };
 #[allow(deprecated)]
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
@@ -85,8 +85,8 @@ pub struct PortholeClient {
     /// Routes `notifications/progress` to whoever made the request, in the server's order
     /// (read off the transport: see [`crate::progress`]).
     pub progress: ProgressRoutes,
-    /// Told when the server says its tool list changed.
-    tools_changed: Option<mpsc::UnboundedSender<()>>,
+    /// Told when the server says its tools or resources changed.
+    changes: Option<mpsc::UnboundedSender<ServerChange>>,
     /// Why the connection ended (the server exited, wrote garbage, answered an unknown id, …), once it has.
     pub end: ConnectionEnd,
 }
@@ -96,14 +96,14 @@ impl PortholeClient {
         server: &str,
         advertise_mcp_apps: bool,
         elicitation: ElicitationPolicy,
-        tools_changed: Option<mpsc::UnboundedSender<()>>,
+        changes: Option<mpsc::UnboundedSender<ServerChange>>,
     ) -> Self {
         PortholeClient {
             server: server.into(),
             advertise_mcp_apps,
             elicitation,
             progress: ProgressRoutes::default(),
-            tools_changed,
+            changes,
             end: ConnectionEnd::default(),
         }
     }
@@ -189,11 +189,21 @@ impl ClientHandler for PortholeClient {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         tracing::debug!(server = %self.server, "tools/list_changed");
-        if let Some(tx) = &self.tools_changed {
-            // A closed channel means the connection is being replaced or closed; its tool list
-            // is not read again.
-            tx.send(()).ok();
-        }
+        self.tell(ServerChange::Tools);
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        tracing::debug!(server = %self.server, "resources/list_changed");
+        self.tell(ServerChange::Resources);
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        tracing::debug!(server = %self.server, uri = %params.uri, "resources/updated");
+        self.tell(ServerChange::Resources);
     }
 
     // Logging is deprecated by SEP-2577 but 2025-era servers still send it.
@@ -213,6 +223,23 @@ impl ClientHandler for PortholeClient {
             _ => tracing::error!(target: "mcp_server", server, logger, %data),
         }
     }
+}
+
+impl PortholeClient {
+    fn tell(&self, change: ServerChange) {
+        // A closed channel means the connection is being replaced or closed: nothing to follow.
+        if let Some(tx) = &self.changes {
+            tx.send(change).ok();
+        }
+    }
+}
+
+/// What a server said changed (`notifications/tools/list_changed`; `resources/list_changed`
+/// or `resources/updated`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerChange {
+    Tools,
+    Resources,
 }
 
 pub type Session = RunningService<RoleClient, PortholeClient>;
@@ -256,11 +283,11 @@ pub async fn connect(
     advertise_mcp_apps: bool,
     server_log_dir: Option<&Path>,
     elicitation: ElicitationPolicy,
-    tools_changed: Option<mpsc::UnboundedSender<()>>,
+    changes: Option<mpsc::UnboundedSender<ServerChange>>,
     oauth: Option<&OAuth>,
     sign_in: SignIn,
 ) -> Result<Session, ConnectError> {
-    let client = PortholeClient::new(&config.name, advertise_mcp_apps, elicitation, tools_changed);
+    let client = PortholeClient::new(&config.name, advertise_mcp_apps, elicitation, changes);
     let first = connect_with(
         config,
         client.clone(),

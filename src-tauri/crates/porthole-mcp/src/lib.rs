@@ -35,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 pub use catalog::{Audience, CatalogTool};
 pub use config::{ConfigProblem, LoadedConfig, ServerConfig, Transport};
 pub use connection::{
-    ElicitationAnswer, ElicitationPolicy, ElicitationRequest, MCP_APP_MIME, MCP_APPS_EXTENSION, Session,
+    ElicitationAnswer, ElicitationPolicy, ElicitationRequest, MCP_APP_MIME, MCP_APPS_EXTENSION, ServerChange, Session,
 };
 pub use outcome::{ModelFacing, ToolOutcome};
 
@@ -110,6 +110,12 @@ pub struct ServerStatus {
     /// Whether Porthole advertised the MCP Apps extension to this server.
     pub mcp_apps: bool,
     pub tools: Vec<CatalogTool>,
+    /// Changes each time what the server's resources read may have changed: a new connection,
+    /// `notifications/resources/list_changed` or `resources/updated` (for caches of them). Never
+    /// the same for two servers or two moments, even of servers removed and added again.
+    #[serde(skip)]
+    #[ts(skip)]
+    pub resources_version: u64,
 }
 
 /// Settings that apply to every server.
@@ -190,6 +196,12 @@ fn endpoint(config: &ServerConfig) -> String {
     }
 }
 
+/// A `resources_version` no server has had yet.
+fn next_resources_version() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 fn first_status(config: &ServerConfig, advertise: bool) -> ServerStatus {
     ServerStatus {
         name: config.name.clone(),
@@ -204,6 +216,7 @@ fn first_status(config: &ServerConfig, advertise: bool) -> ServerStatus {
         protocol_version: None,
         mcp_apps: advertise,
         tools: Vec::new(),
+        resources_version: next_resources_version(),
     }
 }
 
@@ -503,6 +516,8 @@ impl Servers {
                     s.server_info = info;
                     s.protocol_version = version;
                     s.tools = tools;
+                    // A new session: what was read from the old one may be stale.
+                    s.resources_version = next_resources_version();
                 });
                 // A connection that breaks while idle is told (a stdio server that exits, an HTTP
                 // server that sends garbage on its event stream).
@@ -513,7 +528,7 @@ impl Servers {
                     let (this, entry) = (this.clone(), entry.clone());
                     tokio::spawn(async move { this.report_end(&entry, end).await });
                 }
-                tokio::spawn(async move { this.follow_tool_changes(&entry, changed_rx).await });
+                tokio::spawn(async move { this.follow_changes(&entry, changed_rx).await });
                 true
             }
             Err(error) => {
@@ -555,11 +570,24 @@ impl Servers {
         }
     }
 
-    /// Re-lists a server's tools each time it sends `notifications/tools/list_changed`, until
-    /// that connection ends.
-    async fn follow_tool_changes(&self, entry: &Arc<Entry>, mut changed: mpsc::UnboundedReceiver<()>) {
-        while changed.recv().await.is_some() {
-            while changed.try_recv().is_ok() {}
+    /// Re-lists a server's tools each time it sends `notifications/tools/list_changed`, and
+    /// moves its `resources_version` on when it says its resources changed, until that
+    /// connection ends.
+    async fn follow_changes(&self, entry: &Arc<Entry>, mut changed: mpsc::UnboundedReceiver<ServerChange>) {
+        while let Some(first) = changed.recv().await {
+            let (mut tools, mut resources) = (false, false);
+            for change in std::iter::once(first).chain(std::iter::from_fn(|| changed.try_recv().ok())) {
+                match change {
+                    ServerChange::Tools => tools = true,
+                    ServerChange::Resources => resources = true,
+                }
+            }
+            if resources {
+                self.update(entry, |s| s.resources_version = next_resources_version());
+            }
+            if !tools {
+                continue;
+            }
             let slot = entry.session.lock().await;
             let Some(session) = slot.as_ref() else { return };
             match tokio::time::timeout(entry.config.timeout, session.list_all_tools()).await {
@@ -694,6 +722,34 @@ impl Servers {
         let (peer, timeout) = self.peer_of(server).await?;
         let request = peer.read_resource(rmcp::model::ReadResourceRequestParams::new(uri.to_string()));
         request_result(timeout, request).await
+    }
+
+    /// Asks `server` to send `notifications/resources/updated` when `uri` changes, when it
+    /// offers that (`resources.subscribe`); `false` when it does not or refused.
+    pub async fn subscribe_resource(&self, server: &str, uri: &str) -> bool {
+        let Ok((peer, timeout)) = self.peer_of(server).await else {
+            return false;
+        };
+        let offers = peer
+            .peer_info()
+            .and_then(|info| info.capabilities.resources.as_ref().and_then(|r| r.subscribe))
+            .unwrap_or(false);
+        if !offers {
+            return false;
+        }
+        // Servers of 2025-era revisions subscribe this way (2026-07-28 ones offer no `subscribe`).
+        #[allow(deprecated)]
+        let request = peer.subscribe(rmcp::model::SubscribeRequestParams::new(uri.to_string()));
+        matches!(tokio::time::timeout(timeout, request).await, Ok(Ok(_)))
+    }
+
+    /// The `resources_version` of `server` (see [`ServerStatus`]), while it is configured.
+    pub fn resources_version(&self, server: &str) -> Option<u64> {
+        self.statuses
+            .borrow()
+            .iter()
+            .find(|s| s.name == server)
+            .map(|s| s.resources_version)
     }
 
     /// `resources/list`, all pages.

@@ -1,0 +1,180 @@
+//! Views' HTML, kept per server and `ui://` URI once read and checked, so that the next view of
+//! the same tool (another call, a reopened conversation, a pop-out) starts without asking the
+//! server again.
+//!
+//! An entry is good only for the server's `resources_version` it was read at: a new connection,
+//! `notifications/resources/list_changed` and `notifications/resources/updated` (for which each
+//! cached URI is subscribed, when the server offers it) move the version on, and the next view
+//! reads the resource again. Entries are kept up to [`MAX_BYTES`] of HTML in all, the least
+//! recently used going first. What is cached is the checked [`LoadedView`] (HTML, SHA-256,
+//! CSP): the audit log records the hash of what is actually served either way.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use porthole_apps::resource::{LoadedView, Refusal, load_view};
+use porthole_mcp::Servers;
+
+/// How much view HTML the cache holds at most.
+pub const MAX_BYTES: usize = 32 << 20;
+
+/// Where a view's HTML came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// `resources/read` just now.
+    Server,
+    /// The cache: read earlier at the server's current resources version.
+    Cache,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Server => "server",
+            Source::Cache => "cache",
+        }
+    }
+}
+
+struct Entry {
+    version: u64,
+    view: Arc<LoadedView>,
+    /// When it was last used (a counter): the smallest goes first.
+    used: u64,
+}
+
+#[derive(Default)]
+struct Entries {
+    by_key: HashMap<(String, String), Entry>,
+    bytes: usize,
+    clock: u64,
+}
+
+/// The cache (cheap to clone; clones share it).
+#[derive(Clone)]
+pub struct ViewCache {
+    entries: Arc<Mutex<Entries>>,
+    /// Off: every view is read from its server (`PORTHOLE_VIEW_CACHE=off`, for measuring).
+    enabled: bool,
+}
+
+impl Default for ViewCache {
+    fn default() -> Self {
+        ViewCache {
+            entries: Arc::default(),
+            enabled: true,
+        }
+    }
+}
+
+impl ViewCache {
+    /// A cache, or none when `PORTHOLE_VIEW_CACHE` is `off` (or `0`, `false`, `no`).
+    pub fn from_env() -> ViewCache {
+        let off = std::env::var("PORTHOLE_VIEW_CACHE")
+            .is_ok_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "off" | "0" | "false" | "no"));
+        ViewCache {
+            enabled: !off,
+            ..ViewCache::default()
+        }
+    }
+
+    pub fn is_enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// View `uri` of `server`: from the cache when it was read at the server's current
+    /// resources version, else read (and checked) now and kept.
+    pub async fn load(&self, servers: &Servers, server: &str, uri: &str) -> Result<(LoadedView, Source), Refusal> {
+        let version = servers.resources_version(server).filter(|_| self.enabled);
+        if let Some(version) = version
+            && let Some(view) = self.get(server, uri, version)
+        {
+            return Ok(((*view).clone(), Source::Cache));
+        }
+        let view = load_view(servers, server, uri).await?;
+        if let Some(version) = version {
+            let first_time = self.put(server, uri, version, view.clone());
+            if first_time {
+                // Told of changes to it from now on, where the server offers that.
+                let (servers, server, uri) = (servers.clone(), server.to_string(), uri.to_string());
+                tokio::spawn(async move { servers.subscribe_resource(&server, &uri).await });
+            }
+        }
+        Ok((view, Source::Server))
+    }
+
+    /// Reads `uri` of `server` into the cache unless it is there at the current version.
+    pub async fn prefetch(&self, servers: &Servers, server: &str, uri: &str) {
+        if let Err(e) = self.load(servers, server, uri).await {
+            tracing::debug!(server, uri, "prefetching the view failed: {e}");
+        }
+    }
+
+    fn get(&self, server: &str, uri: &str, version: u64) -> Option<Arc<LoadedView>> {
+        let mut entries = self.entries.lock().unwrap();
+        entries.clock += 1;
+        let now = entries.clock;
+        let entry = entries.by_key.get_mut(&(server.to_string(), uri.to_string()))?;
+        if entry.version != version {
+            return None;
+        }
+        entry.used = now;
+        Some(entry.view.clone())
+    }
+
+    /// Keeps `view`; `true` when the URI was not cached before (at any version).
+    fn put(&self, server: &str, uri: &str, version: u64, view: LoadedView) -> bool {
+        let size = view.html.len();
+        let mut entries = self.entries.lock().unwrap();
+        entries.clock += 1;
+        let used = entries.clock;
+        let key = (server.to_string(), uri.to_string());
+        let old = entries.by_key.remove(&key);
+        if let Some(old) = &old {
+            entries.bytes -= old.view.html.len();
+        }
+        if size > MAX_BYTES {
+            return old.is_none();
+        }
+        while entries.bytes + size > MAX_BYTES {
+            let Some(oldest) = entries
+                .by_key
+                .iter()
+                .min_by_key(|(_, e)| e.used)
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            if let Some(gone) = entries.by_key.remove(&oldest) {
+                entries.bytes -= gone.view.html.len();
+            }
+        }
+        entries.bytes += size;
+        entries.by_key.insert(
+            key,
+            Entry {
+                version,
+                view: Arc::new(view),
+                used,
+            },
+        );
+        old.is_none()
+    }
+
+    /// Forgets every view of `server` (removed, or its view data cleared).
+    pub fn forget_server(&self, server: &str) {
+        let mut entries = self.entries.lock().unwrap();
+        let keys: Vec<_> = entries.by_key.keys().filter(|(s, _)| s == server).cloned().collect();
+        for key in keys {
+            if let Some(gone) = entries.by_key.remove(&key) {
+                entries.bytes -= gone.view.html.len();
+            }
+        }
+    }
+
+    /// How many views and bytes of HTML are cached.
+    pub fn size(&self) -> (usize, usize) {
+        let entries = self.entries.lock().unwrap();
+        (entries.by_key.len(), entries.bytes)
+    }
+}

@@ -1,0 +1,205 @@
+//! The view cache against a real MCP server (rmcp, over Streamable HTTP on loopback) whose view
+//! changes on request: a view is read once and then served from the cache, and read again after
+//! the server says its resources changed (`resources/list_changed`, `resources/updated` for the
+//! URI the cache subscribed to) or the connection is made anew.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use porthole_host::view_cache::{Source, ViewCache};
+use porthole_mcp::test_support::serve_over_http;
+use porthole_mcp::{CallOptions, ConnectOptions, ServerConfig, ServerState, Servers};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Resource, ResourceContents, ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig as RmcpServerConfig,
+    SubscribeRequestParams, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler};
+use serde_json::json;
+
+const URI: &str = "ui://changing/view.html";
+
+/// What the server's view is now, how often it was read, and which URIs were subscribed to.
+#[derive(Clone, Default)]
+struct Shared {
+    revision: Arc<AtomicUsize>,
+    reads: Arc<AtomicUsize>,
+    subscribed: Arc<Mutex<Vec<String>>>,
+}
+
+#[derive(Clone)]
+struct ChangingView(Shared);
+
+impl ChangingView {
+    fn html(&self) -> String {
+        let revision = self.0.revision.load(Ordering::SeqCst);
+        format!("<!doctype html><html><body>revision {revision}</body></html>")
+    }
+}
+
+impl ServerHandler for ChangingView {
+    fn get_info(&self) -> RmcpServerConfig {
+        RmcpServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_resources_list_changed()
+                .enable_resources_subscribe()
+                .build(),
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let schema = Arc::new(json!({"type": "object"}).as_object().unwrap().clone());
+        let mut show = Tool::new("show", "Shows the view.", schema.clone());
+        show.meta = Some(serde_json::from_value(json!({"ui": {"resourceUri": URI}})).unwrap());
+        Ok(ListToolsResult::with_all_items(vec![
+            show,
+            Tool::new(
+                "change_listed",
+                "Changes the view; says resources/list_changed.",
+                schema.clone(),
+            ),
+            Tool::new("change_updated", "Changes the view; says resources/updated.", schema),
+        ]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let internal = |e: rmcp::service::ServiceError| ErrorData::internal_error(e.to_string(), None);
+        match request.name.as_ref() {
+            "change_listed" => {
+                self.0.revision.fetch_add(1, Ordering::SeqCst);
+                context.peer.notify_resource_list_changed().await.map_err(internal)?;
+            }
+            "change_updated" => {
+                self.0.revision.fetch_add(1, Ordering::SeqCst);
+                let param = ResourceUpdatedNotificationParam::new(URI);
+                context.peer.notify_resource_updated(param).await.map_err(internal)?;
+            }
+            _ => {}
+        }
+        Ok(CallToolResult::success(vec![ContentBlock::text("ok")]).into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let resource = Resource::new(URI, "view").with_mime_type(porthole_mcp::MCP_APP_MIME);
+        Ok(ListResourcesResult::with_all_items(vec![resource]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.0.reads.fetch_add(1, Ordering::SeqCst);
+        let contents = ResourceContents::text(self.html(), request.uri).with_mime_type(porthole_mcp::MCP_APP_MIME);
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.0.subscribed.lock().unwrap().push(request.uri);
+        Ok(())
+    }
+}
+
+async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    for _ in 0..200 {
+        if check() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_view_is_read_once_and_again_only_after_the_server_says_it_changed() {
+    let shared = Shared::default();
+    let server = shared.clone();
+    let url = serve_over_http(move || ChangingView(server.clone())).await;
+    let config = ServerConfig::http("changing", &url).with_timeout(Duration::from_secs(10));
+    let servers = Servers::start(vec![config.clone()], ConnectOptions::default());
+    let statuses = servers.settled().await;
+    assert_eq!(statuses[0].state, ServerState::Connected, "{:?}", statuses[0].error);
+    let cache = ViewCache::default();
+    let reads = || shared.reads.load(Ordering::SeqCst);
+
+    let (first, source) = cache.load(&servers, "changing", URI).await.unwrap();
+    assert_eq!(source, Source::Server);
+    assert!(first.html.contains("revision 0"));
+    let (again, source) = cache.load(&servers, "changing", URI).await.unwrap();
+    assert_eq!(source, Source::Cache);
+    assert_eq!(again.sha256, first.sha256, "the same checked view, with its hash");
+    assert_eq!(reads(), 1, "the server was asked once");
+    eventually("the cache to subscribe to the view's URI", || {
+        shared.subscribed.lock().unwrap().as_slice() == [URI]
+    })
+    .await;
+
+    // resources/list_changed: read again.
+    let version = servers.resources_version("changing");
+    servers
+        .call_tool("changing", "change_listed", None, CallOptions::default())
+        .await
+        .unwrap();
+    eventually("the list change to be noticed", || {
+        servers.resources_version("changing") != version
+    })
+    .await;
+    let (changed, source) = cache.load(&servers, "changing", URI).await.unwrap();
+    assert_eq!(source, Source::Server);
+    assert!(changed.html.contains("revision 1"), "{}", changed.html);
+    assert_ne!(changed.sha256, first.sha256);
+    assert_eq!(cache.load(&servers, "changing", URI).await.unwrap().1, Source::Cache);
+    assert_eq!(reads(), 2);
+
+    // resources/updated for the subscribed URI: read again.
+    let version = servers.resources_version("changing");
+    servers
+        .call_tool("changing", "change_updated", None, CallOptions::default())
+        .await
+        .unwrap();
+    eventually("the update to be noticed", || {
+        servers.resources_version("changing") != version
+    })
+    .await;
+    let (updated, source) = cache.load(&servers, "changing", URI).await.unwrap();
+    assert_eq!(source, Source::Server);
+    assert!(updated.html.contains("revision 2"), "{}", updated.html);
+    assert_eq!(reads(), 3);
+
+    // A new connection (the server's settings changed): read again.
+    servers
+        .reconfigure(vec![config.with_timeout(Duration::from_secs(11))], true)
+        .await;
+    servers.settled().await;
+    let (_, source) = cache.load(&servers, "changing", URI).await.unwrap();
+    assert_eq!(source, Source::Server, "a reconnected server's views are read anew");
+    assert_eq!(reads(), 4);
+    assert_eq!(cache.size().0, 1, "one entry per server and URI");
+
+    // Forgotten with the server.
+    cache.forget_server("changing");
+    assert_eq!(cache.size(), (0, 0));
+    servers.shutdown().await;
+}
