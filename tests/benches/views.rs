@@ -232,9 +232,15 @@ fn chat(replies: Vec<Reply>) -> Result<Chat> {
     })
 }
 
+/// Starts Porthole on the chat's profile. The view cache is off: each view's HTML is read from
+/// the server as it opens, so its `resources/read` stamp is that view's own.
 fn launch(chat: &Chat) -> Result<App> {
     let url = chat.fake.base_url();
-    let app = App::launch(chat.dir.path(), &["--base-url", &url, "--model", "fake-model"], &[])?;
+    let app = App::launch(
+        chat.dir.path(),
+        &["--base-url", &url, "--model", "fake-model"],
+        &[("PORTHOLE_VIEW_CACHE", "off")],
+    )?;
     app.session.wait_for_element(
         "[data-testid=server][data-server-name=bench][data-state=connected]",
         WAIT,
