@@ -107,8 +107,8 @@ pub fn read_servers(path: &Path) -> Result<Vec<FoundServer>, String> {
     }
     // Placeholders are resolved with this environment, and again with any value at all: an
     // entry that only lacks a variable here is still worth copying.
-    let here = parse_config(path, &text);
-    let anywhere = parse_config_with(path, &text, &|_| Some("placeholder".into()));
+    let here = parse_config(path, text);
+    let anywhere = parse_config_with(path, text, &|_| Some("placeholder".into()));
     let mut found: Vec<FoundServer> = Vec::new();
     for (name, entry) in sections.into_iter().flat_map(|m| m.iter()) {
         if found.iter().any(|f| &f.name == name) {
