@@ -1,7 +1,9 @@
 //! OAuth 2.1 for remote MCP servers, on rmcp's `auth` support: protected-resource and
 //! authorization-server metadata discovery, client registration (pre-registered, client-ID
 //! metadata document, or dynamic registration), authorization code with PKCE, token refresh, and
-//! scope step-up. Tokens are kept per server URL in a [`TokenStore`].
+//! scope step-up. Tokens are kept per server URL in a [`TokenStore`]. A server of the
+//! 2025-03-26 specification whose metadata names an issuer under a path of its own origin is
+//! signed in to as well, which rmcp's RFC 8414 issuer check alone refuses (`legacy_metadata`).
 //!
 //! Who brings the user to the authorization page is an [`Authorizer`]: the desktop app uses the
 //! system browser and a loopback redirect ([`SystemBrowser`]); tests and the conformance client
@@ -12,8 +14,10 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use porthole_secrets::SecretStore;
+use reqwest::Url;
 use rmcp::transport::auth::{
-    AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession, CredentialStore, StoredCredentials,
+    AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest, AuthorizationSession,
+    CredentialStore, StoredCredentials,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -283,22 +287,53 @@ impl OAuth {
     /// An authorization manager with tokens from the store, if it has any for this server.
     pub async fn stored(&self, server_url: &str) -> Result<Option<AuthorizationManager>, String> {
         let mut manager = self.manager(server_url).await?;
-        match manager.initialize_from_store().await {
+        let mut initialized = manager.initialize_from_store().await;
+        // With stored tokens rmcp discovers the metadata again, and a 2025-03-26 server's is
+        // only usable through the same fallback as at sign-in.
+        if let Err(AuthError::AuthorizationServerMismatch {
+            expected_issuer,
+            received_issuer,
+        }) = &initialized
+            && let Some(metadata) = legacy_metadata(server_url, None, expected_issuer, received_issuer).await
+        {
+            manager.set_metadata(metadata);
+            initialized = manager.initialize_from_store().await;
+        }
+        match initialized {
             Ok(true) => Ok(Some(manager)),
             Ok(false) => Ok(None),
             Err(e) => Err(format!("OAuth: stored tokens unusable: {e}")),
         }
     }
 
+    /// rmcp's metadata discovery, with the fallback of [`legacy_metadata`] for a 2025-03-26
+    /// server whose metadata names an issuer under its origin.
+    async fn discover(
+        manager: &AuthorizationManager,
+        server_url: &str,
+        challenge: Option<&str>,
+    ) -> Result<AuthorizationMetadata, String> {
+        let error = match manager.resolve_metadata_from_challenge(challenge).await {
+            Ok(resolution) => return Ok(resolution.metadata),
+            Err(error) => error,
+        };
+        if let AuthError::AuthorizationServerMismatch {
+            expected_issuer,
+            received_issuer,
+        } = &error
+            && let Some(metadata) = legacy_metadata(server_url, challenge, expected_issuer, received_issuer).await
+        {
+            return Ok(metadata);
+        }
+        Err(format!("OAuth discovery: {error}"))
+    }
+
     /// Runs the whole sign-in for `server_url`, answering the server's `WWW-Authenticate`
     /// challenge (which may name the resource metadata and the scopes needed).
     pub async fn sign_in(&self, server_url: &str, challenge: Option<&str>) -> Result<AuthorizationManager, String> {
         let mut manager = self.manager(server_url).await?;
-        let resolution = manager
-            .resolve_metadata_from_challenge(challenge)
-            .await
-            .map_err(|e| format!("OAuth discovery: {e}"))?;
-        manager.set_metadata(resolution.metadata);
+        let metadata = Self::discover(&manager, server_url, challenge).await?;
+        manager.set_metadata(metadata);
         let authorization = self.authorizer.start().await?;
         let mut request = AuthorizationRequest::new(authorization.redirect_uri).with_client_name("Porthole");
         if let Some(challenge) = challenge {
@@ -323,6 +358,144 @@ impl OAuth {
             .map_err(|e| format!("OAuth: token exchange failed: {e}"))?;
         Ok(session.auth_manager)
     }
+}
+
+/// The authorization server metadata of a server of the 2025-03-26 MCP specification, which
+/// publishes no protected-resource metadata (RFC 9728): it is at
+/// `/.well-known/oauth-authorization-server` on the MCP server's origin (its "authorization base
+/// URL"). rmcp fetches it from there too, but then holds it to RFC 8414's rule that its issuer
+/// be the URL the well-known path was added to, the bare origin, which a server with its
+/// authorization endpoints under a path (issuer `http://host/oauth`) does not meet.
+///
+/// Given the issuers of rmcp's mismatch, this answers that document when all of these hold, and
+/// `None` (the mismatch stands) otherwise:
+/// - it is the document at the origin that rmcp rejected ([`legacy_issuer_accepted`]);
+/// - its issuer is on the MCP server's own origin;
+/// - the server publishes no protected-resource metadata, neither named in its challenge nor
+///   at a well-known location. With it, the authorization server it names must answer with
+///   exactly that issuer, as rmcp checks, and nothing here relaxes that.
+async fn legacy_metadata(
+    server_url: &str,
+    challenge: Option<&str>,
+    expected_issuer: &str,
+    received_issuer: &str,
+) -> Option<AuthorizationMetadata> {
+    let server = Url::parse(server_url).ok()?;
+    if !legacy_issuer_accepted(&server, expected_issuer, received_issuer) {
+        return None;
+    }
+    if challenge.is_some_and(names_resource_metadata) {
+        return None;
+    }
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(10))
+        .build()
+        .ok()?;
+    match publishes_resource_metadata(&client, &server).await {
+        Ok(false) => {}
+        Ok(true) => return None,
+        Err(e) => {
+            tracing::debug!("cannot tell whether {server} publishes resource metadata: {e}");
+            return None;
+        }
+    }
+    let mut url = server.clone();
+    url.set_path("/.well-known/oauth-authorization-server");
+    url.set_query(None);
+    url.set_fragment(None);
+    let response = client.get(url.clone()).send().await.ok()?;
+    if response.status() != reqwest::StatusCode::OK {
+        return None;
+    }
+    let body = response.bytes().await.ok()?;
+    let metadata: AuthorizationMetadata = serde_json::from_slice(&body).ok()?;
+    // The document rmcp rejected, not another one served since.
+    (metadata.issuer.as_deref() == Some(received_issuer)).then(|| {
+        tracing::info!(
+            "{server}: using the 2025-03-26 authorization server metadata at {url}, whose issuer is \
+             {received_issuer}"
+        );
+        metadata
+    })
+}
+
+/// Whether rmcp's issuer mismatch (`expected_issuer`, `received_issuer`) is the one of a
+/// 2025-03-26 server: the metadata rejected is the one at the origin of `server` (rmcp expected
+/// the origin as its issuer), and the issuer it names is an `http(s)` URL on that same origin,
+/// with no query or fragment.
+fn legacy_issuer_accepted(server: &Url, expected_issuer: &str, received_issuer: &str) -> bool {
+    let (Ok(expected), Ok(received)) = (Url::parse(expected_issuer), Url::parse(received_issuer)) else {
+        return false;
+    };
+    let is_origin = |url: &Url| url.path() == "/" && url.query().is_none() && url.fragment().is_none();
+    matches!(server.scheme(), "http" | "https")
+        && expected.origin() == server.origin()
+        && is_origin(&expected)
+        && received.origin() == server.origin()
+        && received.query().is_none()
+        && received.fragment().is_none()
+}
+
+/// Whether a `WWW-Authenticate` challenge points at protected-resource metadata.
+fn names_resource_metadata(challenge: &str) -> bool {
+    challenge.to_ascii_lowercase().contains("resource_metadata=")
+}
+
+/// Where a client looks for the protected-resource metadata of `server` (RFC 9728, and the
+/// places rmcp also tries): `/.well-known/oauth-protected-resource` with the server's path
+/// after it, then before it, then alone.
+fn resource_metadata_urls(server: &Url) -> Vec<Url> {
+    let path = server.path().trim_matches('/');
+    let mut paths = Vec::new();
+    if !path.is_empty() {
+        paths.push(format!("/.well-known/oauth-protected-resource/{path}"));
+        paths.push(format!("/{path}/.well-known/oauth-protected-resource"));
+    }
+    paths.push("/.well-known/oauth-protected-resource".to_string());
+    paths
+        .into_iter()
+        .map(|path| {
+            let mut url = server.clone();
+            url.set_path(&path);
+            url.set_query(None);
+            url.set_fragment(None);
+            url
+        })
+        .collect()
+}
+
+/// Whether `server` publishes protected-resource metadata: a challenge to an unauthenticated
+/// request that names it, or a document at one of [`resource_metadata_urls`]. An error when a
+/// request fails, as nothing can then be ruled out.
+async fn publishes_resource_metadata(client: &reqwest::Client, server: &Url) -> Result<bool, reqwest::Error> {
+    let challenges_name_it = |response: &reqwest::Response| {
+        response
+            .headers()
+            .get_all(reqwest::header::WWW_AUTHENTICATE)
+            .iter()
+            .any(|v| v.to_str().is_ok_and(names_resource_metadata))
+    };
+    if challenges_name_it(&client.get(server.clone()).send().await?) {
+        return Ok(true);
+    }
+    for url in resource_metadata_urls(server) {
+        let response = client.get(url).send().await?;
+        if challenges_name_it(&response) {
+            return Ok(true);
+        }
+        if response.status() == reqwest::StatusCode::OK {
+            let body = response.bytes().await?;
+            let document = serde_json::from_slice::<serde_json::Value>(&body).unwrap_or_default();
+            if ["resource", "authorization_servers", "authorization_server"]
+                .iter()
+                .any(|field| document.get(field).is_some())
+            {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
 }
 
 #[cfg(test)]
@@ -402,5 +575,256 @@ mod tests {
     fn only_http_urls_are_opened() {
         assert!(open_in_browser("file:///etc/passwd").is_err());
         assert!(open_in_browser("javascript:alert(1)").is_err());
+    }
+
+    fn oauth() -> OAuth {
+        OAuth::new(
+            Arc::new(FollowRedirect),
+            Arc::new(KeyringTokens(Arc::new(MemorySecrets::default()))),
+        )
+    }
+
+    #[test]
+    fn only_an_issuer_on_the_servers_origin_passes_for_the_metadata_at_the_origin() {
+        let server = Url::parse("http://localhost:3000/mcp").unwrap();
+        assert!(legacy_issuer_accepted(
+            &server,
+            "http://localhost:3000/",
+            "http://localhost:3000/oauth"
+        ));
+        assert!(legacy_issuer_accepted(
+            &server,
+            "http://localhost:3000",
+            "http://localhost:3000/tenant/a"
+        ));
+        // Another origin: host, port, or scheme.
+        for received in [
+            "http://evil.example/oauth",
+            "http://localhost:3001/oauth",
+            "https://localhost:3000/oauth",
+            "http://localhost:3000/oauth?x=1",
+            "not a url",
+        ] {
+            assert!(
+                !legacy_issuer_accepted(&server, "http://localhost:3000/", received),
+                "{received}"
+            );
+        }
+        // The metadata rejected was not the one at the origin (a path-inserted one, or an
+        // authorization server named elsewhere).
+        for expected in ["http://localhost:3000/mcp", "http://auth.example/"] {
+            assert!(
+                !legacy_issuer_accepted(&server, expected, "http://localhost:3000/oauth"),
+                "{expected}"
+            );
+        }
+    }
+
+    #[test]
+    fn resource_metadata_is_looked_for_where_rfc_9728_puts_it() {
+        let urls = |server: &str| -> Vec<String> {
+            resource_metadata_urls(&Url::parse(server).unwrap())
+                .iter()
+                .map(Url::to_string)
+                .collect()
+        };
+        assert_eq!(
+            urls("https://h.example/api/mcp/?q=1"),
+            [
+                "https://h.example/.well-known/oauth-protected-resource/api/mcp",
+                "https://h.example/api/mcp/.well-known/oauth-protected-resource",
+                "https://h.example/.well-known/oauth-protected-resource",
+            ]
+        );
+        assert_eq!(
+            urls("https://h.example/"),
+            ["https://h.example/.well-known/oauth-protected-resource"]
+        );
+        assert!(names_resource_metadata(
+            r#"Bearer error="invalid_token", Resource_Metadata="https://h.example/prm""#
+        ));
+        assert!(!names_resource_metadata(r#"Bearer error="invalid_token""#));
+    }
+
+    /// An MCP server and its authorization server on one loopback port, for sign-in tests:
+    /// the MCP endpoint at `/mcp` answers 401; the authorization server's metadata is at
+    /// `/.well-known/oauth-authorization-server`, with `issuer` the origin plus `issuer_path`
+    /// (its endpoints under that path too), approving every request at once.
+    struct FakeServers {
+        issuer_path: &'static str,
+        /// The issuer named instead of origin + `issuer_path`.
+        issuer: Option<&'static str>,
+        cimd: bool,
+        /// Publishes protected-resource metadata at the RFC 9728 location, naming the origin
+        /// as its authorization server.
+        resource_metadata: bool,
+    }
+
+    /// The base URL, and the "METHOD path?query" of every request served.
+    struct Served {
+        base: String,
+        requests: Arc<std::sync::Mutex<Vec<String>>>,
+    }
+
+    impl Served {
+        fn requests(&self) -> Vec<String> {
+            self.requests.lock().unwrap().clone()
+        }
+    }
+
+    impl FakeServers {
+        fn answer(&self, base: &str, method: &str, target: &str) -> (u16, Vec<(&'static str, String)>, String) {
+            let url = Url::parse(&format!("{base}{target}")).unwrap();
+            let prefix = self.issuer_path;
+            let json = |status, value: serde_json::Value| (status, vec![], value.to_string());
+            match (method, url.path()) {
+                ("GET", "/mcp") => (401, vec![("www-authenticate", "Bearer".into())], String::new()),
+                ("GET", "/.well-known/oauth-protected-resource/mcp") if self.resource_metadata => json(
+                    200,
+                    serde_json::json!({"resource": format!("{base}/mcp"), "authorization_servers": [base]}),
+                ),
+                ("GET", "/.well-known/oauth-authorization-server") => json(
+                    200,
+                    serde_json::json!({
+                        "issuer": self.issuer.map(str::to_string).unwrap_or(format!("{base}{prefix}")),
+                        "authorization_endpoint": format!("{base}{prefix}/authorize"),
+                        "token_endpoint": format!("{base}{prefix}/token"),
+                        "registration_endpoint": format!("{base}{prefix}/register"),
+                        "response_types_supported": ["code"],
+                        "code_challenge_methods_supported": ["S256"],
+                        "client_id_metadata_document_supported": self.cimd,
+                    }),
+                ),
+                ("GET", path) if path == format!("{prefix}/authorize") => {
+                    let query: std::collections::HashMap<_, _> = url.query_pairs().into_owned().collect();
+                    let mut back = Url::parse(&query["redirect_uri"]).unwrap();
+                    back.query_pairs_mut()
+                        .append_pair("code", "the-code")
+                        .append_pair("state", &query["state"]);
+                    (302, vec![("location", back.to_string())], String::new())
+                }
+                ("POST", path) if path == format!("{prefix}/token") => json(
+                    200,
+                    serde_json::json!({"access_token": "the-token", "token_type": "Bearer", "expires_in": 3600}),
+                ),
+                ("POST", path) if path == format!("{prefix}/register") => json(
+                    201,
+                    serde_json::json!({"client_id": "registered", "redirect_uris": ["http://127.0.0.1:1/callback"]}),
+                ),
+                _ => (404, vec![], String::new()),
+            }
+        }
+
+        async fn serve(self) -> Served {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let base = format!("http://{}", listener.local_addr().unwrap());
+            let requests = Arc::new(std::sync::Mutex::new(Vec::new()));
+            let (servers, log, at) = (Arc::new(self), requests.clone(), base.clone());
+            tokio::spawn(async move {
+                loop {
+                    let Ok((mut stream, _)) = listener.accept().await else {
+                        return;
+                    };
+                    let (servers, log, base) = (servers.clone(), log.clone(), at.clone());
+                    tokio::spawn(async move {
+                        let mut buf = Vec::new();
+                        let mut chunk = [0u8; 4096];
+                        // The head, then as much body as it announces.
+                        let head_end = loop {
+                            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                                break i + 4;
+                            }
+                            match stream.read(&mut chunk).await {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                            }
+                        };
+                        let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+                        let length = head
+                            .lines()
+                            .filter_map(|l| l.split_once(':'))
+                            .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+                            .and_then(|(_, v)| v.trim().parse::<usize>().ok())
+                            .unwrap_or(0);
+                        while buf.len() < head_end + length {
+                            match stream.read(&mut chunk).await {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                            }
+                        }
+                        let mut first = head.lines().next().unwrap_or("").split_whitespace();
+                        let (method, target) = (first.next().unwrap_or(""), first.next().unwrap_or(""));
+                        log.lock().unwrap().push(format!("{method} {target}"));
+                        let (status, headers, body) = servers.answer(&base, method, target);
+                        let mut response = format!(
+                            "HTTP/1.1 {status} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+                            http::StatusCode::from_u16(status)
+                                .unwrap()
+                                .canonical_reason()
+                                .unwrap_or(""),
+                            body.len()
+                        );
+                        for (name, value) in headers {
+                            response.push_str(&format!("{name}: {value}\r\n"));
+                        }
+                        response.push_str("\r\n");
+                        response.push_str(&body);
+                        stream.write_all(response.as_bytes()).await.ok();
+                        stream.shutdown().await.ok();
+                    });
+                }
+            });
+            Served { base, requests }
+        }
+    }
+
+    fn asked(served: &Served, method_and_path: &str) -> Option<String> {
+        served
+            .requests()
+            .into_iter()
+            .find(|r| r.split('?').next() == Some(method_and_path))
+    }
+
+    #[tokio::test]
+    async fn a_2025_03_26_server_with_its_issuer_under_a_path_signs_in_and_its_tokens_are_reused() {
+        let served = FakeServers {
+            issuer_path: "/oauth",
+            issuer: None,
+            cimd: false,
+            resource_metadata: false,
+        }
+        .serve()
+        .await;
+        let oauth = oauth();
+        let url = format!("{}/mcp", served.base);
+        let manager = oauth.sign_in(&url, Some("Bearer")).await.unwrap();
+        assert!(manager.get_access_token().await.is_ok());
+        for step in ["POST /oauth/register", "GET /oauth/authorize", "POST /oauth/token"] {
+            assert!(asked(&served, step).is_some(), "{step}: {:?}", served.requests());
+        }
+        // At the next start, the stored tokens are found through the same metadata.
+        let stored = oauth.stored(&url).await.unwrap().expect("stored tokens");
+        assert!(stored.get_access_token().await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn with_resource_metadata_or_a_foreign_issuer_the_issuer_check_stands() {
+        for (issuer, resource_metadata) in [(None, true), (Some("http://auth.example/oauth"), false)] {
+            let served = FakeServers {
+                issuer_path: "/oauth",
+                issuer,
+                cimd: false,
+                resource_metadata,
+            }
+            .serve()
+            .await;
+            let error = oauth()
+                .sign_in(&format!("{}/mcp", served.base), None)
+                .await
+                .err()
+                .expect("no sign-in");
+            assert!(error.contains("issuer mismatch"), "{error}");
+            assert_eq!(asked(&served, "POST /oauth/register"), None);
+        }
     }
 }
