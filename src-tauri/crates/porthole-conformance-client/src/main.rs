@@ -5,13 +5,17 @@
 //! `MCP_CONFORMANCE_CONTEXT`). It does what Porthole does with a server: connect over Streamable
 //! HTTP through `porthole-mcp`, list the tools, and call each one with arguments made from its
 //! input schema, answering elicitation with the schema's defaults. Run it with `make conformance`.
+//!
+//! `PORTHOLE_CLIENT_METADATA_URL` is the client-ID metadata document URL it signs in with where
+//! the authorization server supports CIMD (`tests/conformance/run` sets the one the suite's
+//! `auth/basic-cimd` expects); `PORTHOLE_AUTHORIZER=browser` signs in through the system browser.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use std::sync::Arc;
 
-use porthole_mcp::oauth::{Authorizer, FollowRedirect, KeyringTokens, OAuth, SystemBrowser};
+use porthole_mcp::oauth::{Authorizer, FollowRedirect, KeyringTokens, OAuth, SystemBrowser, check_client_metadata_url};
 use porthole_mcp::{CallOptions, ConnectOptions, ElicitationPolicy, ServerConfig, ServerState, Servers};
 use serde_json::{Map, Value, json};
 
@@ -72,12 +76,25 @@ async fn main() -> ExitCode {
         _ => Arc::new(FollowRedirect),
     };
     let mut oauth = OAuth::new(authorizer, Arc::new(KeyringTokens(secrets)));
+    // PORTHOLE_CLIENT_METADATA_URL is Porthole's client-ID metadata document URL, the client_id
+    // for authorization servers that support CIMD (others get a dynamic registration).
+    oauth.client_metadata_url = std::env::var("PORTHOLE_CLIENT_METADATA_URL")
+        .ok()
+        .filter(|u| !u.is_empty());
     if let Ok(context) = std::env::var("MCP_CONFORMANCE_CONTEXT")
         && let Ok(context) = serde_json::from_str::<Value>(&context)
     {
         oauth.client_id = context["client_id"].as_str().map(str::to_string);
         oauth.client_secret = context["client_secret"].as_str().map(str::to_string);
-        oauth.client_metadata_url = context["client_metadata_url"].as_str().map(str::to_string);
+        if let Some(url) = context["client_metadata_url"].as_str() {
+            oauth.client_metadata_url = Some(url.to_string());
+        }
+    }
+    if let Some(url) = &oauth.client_metadata_url
+        && let Err(e) = check_client_metadata_url(url)
+    {
+        eprintln!("unusable client metadata document URL: {e}");
+        return ExitCode::from(2);
     }
     let options = ConnectOptions {
         elicitation: ElicitationPolicy::AcceptDefaults,

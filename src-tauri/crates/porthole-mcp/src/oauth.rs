@@ -252,8 +252,50 @@ pub struct OAuth {
     /// A client registered in advance (`oauth.clientId` / `clientSecret` in the config).
     pub client_id: Option<String>,
     pub client_secret: Option<String>,
-    /// A client-ID metadata document URL, for servers that support CIMD.
+    /// A client-ID metadata document URL, for servers that support CIMD: an `https://` URL
+    /// where a JSON document describing Porthole (its `client_id` being this very URL) is
+    /// hosted. See [`check_client_metadata_url`] and [`OAuth::registration_for`].
     pub client_metadata_url: Option<String>,
+}
+
+/// How a sign-in identifies Porthole to an authorization server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClientRegistration {
+    /// A client registered in advance: its `client_id` (and secret, if any).
+    Preregistered(String),
+    /// A client-ID metadata document (CIMD): its URL is the `client_id`, and nothing is
+    /// registered.
+    MetadataDocument(String),
+    /// Dynamic client registration (RFC 7591) at the server's `registration_endpoint`.
+    Dynamic,
+}
+
+/// Whether `url` can be a client-ID metadata document URL, and so a `client_id`: `https`, with
+/// a host and a path other than `/`, and no credentials, fragment, or `.`/`..` segments (the
+/// rules of draft-ietf-oauth-client-id-metadata-document and of rmcp, which otherwise fails the
+/// whole sign-in). For a setting to check what it is given.
+pub fn check_client_metadata_url(url: &str) -> Result<(), String> {
+    let parsed = Url::parse(url).map_err(|e| format!("{url:?} is not a URL: {e}"))?;
+    if parsed.scheme() != "https" || parsed.host_str().is_none() {
+        return Err(format!("{url:?} is not an https:// URL"));
+    }
+    if parsed.path() == "/" {
+        return Err(format!(
+            "{url:?} has no path: the document needs one (/client.json, say)"
+        ));
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(format!("{url:?} has a user name or password in it"));
+    }
+    if parsed.fragment().is_some() {
+        return Err(format!("{url:?} has a #fragment"));
+    }
+    // The URL parser resolves dot segments away, but the client_id is the text as written.
+    let path = url.split(['?', '#']).next().unwrap_or(url);
+    if path.split('/').skip(3).any(|segment| segment == "." || segment == "..") {
+        return Err(format!("{url:?} has a '.' or '..' path segment"));
+    }
+    Ok(())
 }
 
 impl std::fmt::Debug for OAuth {
@@ -273,6 +315,32 @@ impl OAuth {
             client_id: None,
             client_secret: None,
             client_metadata_url: None,
+        }
+    }
+
+    /// How to identify Porthole to the authorization server `metadata` describes: a client
+    /// registered in advance if there is one, else the client-ID metadata document URL if the
+    /// server advertises `client_id_metadata_document_supported` and the URL is usable, else
+    /// dynamic registration. (The order of the MCP specification, and of rmcp's
+    /// `AuthorizationSession`, which is only given what is chosen here.)
+    pub fn registration_for(&self, metadata: &AuthorizationMetadata) -> ClientRegistration {
+        if let Some(id) = &self.client_id {
+            return ClientRegistration::Preregistered(id.clone());
+        }
+        let supports_cimd = metadata
+            .additional_fields
+            .get("client_id_metadata_document_supported")
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false);
+        match &self.client_metadata_url {
+            Some(url) if supports_cimd => match check_client_metadata_url(url) {
+                Ok(()) => ClientRegistration::MetadataDocument(url.clone()),
+                Err(e) => {
+                    tracing::warn!("not using the client metadata document URL, registering instead: {e}");
+                    ClientRegistration::Dynamic
+                }
+            },
+            _ => ClientRegistration::Dynamic,
         }
     }
 
@@ -333,20 +401,23 @@ impl OAuth {
     pub async fn sign_in(&self, server_url: &str, challenge: Option<&str>) -> Result<AuthorizationManager, String> {
         let mut manager = self.manager(server_url).await?;
         let metadata = Self::discover(&manager, server_url, challenge).await?;
+        let registration = self.registration_for(&metadata);
+        tracing::debug!(?registration, "OAuth client for {server_url}");
         manager.set_metadata(metadata);
         let authorization = self.authorizer.start().await?;
         let mut request = AuthorizationRequest::new(authorization.redirect_uri).with_client_name("Porthole");
         if let Some(challenge) = challenge {
             request = request.with_challenge(challenge);
         }
-        if let Some(id) = &self.client_id {
-            request = request.with_preregistered_client(id);
-            if let Some(secret) = &self.client_secret {
-                request = request.with_client_secret(secret);
+        match registration {
+            ClientRegistration::Preregistered(id) => {
+                request = request.with_preregistered_client(id);
+                if let Some(secret) = &self.client_secret {
+                    request = request.with_client_secret(secret);
+                }
             }
-        }
-        if let Some(url) = &self.client_metadata_url {
-            request = request.with_client_metadata_url(url);
+            ClientRegistration::MetadataDocument(url) => request = request.with_client_metadata_url(url),
+            ClientRegistration::Dynamic => {}
         }
         let session = AuthorizationSession::new(manager, request)
             .await
@@ -577,11 +648,73 @@ mod tests {
         assert!(open_in_browser("javascript:alert(1)").is_err());
     }
 
+    fn metadata(json: serde_json::Value) -> AuthorizationMetadata {
+        serde_json::from_value(json).unwrap()
+    }
+
     fn oauth() -> OAuth {
         OAuth::new(
             Arc::new(FollowRedirect),
             Arc::new(KeyringTokens(Arc::new(MemorySecrets::default()))),
         )
+    }
+
+    const CIMD: &str = "https://porthole.example/oauth/client.json";
+
+    #[test]
+    fn the_metadata_document_url_is_the_client_id_only_where_the_server_supports_it() {
+        let supports = metadata(serde_json::json!({
+            "authorization_endpoint": "https://as.example/authorize",
+            "token_endpoint": "https://as.example/token",
+            "client_id_metadata_document_supported": true,
+        }));
+        let silent = metadata(serde_json::json!({
+            "authorization_endpoint": "https://as.example/authorize",
+            "token_endpoint": "https://as.example/token",
+        }));
+        let mut oauth = oauth();
+        assert_eq!(
+            oauth.registration_for(&supports),
+            ClientRegistration::Dynamic,
+            "no URL set"
+        );
+        oauth.client_metadata_url = Some(CIMD.into());
+        assert_eq!(
+            oauth.registration_for(&supports),
+            ClientRegistration::MetadataDocument(CIMD.into())
+        );
+        assert_eq!(oauth.registration_for(&silent), ClientRegistration::Dynamic);
+        oauth.client_metadata_url = Some("http://porthole.example/client.json".into());
+        assert_eq!(
+            oauth.registration_for(&supports),
+            ClientRegistration::Dynamic,
+            "an unusable URL registers rather than failing the sign-in"
+        );
+        oauth.client_metadata_url = Some(CIMD.into());
+        oauth.client_id = Some("given".into());
+        assert_eq!(
+            oauth.registration_for(&supports),
+            ClientRegistration::Preregistered("given".into()),
+            "a client registered in advance comes first"
+        );
+    }
+
+    #[test]
+    fn client_metadata_urls_are_https_with_a_path() {
+        assert!(check_client_metadata_url(CIMD).is_ok());
+        assert!(check_client_metadata_url("https://conformance-test.local/client-metadata.json").is_ok());
+        for bad in [
+            "http://porthole.example/client.json",
+            "https://porthole.example",
+            "https://porthole.example/",
+            "https://user:pw@porthole.example/client.json",
+            "https://porthole.example/client.json#me",
+            "https://porthole.example/a/../client.json",
+            "https://porthole.example/./client.json",
+            "porthole.example/client.json",
+        ] {
+            assert!(check_client_metadata_url(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
@@ -783,6 +916,53 @@ mod tests {
             .requests()
             .into_iter()
             .find(|r| r.split('?').next() == Some(method_and_path))
+    }
+
+    fn client_id_asked_for(served: &Served, authorize: &str) -> String {
+        let request = asked(served, &format!("GET {authorize}")).expect("an authorization request");
+        let url = Url::parse(&format!("http://x{}", &request["GET ".len()..])).unwrap();
+        url.query_pairs()
+            .find(|(k, _)| k == "client_id")
+            .unwrap()
+            .1
+            .into_owned()
+    }
+
+    #[tokio::test]
+    async fn a_server_supporting_cimd_gets_the_metadata_document_url_as_client_id() {
+        let served = FakeServers {
+            issuer_path: "",
+            issuer: None,
+            cimd: true,
+            resource_metadata: true,
+        }
+        .serve()
+        .await;
+        let mut oauth = oauth();
+        oauth.client_metadata_url = Some(CIMD.into());
+        oauth.sign_in(&format!("{}/mcp", served.base), None).await.unwrap();
+        assert_eq!(client_id_asked_for(&served, "/authorize"), CIMD);
+        assert_eq!(asked(&served, "POST /register"), None, "{:?}", served.requests());
+        assert!(asked(&served, "POST /token").is_some());
+    }
+
+    #[tokio::test]
+    async fn without_cimd_support_or_a_usable_url_the_client_registers() {
+        for (cimd, url) in [(false, CIMD), (true, "http://porthole.example/client.json")] {
+            let served = FakeServers {
+                issuer_path: "",
+                issuer: None,
+                cimd,
+                resource_metadata: true,
+            }
+            .serve()
+            .await;
+            let mut oauth = oauth();
+            oauth.client_metadata_url = Some(url.into());
+            oauth.sign_in(&format!("{}/mcp", served.base), None).await.unwrap();
+            assert!(asked(&served, "POST /register").is_some(), "{:?}", served.requests());
+            assert_eq!(client_id_asked_for(&served, "/authorize"), "registered");
+        }
     }
 
     #[tokio::test]
