@@ -339,6 +339,11 @@ async fn sign_out_server(host: State<'_, Host>, Args(a): Args<ServerRef>) -> Ans
     host.sign_out_server(&a.name).await
 }
 
+#[tauri::command]
+fn clear_view_data(host: State<'_, Host>, Args(a): Args<ServerRef>) -> Answer<String> {
+    host.clear_view_data(&a.name)
+}
+
 /// Moves a damaged conversation store aside and restarts the app with a fresh one.
 #[tauri::command]
 fn recover_store(host: State<'_, Host>, _: Args<NoArgs>) -> Answer<String> {

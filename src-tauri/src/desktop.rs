@@ -61,7 +61,8 @@ impl Desktop for TauriDesktop {
     }
 }
 
-/// Each view's document, once per unguessable token, only to the webview that owns it.
+/// Each view's document, once per unguessable token, only to the webview that owns it and on
+/// its server's origin.
 fn serve_view(host: &Host, label: &str, request: &http::Request<Vec<u8>>) -> http::Response<Vec<u8>> {
     let token = request
         .uri()
@@ -69,8 +70,10 @@ fn serve_view(host: &Host, label: &str, request: &http::Request<Vec<u8>>) -> htt
         .strip_prefix("/view/")
         .map(|t| t.trim_end_matches('/').to_string())
         .unwrap_or_default();
+    // The view's origin is its server's: a token is served only on the origin it was made for.
+    let origin = porthole_apps::tokens::origin_of(request.uri().host().unwrap_or_default());
     let served = if matches!(*request.method(), http::Method::GET | http::Method::HEAD) {
-        host.views().tokens().serve(&token, label, Instant::now())
+        host.views().tokens().serve(&token, &origin, label, Instant::now())
     } else {
         Err(porthole_apps::tokens::NotServed::Unknown)
     };

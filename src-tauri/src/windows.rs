@@ -8,10 +8,17 @@ use tauri::{AppHandle, Manager, Url, WebviewUrl, WebviewWindowBuilder};
 fn navigation_allowed(url: &Url) -> bool {
     match url.scheme() {
         "tauri" => url.host_str() == Some("localhost"),
-        // Views' frames (WebKitGTK asks about frame navigations too); the scheme handler serves
-        // only minted tokens, and only to this window.
-        "mcpview" => url.host_str() == Some("localhost") && url.path().starts_with("/view/"),
-        "http" if url.host_str() == Some("mcpview.localhost") => url.path().starts_with("/view/"),
+        // Views' frames, each on its server's origin (WebKitGTK asks about frame navigations
+        // too); the scheme handler serves only minted tokens, on their own origin and only to
+        // this window.
+        "mcpview" => url.host_str().is_some_and(|h| !h.is_empty()) && url.path().starts_with("/view/"),
+        "http"
+            if url
+                .host_str()
+                .is_some_and(|h| h.starts_with("mcpview.") && h.ends_with(".localhost")) =>
+        {
+            url.path().starts_with("/view/")
+        }
         "http" | "https" => url.host_str() == Some("tauri.localhost"),
         "about" => url.as_str() == "about:blank" || url.as_str() == "about:srcdoc",
         _ => false,
@@ -81,7 +88,13 @@ mod tests {
 
     #[test]
     fn only_the_apps_own_pages_are_navigable() {
-        for ok in ["tauri://localhost/index.html", "http://tauri.localhost/"] {
+        for ok in [
+            "tauri://localhost/index.html",
+            "http://tauri.localhost/",
+            "mcpview://0123456789abcdef0123456789abcdef/view/aa",
+            "mcpview://widgets.example.com/view/aa",
+            "http://mcpview.0123abcd.localhost/view/aa",
+        ] {
             assert!(navigation_allowed(&Url::parse(ok).unwrap()), "{ok}");
         }
         for bad in [
@@ -92,6 +105,8 @@ mod tests {
             "javascript:alert(1)",
             "data:text/html,hi",
             "http://tauri.localhost.evil.example/",
+            "mcpview://0123abcd/other",
+            "http://mcpview.0123abcd.evil.example/view/aa",
         ] {
             assert!(!navigation_allowed(&Url::parse(bad).unwrap()), "{bad}");
         }

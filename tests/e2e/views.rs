@@ -154,7 +154,10 @@ fn official_example_views_render_and_show_their_tool_result() -> Result<()> {
             continue;
         }
         let frame = s.find(&format!("{card} iframe[data-testid=mcp-app-view]"))?;
-        assert_eq!(s.attribute(&frame, "sandbox")?.as_deref(), Some("allow-scripts"));
+        assert_eq!(
+            s.attribute(&frame, "sandbox")?.as_deref(),
+            Some("allow-scripts allow-same-origin")
+        );
 
         // What the view must show: a value from the result it was sent, or a fixed string.
         let mut expected: Vec<String> = Vec::new();
@@ -422,6 +425,148 @@ fn a_hostile_view_is_contained() -> Result<()> {
     Ok(())
 }
 
+/// What the storage view shows: its count in localStorage and IndexedDB, its origin, and what
+/// it could read of the window's other view frames.
+#[derive(Debug)]
+struct StorageView {
+    count: String,
+    idb: String,
+    origin: String,
+    reach: Value,
+    src: String,
+}
+
+/// Sends `text` (the model then shows one more storage view) and reads the newest view.
+fn next_storage_view(s: &Session, text: &str, answer: &str) -> Result<StorageView> {
+    let before = s.find_all("iframe[data-testid=mcp-app-view]")?.len();
+    send(s, text)?;
+    wait_for_answer(s, answer)?;
+    let frame = s.wait_for("the new view", WAIT, |s| {
+        let frames = s.find_all("[data-testid=view][data-state=ready] iframe[data-testid=mcp-app-view]")?;
+        Ok((frames.len() > before).then(|| frames.last().cloned()).flatten())
+    })?;
+    let src = s.attribute(&frame, "src")?.unwrap_or_default();
+    assert_eq!(
+        s.attribute(&frame, "sandbox")?.as_deref(),
+        Some("allow-scripts allow-same-origin")
+    );
+    s.switch_to_frame(&frame)?;
+    let read = (|| -> Result<StorageView> {
+        let idb = s.wait_for("the view's IndexedDB count", WAIT, |s| {
+            let text = s.text(&s.find("#idb")?)?;
+            Ok(text.parse::<u32>().is_ok().then_some(text))
+        })?;
+        Ok(StorageView {
+            count: s.text(&s.find("#count")?)?,
+            idb,
+            origin: s.text(&s.find("#origin")?)?,
+            reach: serde_json::from_str(&s.text(&s.find("#reach")?)?)?,
+            src: src.clone(),
+        })
+    })();
+    s.switch_to_parent()?;
+    read
+}
+
+/// Each server's views run on an origin of their own, stable across restarts: their
+/// `localStorage` lasts (the host keeps it), IndexedDB lasts the session, another server's views
+/// cannot read them, and clearing a server's view data starts it afresh on a new origin.
+#[test]
+fn a_servers_views_keep_their_storage_on_an_origin_of_their_own() -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let mut replies = Vec::new();
+    for (i, tool) in [
+        "keeper__storage_view",
+        "keeper__storage_view",
+        "other__storage_view",
+        "keeper__storage_view",
+        "keeper__storage_view",
+    ]
+    .iter()
+    .enumerate()
+    {
+        replies.push(Reply::ToolCalls {
+            text: None,
+            calls: vec![FakeToolCall::new(format!("call_{i}"), *tool, "{}")],
+        });
+        replies.push(Reply::text(format!("Done {i}.")));
+    }
+    let fake = runtime.block_on(FakeLlm::start(Script::new(replies)))?;
+    let dir = tempfile::Builder::new().prefix("porthole-views-").tempdir()?;
+    let server = json!({ "command": env!("CARGO_BIN_EXE_porthole-hostile-server"), "alwaysAllow": ["storage_view"] });
+    let config = json!({ "mcpServers": { "keeper": server.clone(), "other": server } });
+    std::fs::write(dir.path().join("config.json"), config.to_string())?;
+    let url = fake.base_url();
+    let args = ["--base-url", url.as_str(), "--model", "fake-model"];
+
+    let app = App::launch(dir.path(), &args, &[])?;
+    let s = &app.session;
+    for name in ["keeper", "other"] {
+        s.wait_for_element(
+            &format!("[data-testid=server][data-server-name={name}][data-state=connected]"),
+            WAIT,
+        )?;
+    }
+    let first = next_storage_view(s, "one", "Done 0.")?;
+    assert_eq!((first.count.as_str(), first.idb.as_str()), ("1", "1"), "{first:?}");
+    let origin = first.origin.clone();
+    assert!(
+        origin.starts_with("mcpview://") && origin != "mcpview://localhost",
+        "{first:?}"
+    );
+    assert!(first.src.starts_with(&format!("{origin}/view/")), "{first:?}");
+    // The same server's next view: the same origin, its storage, and its sibling frame.
+    let second = next_storage_view(s, "two", "Done 1.")?;
+    assert_eq!((second.count.as_str(), second.idb.as_str()), ("2", "2"), "{second:?}");
+    assert_eq!(second.origin, origin);
+    assert_eq!(
+        second.reach,
+        json!([origin]),
+        "its own server's other view is its own origin"
+    );
+    // Another server: another origin, none of the first's storage, and its frames out of reach.
+    let other = next_storage_view(s, "three", "Done 2.")?;
+    assert_eq!((other.count.as_str(), other.idb.as_str()), ("1", "1"), "{other:?}");
+    assert_ne!(other.origin, origin);
+    assert_eq!(other.reach, json!(["blocked", "blocked"]), "{other:?}");
+
+    // The host keeps the first server's localStorage (reported within a second or so).
+    let origin_host = origin.trim_start_matches("mcpview://").to_string();
+    let key = format!("view_storage:{origin_host}");
+    s.wait_for("the view's storage to be kept", WAIT, |_| {
+        let kept = Store::open(&dir.path().join("porthole.db"))?.setting(&key)?;
+        Ok(kept.filter(|v| v["count"] == "2").map(drop))
+    })?;
+    drop(app);
+
+    // After a restart: the same origin, and its localStorage back.
+    let app = App::launch(dir.path(), &args, &[])?;
+    let s = &app.session;
+    s.wait_for_element(
+        "[data-testid=server][data-server-name=keeper][data-state=connected]",
+        WAIT,
+    )?;
+    let again = next_storage_view(s, "four", "Done 3.")?;
+    assert_eq!(again.origin, origin, "the origin is the same after a restart");
+    assert_eq!(again.count, "3", "localStorage lasted across the restart: {again:?}");
+
+    // Cleared in the server's settings: a new origin, nothing kept.
+    s.click(&s.find("[data-testid=settings-button]")?)?;
+    s.wait_for_element("[data-testid=settings]", WAIT)?;
+    s.click(&s.find("[data-testid=settings-tab-servers]")?)?;
+    let row = "[data-testid=server-row][data-server-name=keeper]";
+    s.click(&s.wait_for_element(&format!("{row} [data-testid=server-clear-view-data]"), WAIT)?)?;
+    let note = s.wait_for_element("[data-testid=server-settings-note]", WAIT)?;
+    assert!(s.text(&note)?.contains("Cleared"), "{}", s.text(&note)?);
+    s.click(&s.find("[data-testid=settings-close]")?)?;
+    let cleared = next_storage_view(s, "five", "Done 4.")?;
+    assert_ne!(cleared.origin, origin, "{cleared:?}");
+    assert_eq!(cleared.count, "1", "nothing kept after clearing: {cleared:?}");
+    let kept = Store::open(&dir.path().join("porthole.db"))?.setting(&key)?;
+    assert!(kept.is_none(), "the old origin's storage is forgotten: {kept:?}");
+    Ok(())
+}
+
 /// The text on the X11 CLIPBOARD selection of this display, read with GTK.
 #[cfg(target_os = "linux")]
 fn system_clipboard_text() -> Option<String> {
@@ -562,7 +707,10 @@ fn a_popped_out_view_gets_its_own_window_and_comes_back_when_it_closes() -> Resu
         "[data-testid=view][data-state=ready] iframe[data-testid=mcp-app-view]",
         WAIT,
     )?;
-    assert_eq!(s.attribute(&frame, "sandbox")?.as_deref(), Some("allow-scripts"));
+    assert_eq!(
+        s.attribute(&frame, "sandbox")?.as_deref(),
+        Some("allow-scripts allow-same-origin")
+    );
     s.switch_to_frame(&frame)?;
     s.wait_for("the result in the popped-out view", WAIT, |s| {
         Ok(frame_text(s)?.contains(time.as_str()).then_some(()))

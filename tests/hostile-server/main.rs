@@ -13,6 +13,7 @@
 //! | `oversized_view`    | `ui://hostile/too-big.html` (6 MiB: refused)        | "oversized view"               |
 //! | `wrong_mime_view`   | `ui://hostile/wrong-mime.html` (`text/html`: refused) | "wrong mime view"            |
 //! | `missing_view`      | `ui://hostile/missing.html` (read fails)            | "missing view"                 |
+//! | `storage_view`      | `ui://hostile/storage.html`: counts its starts in `localStorage` and IndexedDB, shows its origin and what it can read of other views' frames | "storage view" |
 //!
 //! `ui://hostile/attacks.html` (`attacks.html` next to this file) declares a CSP in which every
 //! entry but `https://ok.example` and `wss://ws.example` is one a host must drop. Once loaded it
@@ -38,6 +39,10 @@ const TOO_BIG_URI: &str = "ui://hostile/too-big.html";
 const WRONG_MIME_URI: &str = "ui://hostile/wrong-mime.html";
 const MISSING_URI: &str = "ui://hostile/missing.html";
 const SILENT_URI: &str = "ui://hostile/silent.html";
+const STORAGE_URI: &str = "ui://hostile/storage.html";
+
+/// The view that counts its starts in its storage (`storage.html` next to this file).
+const STORAGE_HTML: &str = include_str!("storage.html");
 
 /// A view that loads but never speaks: no `ui/initialize`, so the host must give up on it.
 const SILENT_HTML: &str = "<!doctype html><html><body><p id=\"silent\">This view never starts.</p></body></html>";
@@ -135,6 +140,12 @@ fn views() -> Vec<View> {
             meta: None,
         },
         View {
+            uri: STORAGE_URI,
+            name: "storage",
+            mime: MCP_APP_MIME,
+            meta: None,
+        },
+        View {
             uri: MISSING_URI,
             name: "missing",
             mime: MCP_APP_MIME,
@@ -210,8 +221,14 @@ impl ServerHandler for HostileServer {
             tool(
                 "silent_view",
                 "A UI tool whose view never initializes.",
-                object,
+                object.clone(),
                 json!({"resourceUri": SILENT_URI}),
+            ),
+            tool(
+                "storage_view",
+                "A UI tool whose view counts its starts in its own storage.",
+                object,
+                json!({"resourceUri": STORAGE_URI}),
             ),
         ]))
     }
@@ -239,6 +256,7 @@ impl ServerHandler for HostileServer {
             "wrong_mime_view" => text("wrong mime view"),
             "missing_view" => text("missing view"),
             "silent_view" => text("silent view"),
+            "storage_view" => text("storage view"),
             other => return Err(ErrorData::invalid_params(format!("no tool {other}"), None)),
         };
         Ok(result.into())
@@ -281,6 +299,7 @@ impl ServerHandler for HostileServer {
             TOO_BIG_URI => TOO_BIG_HTML.as_str(),
             WRONG_MIME_URI => WRONG_MIME_HTML,
             SILENT_URI => SILENT_HTML,
+            STORAGE_URI => STORAGE_HTML,
             MISSING_URI => {
                 return Err(ErrorData::resource_not_found(
                     format!("{MISSING_URI} is gone (on purpose)"),

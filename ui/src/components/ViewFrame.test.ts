@@ -88,12 +88,12 @@ function showView(callId = "call-1", label = "forecast") {
 }
 
 describe("ViewFrame", () => {
-  it("renders the view in a frame sandboxed with exactly allow-scripts", () => {
+  it("renders the view in a frame sandboxed with exactly allow-scripts allow-same-origin", () => {
     views.handle(opened("call-1", "v1"));
     const { getByTestId } = showView();
     const frame = getByTestId("mcp-app-view") as HTMLIFrameElement;
     expect(frame.tagName).toBe("IFRAME");
-    expect(frame.getAttribute("sandbox")).toBe("allow-scripts");
+    expect(frame.getAttribute("sandbox")).toBe("allow-scripts allow-same-origin");
     expect(frame.getAttribute("allow")).toBe("clipboard-write");
     expect(frame.getAttribute("src")).toBe("mcpview://localhost/v1-token");
     expect(frame.getAttribute("title")).toBe("View of forecast");

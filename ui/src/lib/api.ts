@@ -212,6 +212,9 @@ export const api = {
   signInServer: (name: string) => commands.signInServer({ name }),
   /** Deletes the stored sign-in and reconnects without one; resolves to what happened, in words. */
   signOutServer: (name: string) => commands.signOutServer({ name }),
+  /** Forgets what the server's views stored (localStorage, IndexedDB): its next view starts
+   * on a new origin with nothing kept; resolves to what happened, in words. */
+  clearViewData: (name: string) => commands.clearViewData({ name }),
   /** Moves a damaged conversation store aside (kept, renamed) and restarts Porthole with a
    * fresh one; resolves to where the old file went, in words. */
   recoverStore: () => commands.recoverStore(),

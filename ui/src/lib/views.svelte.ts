@@ -2,8 +2,9 @@
 // by tool call id, and the one relay between the views' sandboxed frames and Rust.
 //
 // The relay trusts nothing but identity: a message is a view's only when its `event.source` is
-// the `contentWindow` of a frame registered for that view (`event.origin` is "null" for these
-// frames and says nothing). Everything else posted to the window is ignored.
+// the `contentWindow` of a frame registered for that view (`event.origin`, the view's server's
+// origin, is shared by that server's views and is not checked). Everything else posted to the
+// window is ignored.
 import { api, errorMessage, type ViewEvent, type ViewStatus } from "./api";
 
 /** Messages relayed to Rust per view per second at most (Rust allows 500). */
@@ -64,8 +65,9 @@ export interface FrameLike {
   readonly contentWindow: Window | null;
 }
 
-/** The target origin of messages to a view: "*", since a frame sandboxed without
- * allow-same-origin has an opaque origin that no target origin can name. */
+/** The target origin of messages to a view: "*". A view's origin is a custom scheme's
+ * (`mcpview://<origin>`), which a target origin cannot name reliably; the message goes to the
+ * frame's window, found by identity. */
 const ANY_ORIGIN = "*";
 
 export function clampHeight(height: number): number {

@@ -207,6 +207,9 @@ pub enum ViewAction {
     Initialized,
     /// The view asks to be closed (go through [`ViewBridge::teardown`] if agreeing).
     RequestTeardown,
+    /// The whole `localStorage` of the view's origin, to keep for its next start (the
+    /// host-injected [`crate::view_storage::shim`] reports it when it changed).
+    SaveStorage { local_storage: Map<String, Value> },
 }
 
 /// What a view is and what the host offers it.
@@ -1132,6 +1135,10 @@ impl Inner {
                 tracing::debug!(view = %self.view_id, method = %rpc::truncate(method, 100), "notification before ui/initialize ignored");
             }
             "ui/notifications/initialized" => self.initialized(),
+            crate::view_storage::STORAGE_METHOD => match crate::view_storage::checked_report(&params) {
+                Ok(local_storage) => self.act(ViewAction::SaveStorage { local_storage }),
+                Err(why) => tracing::warn!(view = %self.view_id, "a view's storage is not kept: {why}"),
+            },
             "ui/notifications/size-changed" => self.size_changed(&params),
             "notifications/cancelled" => self.cancel(&params),
             _ => {}

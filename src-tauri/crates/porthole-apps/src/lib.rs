@@ -16,5 +16,6 @@ pub mod resource;
 pub mod test_support;
 pub mod theme;
 pub mod tokens;
+pub mod view_storage;
 
 pub use bridge::tool_definition;

@@ -1,4 +1,4 @@
-//! The unguessable tokens in a view's URL ([`view_url`]: `mcpview://localhost/view/<token>`), and the HTTP
+//! The unguessable tokens in a view's URL ([`view_url`]: `mcpview://<origin>/view/<token>`), and the HTTP
 //! answer the custom-scheme handler gives for them (tauri-notes §2, "Per-view content keyed by
 //! an unguessable token").
 //!
@@ -28,6 +28,8 @@ pub struct ServedView {
     pub view_id: String,
     /// The label of the only webview that may load it.
     pub owner_webview: String,
+    /// The origin (host name) it is served on: its server's.
+    pub origin: String,
     pub html: String,
     /// The `Content-Security-Policy` header value.
     pub csp: String,
@@ -48,18 +50,31 @@ pub enum NotServed {
     Unknown,
     #[error("the token belongs to another webview")]
     WrongWebview,
+    #[error("the token belongs to another origin")]
+    WrongOrigin,
     #[error("the token was not used within its first-use window")]
     Expired,
 }
 
-/// The address a view's frame loads for `token`. WebView2 (Windows) has no real custom scheme:
-/// there the scheme is served as `http://mcpview.localhost`.
-pub fn view_url(token: &str) -> String {
+/// The address a view's frame loads for `token`, on its server's `origin` (a host name: one
+/// or more DNS labels). WebView2 (Windows) has no real custom scheme: there the scheme is served
+/// as `http://mcpview.<origin>.localhost`.
+pub fn view_url(origin: &str, token: &str) -> String {
     if cfg!(windows) {
-        format!("http://mcpview.localhost/view/{token}")
+        format!("http://mcpview.{origin}.localhost/view/{token}")
     } else {
-        format!("mcpview://localhost/view/{token}")
+        format!("mcpview://{origin}/view/{token}")
     }
+}
+
+/// The view origin a request was made on, from its URI's host: the host itself
+/// (`mcpview://<origin>/…`), or on Windows the part between `mcpview.` and `.localhost`.
+pub fn origin_of(host: &str) -> String {
+    let host = host.to_ascii_lowercase();
+    host.strip_suffix(".localhost")
+        .map(|h| h.strip_prefix("mcpview.").unwrap_or(h))
+        .unwrap_or(&host)
+        .to_string()
 }
 
 struct Entry {
@@ -115,12 +130,15 @@ impl ViewTokens {
         token
     }
 
-    /// What a request for `token` from webview `webview_label` gets at time `now`.
-    pub fn serve(&self, token: &str, webview_label: &str, now: Instant) -> Result<Served, NotServed> {
+    /// What a request for `token` on `origin` from webview `webview_label` gets at time `now`.
+    pub fn serve(&self, token: &str, origin: &str, webview_label: &str, now: Instant) -> Result<Served, NotServed> {
         let mut table = self.table();
         let entry = table.get_mut(token).ok_or(NotServed::Unknown)?;
         if entry.view.owner_webview != webview_label {
             return Err(NotServed::WrongWebview);
+        }
+        if entry.view.origin != origin {
+            return Err(NotServed::WrongOrigin);
         }
         if !entry.used {
             if now.saturating_duration_since(entry.view.minted_at) > FIRST_USE_WINDOW {
@@ -209,6 +227,7 @@ mod tests {
         ServedView {
             view_id: id.into(),
             owner_webview: owner.into(),
+            origin: "srv".into(),
             html: format!("<p>{id}</p>"),
             csp: "default-src 'none'".into(),
             minted_at: at,
@@ -216,15 +235,19 @@ mod tests {
     }
 
     #[test]
-    fn view_urls_carry_the_token() {
-        let url = view_url("0123456789abcdef0123456789abcdef");
+    fn view_urls_carry_the_origin_and_the_token() {
+        let url = view_url("a1b2", "0123456789abcdef0123456789abcdef");
         assert!(url.ends_with("/view/0123456789abcdef0123456789abcdef"), "{url}");
         let scheme = if cfg!(windows) {
-            "http://mcpview.localhost/"
+            "http://mcpview.a1b2.localhost/"
         } else {
-            "mcpview://localhost/"
+            "mcpview://a1b2/"
         };
         assert!(url.starts_with(scheme), "{url}");
+        let host = url.split('/').nth(2).unwrap();
+        assert_eq!(origin_of(host), "a1b2");
+        assert_eq!(origin_of("a1b2.localhost"), "a1b2");
+        assert_eq!(origin_of("Srv.Example"), "srv.example");
     }
 
     #[test]
@@ -249,12 +272,14 @@ mod tests {
         let tokens = ViewTokens::new();
         let t0 = Instant::now();
         let token = tokens.mint(view("v1", "main", t0));
-        let first = tokens.serve(&token, "main", t0 + Duration::from_secs(1)).unwrap();
+        let first = tokens
+            .serve(&token, "srv", "main", t0 + Duration::from_secs(1))
+            .unwrap();
         assert_eq!(first.html, "<p>v1</p>");
         assert_eq!(first.csp, "default-src 'none'");
         // Reloads after the first use, even long after the first-use window.
         let later = t0 + FIRST_USE_WINDOW + Duration::from_secs(3600);
-        assert_eq!(tokens.serve(&token, "main", later).unwrap(), first);
+        assert_eq!(tokens.serve(&token, "srv", "main", later).unwrap(), first);
         let (status, headers, body) = response(&Ok(first));
         assert_eq!(status, 200);
         assert_eq!(body, b"<p>v1</p>");
@@ -271,12 +296,17 @@ mod tests {
         let tokens = ViewTokens::new();
         let t0 = Instant::now();
         let token = tokens.mint(view("v1", "main", t0));
-        let wrong = tokens.serve(&token, "other-webview", t0);
+        let wrong = tokens.serve(&token, "srv", "other-webview", t0);
         assert_eq!(wrong, Err(NotServed::WrongWebview));
-        let unknown = tokens.serve("0123456789abcdef0123456789abcdef", "main", t0);
+        let unknown = tokens.serve("0123456789abcdef0123456789abcdef", "srv", "main", t0);
         assert_eq!(unknown, Err(NotServed::Unknown));
         let expired_token = tokens.mint(view("v2", "main", t0));
-        let expired = tokens.serve(&expired_token, "main", t0 + FIRST_USE_WINDOW + Duration::from_millis(1));
+        let expired = tokens.serve(
+            &expired_token,
+            "srv",
+            "main",
+            t0 + FIRST_USE_WINDOW + Duration::from_millis(1),
+        );
         assert_eq!(expired, Err(NotServed::Expired));
         let answers: Vec<_> = [wrong, unknown, expired].iter().map(response).collect();
         for (status, headers, body) in &answers {
@@ -290,8 +320,14 @@ mod tests {
             );
             assert!(headers.iter().any(|(k, v)| k == "Cache-Control" && v == "no-store"));
         }
+        // Another origin (another server's) is refused the same way.
+        assert_eq!(
+            tokens.serve(&token, "other-srv", "main", t0),
+            Err(NotServed::WrongOrigin)
+        );
+        assert_eq!(response(&Err(NotServed::WrongOrigin)), answers[0]);
         // A wrong webview does not burn the token for its owner.
-        assert!(tokens.serve(&token, "main", t0).is_ok());
+        assert!(tokens.serve(&token, "srv", "main", t0).is_ok());
     }
 
     #[test]
@@ -299,12 +335,12 @@ mod tests {
         let tokens = ViewTokens::new();
         let t0 = Instant::now();
         let at_limit = tokens.mint(view("v1", "main", t0));
-        assert!(tokens.serve(&at_limit, "main", t0 + FIRST_USE_WINDOW).is_ok());
+        assert!(tokens.serve(&at_limit, "srv", "main", t0 + FIRST_USE_WINDOW).is_ok());
         let late = tokens.mint(view("v2", "main", t0));
         let after = t0 + FIRST_USE_WINDOW + Duration::from_secs(1);
-        assert_eq!(tokens.serve(&late, "main", after), Err(NotServed::Expired));
+        assert_eq!(tokens.serve(&late, "srv", "main", after), Err(NotServed::Expired));
         // Gone for good: even a time inside the window no longer helps.
-        assert_eq!(tokens.serve(&late, "main", t0), Err(NotServed::Unknown));
+        assert_eq!(tokens.serve(&late, "srv", "main", t0), Err(NotServed::Unknown));
         assert_eq!(tokens.len(), 1);
     }
 
@@ -313,12 +349,12 @@ mod tests {
         let tokens = ViewTokens::new();
         let t0 = Instant::now();
         let used = tokens.mint(view("v1", "main", t0));
-        tokens.serve(&used, "main", t0).unwrap();
+        tokens.serve(&used, "srv", "main", t0).unwrap();
         let _unused = tokens.mint(view("v2", "main", t0));
         let fresh = tokens.mint(view("v3", "main", t0 + FIRST_USE_WINDOW));
         assert_eq!(tokens.purge_expired(t0 + FIRST_USE_WINDOW + Duration::from_secs(1)), 1);
         assert_eq!(tokens.len(), 2);
-        assert!(tokens.serve(&fresh, "main", t0 + FIRST_USE_WINDOW).is_ok());
+        assert!(tokens.serve(&fresh, "srv", "main", t0 + FIRST_USE_WINDOW).is_ok());
     }
 
     #[test]
@@ -328,13 +364,13 @@ mod tests {
         let a1 = tokens.mint(view("a", "main", t0));
         let a2 = tokens.mint(view("a", "main", t0));
         let b = tokens.mint(view("b", "main", t0));
-        tokens.serve(&a1, "main", t0).unwrap();
+        tokens.serve(&a1, "srv", "main", t0).unwrap();
         tokens.revoke("a");
-        assert_eq!(tokens.serve(&a1, "main", t0), Err(NotServed::Unknown));
-        assert_eq!(tokens.serve(&a2, "main", t0), Err(NotServed::Unknown));
-        assert!(tokens.serve(&b, "main", t0).is_ok());
+        assert_eq!(tokens.serve(&a1, "srv", "main", t0), Err(NotServed::Unknown));
+        assert_eq!(tokens.serve(&a2, "srv", "main", t0), Err(NotServed::Unknown));
+        assert!(tokens.serve(&b, "srv", "main", t0).is_ok());
         tokens.revoke_token(&b);
-        assert_eq!(tokens.serve(&b, "main", t0), Err(NotServed::Unknown));
+        assert_eq!(tokens.serve(&b, "srv", "main", t0), Err(NotServed::Unknown));
         assert!(tokens.is_empty());
     }
 
@@ -359,7 +395,7 @@ mod tests {
         let token = std::thread::spawn(move || other.mint(view("v", "main", Instant::now())))
             .join()
             .unwrap();
-        assert!(tokens.serve(&token, "main", Instant::now()).is_ok());
+        assert!(tokens.serve(&token, "srv", "main", Instant::now()).is_ok());
         assert!(!format!("{tokens:?}").contains(&token));
     }
 }

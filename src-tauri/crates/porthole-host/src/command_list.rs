@@ -53,6 +53,7 @@ macro_rules! app_command_list {
                 server_log: ServerRef => ServerLog,
                 sign_in_server: ServerRef => (),
                 sign_out_server: ServerRef => String,
+                clear_view_data: ServerRef => String,
                 recover_store: NoArgs => String,
             }
             // The main window and pop-out windows; each checks the asking window shows the view.

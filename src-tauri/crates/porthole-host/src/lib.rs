@@ -26,6 +26,7 @@ pub mod theme;
 pub mod tool_runs;
 pub mod turns;
 pub mod view_cache;
+pub mod view_origins;
 pub mod views;
 
 use std::sync::{Arc, Mutex};

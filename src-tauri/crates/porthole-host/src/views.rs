@@ -19,8 +19,10 @@ use porthole_apps::partial_json::heal_json;
 use porthole_apps::resource::LoadedView;
 
 use crate::view_cache::{Source, ViewCache};
+use crate::view_origins::ViewOrigins;
 use porthole_apps::theme::{Theme, theme_context};
 use porthole_apps::tokens::{ServedView, ViewTokens, view_url};
+use porthole_apps::view_storage;
 use porthole_mcp::{CatalogTool, ServerState, Servers};
 use porthole_store::{NewAuditEntry, NewView, Store};
 use serde::Serialize;
@@ -146,6 +148,8 @@ struct LiveView {
     conversation_id: String,
     call_id: String,
     server: String,
+    /// The origin its frame is served on (its server's), once its HTML is served.
+    origin: Option<String>,
     tool: String,
     bridge: ViewBridge,
     phase: watch::Sender<Phase>,
@@ -193,6 +197,8 @@ struct Inner {
     theme: Mutex<WindowTheme>,
     /// Views' HTML already read, by server and URI.
     cache: ViewCache,
+    /// Each server's view origin, and what its views' `localStorage` held.
+    origins: ViewOrigins,
 }
 
 fn key(conversation_id: &str, call_id: &str) -> String {
@@ -230,7 +236,6 @@ impl Views {
                 runtime,
                 environment: HostEnvironment::from_system(),
                 servers,
-                store,
                 context,
                 tokens: ViewTokens::default(),
                 live: Mutex::new(HashMap::new()),
@@ -239,6 +244,8 @@ impl Views {
                 downloads: Mutex::new(HashMap::new()),
                 theme: Mutex::new(theme),
                 cache: ViewCache::from_env(),
+                origins: ViewOrigins::new(store.clone()),
+                store,
             }),
         }
     }
@@ -279,9 +286,17 @@ impl Views {
         });
     }
 
-    /// Forgets what was cached of `server`'s views (it was removed).
+    /// Forgets everything of `server`'s views (it was removed): the cached HTML, their origin
+    /// and what their storage held.
     pub fn forget_server(&self, server: &str) {
         self.inner.cache.forget_server(server);
+        self.inner.origins.forget(server);
+    }
+
+    /// Clears `server`'s view data: its views get a new origin (so no storage of the old one is
+    /// reachable) and nothing kept. Views of it that are live keep theirs until they close.
+    pub fn clear_view_data(&self, server: &str) {
+        self.inner.origins.clear(server);
     }
 
     /// The tokens the `mcpview` scheme handler serves from.
@@ -598,6 +613,7 @@ impl Views {
                 conversation_id: conversation_id.to_string(),
                 call_id: call_id.to_string(),
                 server: tool.server.clone(),
+                origin: None,
                 tool: tool.name.clone(),
                 bridge,
                 phase,
@@ -699,10 +715,14 @@ impl Views {
         let Some(webview) = self.inner.live.lock().unwrap().get(view_id).map(|v| v.webview.clone()) else {
             return;
         };
+        // The server's own origin, and its views' localStorage from the last run put back.
+        let origin = self.inner.origins.origin(&tool.server, loaded.domain.as_deref());
+        let shim = view_storage::shim(&self.inner.origins.storage(&origin));
         let token = self.inner.tokens.mint(ServedView {
             view_id: view_id.to_string(),
             owner_webview: webview,
-            html: loaded.html.clone(),
+            origin: origin.clone(),
+            html: view_storage::inject(&loaded.html, &shim),
             csp: loaded.csp.policy.clone(),
             minted_at: Instant::now(),
         });
@@ -710,6 +730,7 @@ impl Views {
             let mut live = self.inner.live.lock().unwrap();
             let Some(view) = live.get_mut(view_id) else { return };
             view.loaded = Some((loaded.uri.clone(), loaded.sha256.clone(), loaded.csp.policy.clone()));
+            view.origin = Some(origin.clone());
             view.call_id.clone()
         };
         if let Some(bridge) = self.bridge(view_id) {
@@ -721,7 +742,7 @@ impl Views {
             conversation_id,
             call_id,
             view_id: view_id.to_string(),
-            url: view_url(&token),
+            url: view_url(&origin, &token),
             // Device permissions are not granted to views (yet): nothing is delegated.
             allow: String::new(),
             prefers_border: loaded.prefers_border,
@@ -874,6 +895,18 @@ impl Views {
                 tracing::info!(target: "mcp_view", view_id, level, logger, %data, "view log");
             }
             ViewAction::RequestTeardown => self.close(view_id, true).await,
+            ViewAction::SaveStorage { local_storage } => {
+                let origin = self
+                    .inner
+                    .live
+                    .lock()
+                    .unwrap()
+                    .get(view_id)
+                    .and_then(|v| v.origin.clone());
+                if let Some(origin) = origin {
+                    self.inner.origins.save_storage(&origin, local_storage);
+                }
+            }
         }
     }
 

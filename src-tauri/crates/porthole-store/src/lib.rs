@@ -1020,6 +1020,20 @@ impl Store {
         Ok(())
     }
 
+    /// Every setting whose key starts with `prefix`, in key order.
+    pub fn settings_with_prefix(&self, prefix: &str) -> Result<Vec<(String, Value)>> {
+        let inner = self.lock();
+        // Keys are compared as text: the prefix range is [prefix, prefix + U+10FFFF).
+        let end = format!("{prefix}\u{10FFFF}");
+        let mut stmt = inner
+            .conn
+            .prepare_cached("SELECT key, value FROM settings WHERE key >= ?1 AND key < ?2 ORDER BY key")?;
+        let rows = stmt.query_map(params![prefix, end], |row| {
+            Ok((row.get::<_, String>(0)?, json_column(row, 1)?))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// Removes a setting; returns whether it was set.
     pub fn remove_setting(&self, key: &str) -> Result<bool> {
         let inner = self.lock();

@@ -16,6 +16,7 @@ const calls = vi.hoisted(() => ({
   ),
   signInServer: vi.fn(async (_name: string) => {}),
   signOutServer: vi.fn(async (name: string) => `Signed out of ${name}: its stored sign-in was deleted.`),
+  clearViewData: vi.fn(async (name: string) => `Cleared what ${name}'s views stored.`),
   importPreview: vi.fn(async (path: string) => ({
     path,
     servers: [
@@ -228,6 +229,13 @@ describe("ServerSettings", () => {
     calls.serverLog.mockImplementationOnce(async () => ({ path: "/logs/servers/remote.log", text: null, truncated: false }));
     await fireEvent.click(within(row(view, "remote")).getByTestId("server-log-button"));
     await waitFor(() => expect(within(row(view, "remote")).getByTestId("server-log").textContent).toContain("No log yet"));
+
+    await fireEvent.click(within(row(view, "fs")).getByTestId("server-clear-view-data"));
+    expect(calls.clearViewData).toHaveBeenCalledWith("fs");
+    await waitFor(() => expect(view.getByTestId("server-settings-note").textContent).toContain("Cleared what fs's views stored"));
+    calls.clearViewData.mockImplementationOnce(async () => Promise.reject(refused("not_found", "there is no server named \"fs\"")));
+    await fireEvent.click(within(row(view, "fs")).getByTestId("server-clear-view-data"));
+    expect((await within(row(view, "fs")).findByRole("alert")).textContent).toContain("Clearing its view data failed: there is no server");
 
     await fireEvent.click(within(row(view, "remote")).getByTestId("server-sign-out"));
     expect(calls.signOutServer).toHaveBeenCalledWith("remote");

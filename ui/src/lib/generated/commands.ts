@@ -91,6 +91,7 @@ export const commands = {
   serverLog: (args: ServerRef) => invoke<ServerLog>("server_log", args),
   signInServer: (args: ServerRef) => invoke<void>("sign_in_server", args),
   signOutServer: (args: ServerRef) => invoke<string>("sign_out_server", args),
+  clearViewData: (args: ServerRef) => invoke<string>("clear_view_data", args),
   recoverStore: () => invoke<string>("recover_store"),
   viewMessage: (args: ViewMessage) => invoke<void>("view_message", args),
   closeView: (args: ViewRef) => invoke<void>("close_view", args),
