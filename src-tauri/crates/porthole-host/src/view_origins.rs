@@ -155,6 +155,16 @@ impl ViewOrigins {
         origin
     }
 
+    /// Whether `origin` is still `server`'s (not cleared since, nor another server's).
+    pub fn is_current(&self, server: &str, origin: &str) -> bool {
+        let key = format!("{ORIGIN_SETTING}{server}");
+        matches!(self.get(&key), Some(Value::String(own)) if own == origin)
+            || matches!(
+                self.get(&format!("{DOMAIN_CLAIM_SETTING}{origin}")),
+                Some(Value::String(owner)) if owner == server
+            )
+    }
+
     /// What `origin`'s `localStorage` held when last reported.
     pub fn storage(&self, origin: &str) -> Map<String, Value> {
         match self.get(&format!("{STORAGE_SETTING}{origin}")) {
@@ -282,8 +292,13 @@ mod tests {
             origins.save_storage(&a, kept.clone());
             assert_eq!(origins.storage(&a), kept);
             assert!(origins.storage(&b).is_empty());
+            assert!(origins.is_current("a", &a) && !origins.is_current("b", &a));
             origins.clear("a");
             assert!(origins.storage(&a).is_empty());
+            assert!(
+                !origins.is_current("a", &a),
+                "a cleared origin is no longer the server's"
+            );
             let new = origins.origin("a", None);
             assert_ne!(new, a, "cleared: a new origin");
             origins.save_storage(&new, kept.clone());

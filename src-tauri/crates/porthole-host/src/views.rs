@@ -896,14 +896,17 @@ impl Views {
             }
             ViewAction::RequestTeardown => self.close(view_id, true).await,
             ViewAction::SaveStorage { local_storage } => {
-                let origin = self
+                let view = self
                     .inner
                     .live
                     .lock()
                     .unwrap()
                     .get(view_id)
-                    .and_then(|v| v.origin.clone());
-                if let Some(origin) = origin {
+                    .map(|v| (v.server.clone(), v.origin.clone()));
+                // A view still open on an origin cleared since keeps its storage to itself.
+                if let Some((server, Some(origin))) = view
+                    && self.inner.origins.is_current(&server, &origin)
+                {
                     self.inner.origins.save_storage(&origin, local_storage);
                 }
             }
