@@ -263,7 +263,7 @@ fn save_general_settings(
     host: State<'_, Host>,
     Args(a): Args<SaveGeneralSettings>,
 ) -> Answer<porthole_host::settings::GeneralSettings> {
-    host.save_general_settings(a.view_retention_days.as_ref(), a.theme)
+    host.save_general_settings(&a)
 }
 
 #[tauri::command]

@@ -270,7 +270,13 @@ export class FakeBackend {
   };
   #model: { provider: Provider; baseUrl: string; model: string | null } = { provider: "openai", baseUrl: "http://127.0.0.1:9/v1", model: "gpt-e2e" };
   #keysStored = new Set<Provider>();
-  #general: { viewRetentionDays: number; theme: Theme } = { viewRetentionDays: 7, theme: "system" };
+  #general: {
+    viewRetentionDays: number;
+    theme: Theme;
+    viewOriginsAllowed: string[];
+    viewOriginsBlocked: string[];
+    clientMetadataUrl: string | null;
+  } = { viewRetentionDays: 7, theme: "system", viewOriginsAllowed: [], viewOriginsBlocked: [], clientMetadataUrl: null };
 
   readonly control: HarnessControl = {
     invocations: this.#invocations,
@@ -393,6 +399,9 @@ export class FakeBackend {
         const theme = args.theme === null || args.theme === undefined ? null : checkTheme(args.theme);
         if (days !== null) this.#general.viewRetentionDays = days;
         if (theme !== null) this.#general.theme = theme;
+        if (Array.isArray(args.viewOriginsAllowed)) this.#general.viewOriginsAllowed = args.viewOriginsAllowed as string[];
+        if (Array.isArray(args.viewOriginsBlocked)) this.#general.viewOriginsBlocked = args.viewOriginsBlocked as string[];
+        if (typeof args.clientMetadataUrl === "string") this.#general.clientMetadataUrl = args.clientMetadataUrl || null;
         return { ...this.#general };
       }
       case "system_theme_changed":

@@ -13,7 +13,13 @@ vi.mock("../lib/api", async (original) => {
       providers: [],
       keyringProblem: null,
     }),
-    generalSettings: async () => ({ viewRetentionDays: 7, theme: "system" }),
+    generalSettings: async () => ({
+      viewRetentionDays: 7,
+      theme: "system",
+      viewOriginsAllowed: [],
+      viewOriginsBlocked: [],
+      clientMetadataUrl: null,
+    }),
   };
   const api = new Proxy(known, {
     get: (target, name: string) => target[name] ?? (async () => Promise.reject(new Error(`${name} is not part of this test`))),

@@ -491,6 +491,7 @@ describe("TranscriptView: long transcripts", () => {
       prefersBorder: null,
       displayModes: ["inline"],
       cspDropped: [],
+      reaches: [],
     });
     flushSync();
     expect(queryByTestId("tool-call")?.dataset.callId).toBe("t1");

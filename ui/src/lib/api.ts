@@ -175,11 +175,22 @@ export const api = {
   saveApiKey: (provider: ProviderKind, key: string) => commands.saveApiKey({ provider, key }),
   deleteApiKey: (provider: ProviderKind) => commands.deleteApiKey({ provider }),
   generalSettings: () => commands.generalSettings(),
-  /** Stores what is given; a new theme reaches every live view at once. Resolves to what is stored. */
-  saveGeneralSettings: (settings: { viewRetentionDays?: number; theme?: ThemePreference }) =>
+  /** Stores what is given (checked in Rust: origin lists are https:// or wss:// origins, an
+   * empty client metadata URL clears it); a new theme reaches every live view at once, origin
+   * lists apply to views opened from now on. Resolves to what is stored. */
+  saveGeneralSettings: (settings: {
+    viewRetentionDays?: number;
+    theme?: ThemePreference;
+    viewOriginsAllowed?: string[];
+    viewOriginsBlocked?: string[];
+    clientMetadataUrl?: string;
+  }) =>
     commands.saveGeneralSettings({
       viewRetentionDays: settings.viewRetentionDays ?? null,
       theme: settings.theme ?? null,
+      viewOriginsAllowed: settings.viewOriginsAllowed ?? null,
+      viewOriginsBlocked: settings.viewOriginsBlocked ?? null,
+      clientMetadataUrl: settings.clientMetadataUrl ?? null,
     }),
   /** The page saw the system's light/dark appearance (at start and on change). */
   systemThemeChanged: (dark: boolean) => commands.systemThemeChanged({ dark }),

@@ -51,6 +51,8 @@ export interface ViewEntry {
   leaving: boolean;
   /** CSP entries the view's resource declared that were refused ("field: entry (why)"). */
   cspDropped: string[];
+  /** The origins the view may contact (granted connections, resources and frames). */
+  reaches: string[];
 }
 
 /** A message a view proposed for the composer; `id` tells repeated proposals apart. */
@@ -178,6 +180,7 @@ export class ViewRegistry {
         entry.prefersBorder = event.prefersBorder;
         entry.displayModes = (event.displayModes ?? []).filter((m) => MODES.has(m));
         entry.cspDropped = Array.isArray(event.cspDropped) ? event.cspDropped.filter((d) => typeof d === "string") : [];
+        entry.reaches = Array.isArray(event.reaches) ? event.reaches.filter((d) => typeof d === "string") : [];
         break;
       }
       case "state": {
@@ -392,6 +395,7 @@ export class ViewRegistry {
       reserve: back?.reserve ?? null,
       leaving: false,
       cspDropped: [],
+      reaches: [],
     };
     return this.entries[callId];
   }

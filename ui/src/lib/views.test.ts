@@ -38,6 +38,7 @@ const opened = (callId: string, viewId: string, over: Partial<Extract<ViewEvent,
   prefersBorder: true,
   displayModes: ["inline", "fullscreen", "pip"],
   cspDropped: [],
+  reaches: [],
   ...over,
 });
 const state = (callId: string, viewId: string | null, s: Extract<ViewEvent, { type: "state" }>["state"], reason: string | null = null, conversationId = "c1"): ViewEvent => ({

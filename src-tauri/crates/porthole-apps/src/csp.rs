@@ -381,9 +381,186 @@ pub fn check_origin(raw: &str, allow_wss: bool) -> Result<String, String> {
     Ok(format!("{scheme}://{host}{port}"))
 }
 
+/// The person's rules over every view's declared origins (the settings' allow list and block
+/// list). They only ever take away: a declared origin on the block list is dropped, and when
+/// the allow list is not empty, so is every declared origin it does not allow. Entries are
+/// origins as a view declares them (`https://host`, `https://*.host`, `wss://host`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OriginRules {
+    pub allowed: Vec<String>,
+    pub blocked: Vec<String>,
+}
+
+/// The host of an accepted origin (`https://*.example.com:8443` → `*.example.com:8443`).
+fn host_of(origin: &str) -> &str {
+    origin.split_once("://").map_or(origin, |(_, host)| host)
+}
+
+impl OriginRules {
+    /// One rule as given in the settings, normalised; why not when it is not an origin.
+    pub fn check_rule(raw: &str) -> Result<String, String> {
+        check_origin(raw.trim(), true)
+    }
+
+    /// Why `origin` (accepted from a declaration) is dropped by these rules, if it is. A block
+    /// rule covers its host and every name under it; an allow rule allows its own host (with a
+    /// wildcard, the names under it).
+    fn verdict(&self, origin: &str) -> Option<String> {
+        let host = host_of(origin);
+        let base = host.strip_prefix("*.").unwrap_or(host);
+        for rule in &self.blocked {
+            let rule_host = host_of(rule);
+            let rule_base = rule_host.strip_prefix("*.").unwrap_or(rule_host);
+            if base == rule_base || base.ends_with(&format!(".{rule_base}")) {
+                return Some(format!("blocked by the settings' block list of view origins ({rule})"));
+            }
+        }
+        if self.allowed.is_empty() {
+            return None;
+        }
+        let allowed = self.allowed.iter().any(|rule| {
+            let rule_host = host_of(rule);
+            match rule_host.strip_prefix("*.") {
+                // `*.x` covers the names under x, and a declared `*.x` (or `*.y.x`).
+                Some(rule_base) => {
+                    base.ends_with(&format!(".{rule_base}")) || (host.starts_with("*.") && base == rule_base)
+                }
+                None => host == rule_host,
+            }
+        });
+        (!allowed).then(|| "not on the settings' allow list of view origins".to_string())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.allowed.is_empty() && self.blocked.is_empty()
+    }
+}
+
+/// `outcome` with `rules` applied: what they drop leaves the grant and the policy and is added
+/// to [`CspOutcome::dropped`] (with the field it was declared in).
+pub fn apply_rules(outcome: &CspOutcome, rules: &OriginRules) -> CspOutcome {
+    if rules.is_empty() {
+        return outcome.clone();
+    }
+    let mut granted = outcome.granted.clone();
+    let mut dropped = outcome.dropped.clone();
+    let fields: [(&str, &mut Vec<String>); 4] = [
+        ("connectDomains", &mut granted.connect_domains),
+        ("resourceDomains", &mut granted.resource_domains),
+        ("frameDomains", &mut granted.frame_domains),
+        ("baseUriDomains", &mut granted.base_uri_domains),
+    ];
+    for (field, origins) in fields {
+        origins.retain(|origin| match rules.verdict(origin) {
+            Some(reason) => {
+                dropped.push(DroppedEntry {
+                    field: field.to_string(),
+                    entry: origin.clone(),
+                    reason,
+                });
+                false
+            }
+            None => true,
+        });
+    }
+    CspOutcome {
+        policy: policy_for(&granted),
+        dropped,
+        granted,
+    }
+}
+
+/// Every origin a view was granted to reach (connections, resources, frames), once each.
+pub fn reachable_origins(granted: &GrantedCsp) -> Vec<String> {
+    let mut all: Vec<String> = Vec::new();
+    for origin in granted
+        .connect_domains
+        .iter()
+        .chain(&granted.resource_domains)
+        .chain(&granted.frame_domains)
+    {
+        if !all.contains(origin) {
+            all.push(origin.clone());
+        }
+    }
+    all
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_settings_rules_only_take_away() {
+        let declared = serde_json::json!({
+            "connectDomains": ["https://api.example.com", "wss://live.example.com", "https://tracker.net"],
+            "resourceDomains": ["https://cdn.example.com", "https://*.static.example.org", "https://ads.tracker.net"],
+        });
+        let outcome = build_csp(Some(&declared));
+        let none = apply_rules(&outcome, &OriginRules::default());
+        assert_eq!(none, outcome);
+
+        let blocked = apply_rules(
+            &outcome,
+            &OriginRules {
+                allowed: vec![],
+                blocked: vec!["https://tracker.net".into()],
+            },
+        );
+        assert_eq!(
+            blocked.granted.connect_domains,
+            ["https://api.example.com", "wss://live.example.com"]
+        );
+        assert_eq!(
+            blocked.granted.resource_domains,
+            ["https://cdn.example.com", "https://*.static.example.org"]
+        );
+        assert!(!blocked.policy.contains("tracker"), "{}", blocked.policy);
+        let new: Vec<_> = blocked
+            .dropped
+            .iter()
+            .map(|d| (d.field.as_str(), d.entry.as_str()))
+            .collect();
+        assert_eq!(
+            new,
+            [
+                ("connectDomains", "https://tracker.net"),
+                ("resourceDomains", "https://ads.tracker.net")
+            ]
+        );
+        assert!(blocked.dropped[0].reason.contains("block list"));
+
+        let allowed = apply_rules(
+            &outcome,
+            &OriginRules {
+                allowed: vec!["https://*.example.com".into(), "https://*.static.example.org".into()],
+                blocked: vec![],
+            },
+        );
+        assert_eq!(
+            allowed.granted.connect_domains,
+            ["https://api.example.com", "wss://live.example.com"]
+        );
+        assert_eq!(
+            allowed.granted.resource_domains,
+            ["https://cdn.example.com", "https://*.static.example.org"]
+        );
+        assert!(allowed.dropped.iter().all(|d| d.reason.contains("allow list")));
+        assert_eq!(allowed.dropped.len(), 2);
+        // Never loosening: an allow rule grants nothing that was not declared.
+        assert!(!allowed.policy.contains("example.net"));
+        assert_eq!(
+            reachable_origins(&allowed.granted),
+            [
+                "https://api.example.com",
+                "wss://live.example.com",
+                "https://cdn.example.com",
+                "https://*.static.example.org"
+            ]
+        );
+        assert!(OriginRules::check_rule(" https://Example.com/ ").is_ok());
+        assert!(OriginRules::check_rule("http://example.com").is_err());
+    }
     use serde_json::json;
 
     const DEFAULT: &str = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \

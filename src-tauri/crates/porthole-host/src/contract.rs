@@ -78,8 +78,16 @@ args! {
     TestModel { provider: ProviderKind, base_url: String, model: Option<String>, api_key: Option<String> }
     SaveApiKey { provider: ProviderKind, key: String }
     ProviderRef { provider: ProviderKind }
-    /// What is given is checked and stored; a retention is a whole number of days, 1 to 365.
-    SaveGeneralSettings { view_retention_days: Option<Value>, theme: Option<ThemePreference> }
+    /// What is given is checked and stored; a retention is a whole number of days, 1 to 365;
+    /// origin lists are `https://` (or `wss://`) origins, `*.` wildcards allowed; an empty
+    /// client metadata URL clears it.
+    SaveGeneralSettings {
+        view_retention_days: Option<Value>,
+        theme: Option<ThemePreference>,
+        view_origins_allowed: Option<Vec<String>>,
+        view_origins_blocked: Option<Vec<String>>,
+        client_metadata_url: Option<String>,
+    }
     SystemThemeChanged { dark: bool }
     /// Adds a server (`original_name` absent) or changes one (maybe renaming it).
     SaveServer { original_name: Option<String>, server: ServerDraft }

@@ -97,6 +97,46 @@ pub struct GeneralSettings {
     #[ts(type = "number")]
     pub view_retention_days: i64,
     theme: ThemePreference,
+    /// When not empty, the only origins a view may be granted (of those it declares).
+    pub view_origins_allowed: Vec<String>,
+    /// Origins (and the names under them) no view is granted, whatever it declares.
+    pub view_origins_blocked: Vec<String>,
+    /// The OAuth client ID metadata document URL (CIMD), used as the client_id where an
+    /// authorization server supports it; else Porthole registers dynamically. From the next start.
+    pub client_metadata_url: Option<String>,
+}
+
+/// Where the general settings' origin lists and client metadata URL are kept.
+pub const ALLOWED_ORIGINS_SETTING: &str = "viewOriginsAllowed";
+pub const BLOCKED_ORIGINS_SETTING: &str = "viewOriginsBlocked";
+pub const CLIENT_METADATA_URL_SETTING: &str = "oauthClientMetadataUrl";
+
+/// The rules the settings put over every view's declared origins.
+pub fn origin_rules(store: Option<&Store>) -> porthole_apps::csp::OriginRules {
+    let general = read_general(store);
+    porthole_apps::csp::OriginRules {
+        allowed: general.view_origins_allowed,
+        blocked: general.view_origins_blocked,
+    }
+}
+
+/// Checks an origin list from the form (one origin per entry; blank entries are dropped),
+/// normalised; what is wrong with each bad entry otherwise.
+fn check_origin_list(list: &[String], which: &str) -> AppResult<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    let mut problems = Vec::new();
+    for (i, entry) in list.iter().enumerate().filter(|(_, e)| !e.trim().is_empty()) {
+        match porthole_apps::csp::OriginRules::check_rule(entry) {
+            Ok(origin) if !out.contains(&origin) => out.push(origin),
+            Ok(_) => {}
+            Err(why) => problems.push(format!("line {}: {:?}: {why}", i + 1, entry.trim())),
+        }
+    }
+    if problems.is_empty() {
+        Ok(out)
+    } else {
+        Err(AppError::invalid(format!("the {which}: {}", problems.join("; "))))
+    }
 }
 
 fn env_var(name: &str) -> Option<String> {
@@ -360,6 +400,21 @@ pub fn read_general(store: Option<&Store>) -> GeneralSettings {
             .filter(|d| (1..=MAX_RETENTION_DAYS).contains(d))
             .unwrap_or(DEFAULT_RETENTION_DAYS),
         theme: ThemePreference::from_setting(setting(THEME_SETTING).as_ref()),
+        view_origins_allowed: string_list(setting(ALLOWED_ORIGINS_SETTING)),
+        view_origins_blocked: string_list(setting(BLOCKED_ORIGINS_SETTING)),
+        client_metadata_url: setting(CLIENT_METADATA_URL_SETTING)
+            .and_then(|v| v.as_str().map(str::to_string))
+            .filter(|u| !u.is_empty()),
+    }
+}
+
+fn string_list(value: Option<Value>) -> Vec<String> {
+    match value {
+        Some(Value::Array(items)) => items
+            .into_iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -479,17 +534,51 @@ impl Host {
         read_general(self.inner.store.as_ref().ok())
     }
 
-    /// Stores what is given of the view retention (days) and the theme, both checked first; a
-    /// new theme reaches every live view at once.
-    pub fn save_general_settings(
-        &self,
-        view_retention_days: Option<&Value>,
-        theme: Option<ThemePreference>,
-    ) -> AppResult<GeneralSettings> {
-        let days = view_retention_days.map(check_retention).transpose()?;
+    /// Stores what is given of the view retention (days), the theme, the view origin lists and
+    /// the client metadata URL, all checked first; a new theme reaches every live view at once,
+    /// new origin lists apply to every view opened from now on.
+    pub fn save_general_settings(&self, request: &crate::contract::SaveGeneralSettings) -> AppResult<GeneralSettings> {
+        let days = request.view_retention_days.as_ref().map(check_retention).transpose()?;
+        let allowed = request
+            .view_origins_allowed
+            .as_deref()
+            .map(|l| check_origin_list(l, "allow list of view origins"))
+            .transpose()?;
+        let blocked = request
+            .view_origins_blocked
+            .as_deref()
+            .map(|l| check_origin_list(l, "block list of view origins"))
+            .transpose()?;
+        let client_metadata_url = match request.client_metadata_url.as_deref().map(str::trim) {
+            Some("") => Some(None),
+            Some(url) => {
+                porthole_mcp::oauth::check_client_metadata_url(url)
+                    .map_err(|why| AppError::invalid(format!("the client metadata document URL: {why}")))?;
+                Some(Some(url.to_string()))
+            }
+            None => None,
+        };
+        let theme = request.theme;
         let store = self.store()?;
         if let Some(days) = days {
             store.set_setting(RETENTION_SETTING, &json!(days)).map_err(not_saved)?;
+        }
+        if let Some(allowed) = allowed {
+            store
+                .set_setting(ALLOWED_ORIGINS_SETTING, &json!(allowed))
+                .map_err(not_saved)?;
+        }
+        if let Some(blocked) = blocked {
+            store
+                .set_setting(BLOCKED_ORIGINS_SETTING, &json!(blocked))
+                .map_err(not_saved)?;
+        }
+        match client_metadata_url {
+            Some(Some(url)) => store
+                .set_setting(CLIENT_METADATA_URL_SETTING, &json!(url))
+                .map_err(not_saved)?,
+            Some(None) => drop(store.remove_setting(CLIENT_METADATA_URL_SETTING).map_err(not_saved)?),
+            None => {}
         }
         if let Some(theme) = theme {
             store.set_setting(THEME_SETTING, &json!(theme)).map_err(not_saved)?;
@@ -612,7 +701,10 @@ mod tests {
             read_general(Some(&store)),
             GeneralSettings {
                 view_retention_days: DEFAULT_RETENTION_DAYS,
-                theme: ThemePreference::System
+                theme: ThemePreference::System,
+                view_origins_allowed: vec![],
+                view_origins_blocked: vec![],
+                client_metadata_url: None,
             }
         );
         store.set_setting(RETENTION_SETTING, &json!(30)).unwrap();
@@ -622,7 +714,8 @@ mod tests {
         assert_eq!(read.theme, ThemePreference::Dark);
         assert_eq!(
             serde_json::to_value(&read).unwrap(),
-            json!({"viewRetentionDays": 30, "theme": "dark"})
+            json!({"viewRetentionDays": 30, "theme": "dark", "viewOriginsAllowed": [], "viewOriginsBlocked": [],
+                   "clientMetadataUrl": null})
         );
         // A value written by hand that the form would refuse reads as the default.
         store.set_setting(RETENTION_SETTING, &json!(9000)).unwrap();

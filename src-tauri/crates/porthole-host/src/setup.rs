@@ -36,10 +36,31 @@ impl Setup {
             mcp_apps,
             server_log_dir: Some(self.profile.log_dir().join("servers")),
             elicitation,
-            oauth: Some(OAuth::new(
-                Arc::new(SystemBrowser),
-                Arc::new(KeyringTokens(Arc::new(porthole_secrets::LazyKeyring::new("Porthole")))),
-            )),
+            oauth: Some({
+                let mut oauth = OAuth::new(
+                    Arc::new(SystemBrowser),
+                    Arc::new(KeyringTokens(Arc::new(porthole_secrets::LazyKeyring::new("Porthole")))),
+                );
+                oauth.client_metadata_url = self.client_metadata_url();
+                oauth
+            }),
         }
+    }
+
+    /// The OAuth client ID metadata document URL: `PORTHOLE_CLIENT_METADATA_URL`, else the
+    /// profile's setting (read from its database, when there is one).
+    pub fn client_metadata_url(&self) -> Option<String> {
+        if let Some(url) = std::env::var("PORTHOLE_CLIENT_METADATA_URL")
+            .ok()
+            .filter(|u| !u.trim().is_empty())
+        {
+            return Some(url.trim().to_string());
+        }
+        let file = self.profile.database_file();
+        if !file.exists() {
+            return None;
+        }
+        let store = porthole_store::Store::open_read_only(&file).ok()?;
+        crate::settings::read_general(Some(&store)).client_metadata_url
     }
 }

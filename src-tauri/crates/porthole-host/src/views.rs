@@ -74,6 +74,8 @@ pub enum ViewEvent {
         display_modes: Vec<DisplayMode>,
         /// CSP entries the resource declared that were refused, each with why.
         csp_dropped: Vec<String>,
+        /// The origins the view may contact (connections, resources, frames), as granted.
+        reaches: Vec<String>,
     },
     #[serde(rename_all = "camelCase")]
     State {
@@ -694,6 +696,12 @@ impl Views {
     /// The HTML passed its checks: audit it, mint its token, and give the frame its URL.
     fn serve(&self, view_id: &str, tool: &CatalogTool, loaded: LoadedView, source: Source) {
         let conversation_id = self.conversation_of(view_id);
+        // The settings' allow and block lists, over what the resource declared.
+        let rules = crate::settings::origin_rules(self.inner.store.as_ref());
+        let loaded = LoadedView {
+            csp: porthole_apps::csp::apply_rules(&loaded.csp, &rules),
+            ..loaded
+        };
         for dropped in &loaded.csp.dropped {
             self.audit(
                 porthole_store::AuditKind::CspDropped,
@@ -753,6 +761,7 @@ impl Views {
                 .iter()
                 .map(|d| format!("{}: {} ({})", d.field, d.entry, d.reason))
                 .collect(),
+            reaches: porthole_apps::csp::reachable_origins(&loaded.csp.granted),
         });
         // A view that never initializes is a failure the user sees.
         let this = self.clone();

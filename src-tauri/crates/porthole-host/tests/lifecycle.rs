@@ -561,6 +561,72 @@ async fn approval_gates_what_a_view_learns_of_the_call() {
     );
 }
 
+/// The settings' origin lists apply over what every view declares: invalid entries are refused
+/// with the line, a blocked origin is taken from the view's CSP (audited as csp-dropped, gone
+/// from what the card says it may contact and from what the view is told it was granted).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_settings_block_list_takes_an_origin_from_every_view() {
+    let mut app = start(vec![
+        Reply::tool_call("c1", "npm_package", json!({"name": "left-pad"}).to_string()),
+        Reply::text("done"),
+    ])
+    .await;
+    app.play_frames();
+    let host = app.host.clone();
+    let save = |request: Value| host.save_general_settings(&serde_json::from_value(request).unwrap());
+    let refused = save(json!({"viewOriginsBlocked": ["https://ok.example", "http://registry.npmjs.org"]})).unwrap_err();
+    assert_eq!(refused.code, ErrorCode::Invalid);
+    assert!(
+        refused.message.contains("line 2") && refused.message.contains("http://"),
+        "{refused:?}"
+    );
+    let stored =
+        save(json!({"viewOriginsBlocked": ["https://npmjs.org"], "clientMetadataUrl": "https://me.example/c.json"}))
+            .unwrap();
+    assert_eq!(stored.view_origins_blocked, ["https://npmjs.org"]);
+    assert_eq!(stored.client_metadata_url.as_deref(), Some("https://me.example/c.json"));
+    assert!(save(json!({"clientMetadataUrl": "http://me.example/c.json"})).is_err());
+
+    let id = host.send_message(None, "look up left-pad").unwrap();
+    app.approval_asked(&id, "c1").await;
+    host.answer_approval("c1", Decision::AllowOnce).unwrap();
+    let view = app.opened(MAIN_WINDOW, "c1", &[]).await;
+    let opened = app
+        .views(MAIN_WINDOW)
+        .into_iter()
+        .find(|e| e["type"] == "opened" && e["viewId"] == view)
+        .unwrap();
+    assert_eq!(opened["reaches"], json!([]), "{opened}");
+    assert!(
+        mentions(&opened["cspDropped"], "https://registry.npmjs.org") && mentions(&opened["cspDropped"], "block list"),
+        "{opened}"
+    );
+    let initialized = app
+        .wait_for("the view to be initialized", |app| {
+            app.frame_messages(MAIN_WINDOW, &view)
+                .into_iter()
+                .find(|m| m["result"]["hostInfo"].is_object())
+        })
+        .await;
+    assert_eq!(initialized["result"]["hostCapabilities"]["sandbox"]["csp"], json!({}));
+    let audit = host.store().unwrap().audit_entries(100).unwrap();
+    assert!(
+        audit.iter().any(|e| e.kind == porthole_store::AuditKind::CspDropped
+            && e.detail["entry"] == "https://registry.npmjs.org"
+            && mentions(&e.detail["reason"], "block list")),
+        "{audit:?}"
+    );
+    let served = audit
+        .iter()
+        .find(|e| e.kind == porthole_store::AuditKind::View)
+        .unwrap();
+    assert!(
+        served.detail["csp"].as_str().unwrap().contains("connect-src 'none'"),
+        "{}",
+        served.detail
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stopped_turn_frees_its_conversation_and_a_running_one_refuses_a_second_message() {
     let mut app = start(vec![

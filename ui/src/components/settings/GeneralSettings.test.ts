@@ -5,7 +5,15 @@ import { WindowTheme } from "../../lib/theme";
 
 const calls = vi.hoisted(() => ({
   generalSettings: vi.fn<() => Promise<Stored>>(),
-  saveGeneralSettings: vi.fn<(s: { viewRetentionDays?: number; theme?: ThemePreference }) => Promise<Stored>>(),
+  saveGeneralSettings: vi.fn<
+    (s: {
+      viewRetentionDays?: number;
+      theme?: ThemePreference;
+      viewOriginsAllowed?: string[];
+      viewOriginsBlocked?: string[];
+      clientMetadataUrl?: string;
+    }) => Promise<Stored>
+  >(),
 }));
 
 vi.mock("../../lib/api", async (original) => ({ ...(await original<typeof import("../../lib/api")>()), api: calls }));
@@ -26,10 +34,20 @@ async function setup() {
 }
 
 beforeEach(() => {
-  stored = { viewRetentionDays: 7, theme: "light" };
+  stored = {
+    viewRetentionDays: 7,
+    theme: "light",
+    viewOriginsAllowed: [],
+    viewOriginsBlocked: ["https://tracker.example"],
+    clientMetadataUrl: null,
+  };
   calls.generalSettings.mockReset().mockImplementation(async () => ({ ...stored }));
   calls.saveGeneralSettings.mockReset().mockImplementation(async (s) => {
-    stored = { ...stored, ...s };
+    stored = {
+      ...stored,
+      ...s,
+      clientMetadataUrl: s.clientMetadataUrl === undefined ? stored.clientMetadataUrl : s.clientMetadataUrl || null,
+    };
     return { ...stored };
   });
 });
@@ -82,6 +100,30 @@ describe("GeneralSettings", () => {
     expect(calls.saveGeneralSettings).toHaveBeenCalledWith({ viewRetentionDays: 30 });
     expect((await findByTestId("general-saved")).textContent).toMatch(/30 days/);
     expect(days.getAttribute("aria-invalid")).toBe("false");
+  });
+
+  it("edits the view origin lists and the client metadata URL, one origin per line", async () => {
+    const { getByTestId, findByTestId } = await setup();
+    const allowed = getByTestId("view-origins-allowed") as HTMLTextAreaElement;
+    const blocked = getByTestId("view-origins-blocked") as HTMLTextAreaElement;
+    await waitFor(() => expect(blocked.value).toBe("https://tracker.example"));
+    await fireEvent.input(allowed, { target: { value: " https://api.example.com\n\nhttps://*.cdn.example\n" } });
+    await fireEvent.input(getByTestId("client-metadata-url"), { target: { value: "https://me.example/client.json" } });
+    await fireEvent.click(getByTestId("view-access-save"));
+    expect(calls.saveGeneralSettings).toHaveBeenCalledWith({
+      viewOriginsAllowed: ["https://api.example.com", "https://*.cdn.example"],
+      viewOriginsBlocked: ["https://tracker.example"],
+      clientMetadataUrl: "https://me.example/client.json",
+    });
+    expect((await findByTestId("view-access-saved")).textContent).toMatch(/views opened from now on/);
+    expect(allowed.value).toBe("https://api.example.com\nhttps://*.cdn.example");
+
+    calls.saveGeneralSettings.mockRejectedValueOnce(
+      refused("invalid", 'the block list of view origins: line 1: "http://x.example": the http:// scheme is not accepted'),
+    );
+    await fireEvent.input(blocked, { target: { value: "http://x.example" } });
+    await fireEvent.click(getByTestId("view-access-save"));
+    expect((await findByTestId("view-access-error")).textContent).toMatch(/line 1.*http:\/\/ scheme/);
   });
 
   it("shows what Rust refuses", async () => {

@@ -4,4 +4,17 @@ import type { ThemePreference } from "./ThemePreference";
 /**
  * The general section of the settings.
  */
-export type GeneralSettings = { viewRetentionDays: number, theme: ThemePreference, };
+export type GeneralSettings = { viewRetentionDays: number, theme: ThemePreference, 
+/**
+ * When not empty, the only origins a view may be granted (of those it declares).
+ */
+viewOriginsAllowed: Array<string>, 
+/**
+ * Origins (and the names under them) no view is granted, whatever it declares.
+ */
+viewOriginsBlocked: Array<string>, 
+/**
+ * The OAuth client ID metadata document URL (CIMD), used as the client_id where an
+ * authorization server supports it; else Porthole registers dynamically. From the next start.
+ */
+clientMetadataUrl: string | null, };

@@ -3,6 +3,8 @@ import type { ThemePreference } from "./ThemePreference";
 import type { JsonValue } from "./serde_json/JsonValue";
 
 /**
- * What is given is checked and stored; a retention is a whole number of days, 1 to 365.
+ * What is given is checked and stored; a retention is a whole number of days, 1 to 365;
+ * origin lists are `https://` (or `wss://`) origins, `*.` wildcards allowed; an empty
+ * client metadata URL clears it.
  */
-export type SaveGeneralSettings = { viewRetentionDays: JsonValue | null, theme: ThemePreference | null, };
+export type SaveGeneralSettings = { viewRetentionDays: JsonValue | null, theme: ThemePreference | null, viewOriginsAllowed: Array<string> | null, viewOriginsBlocked: Array<string> | null, clientMetadataUrl: string | null, };

@@ -15,4 +15,8 @@ displayModes: Array<DisplayMode>,
 /**
  * CSP entries the resource declared that were refused, each with why.
  */
-cspDropped: Array<string>, } | { "type": "state", conversationId: string, callId: string, viewId: string | null, state: ViewStatus, reason: string | null, } | { "type": "message", viewId: string, message: JsonValue, } | { "type": "display_mode", viewId: string, mode: DisplayMode, } | { "type": "size", viewId: string, width: number | null, height: number | null, } | { "type": "proposed_message", viewId: string, text: string, } | { "type": "closed", viewId: string, } | { "type": "download_request", viewId: string, requestId: string, tool: string, files: Array<DownloadFile>, } | { "type": "download_result", viewId: string, message: string, };
+cspDropped: Array<string>, 
+/**
+ * The origins the view may contact (connections, resources, frames), as granted.
+ */
+reaches: Array<string>, } | { "type": "state", conversationId: string, callId: string, viewId: string | null, state: ViewStatus, reason: string | null, } | { "type": "message", viewId: string, message: JsonValue, } | { "type": "display_mode", viewId: string, mode: DisplayMode, } | { "type": "size", viewId: string, width: number | null, height: number | null, } | { "type": "proposed_message", viewId: string, text: string, } | { "type": "closed", viewId: string, } | { "type": "download_request", viewId: string, requestId: string, tool: string, files: Array<DownloadFile>, } | { "type": "download_result", viewId: string, message: string, };
