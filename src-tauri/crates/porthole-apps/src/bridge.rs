@@ -7,8 +7,9 @@
 //!
 //! What the view may do:
 //! - `ui/initialize` is answered with the protocol version (the view's when we support it, else
-//!   our latest), truthful host capabilities (no sampling, no `listChanged` since list changes
-//!   are not forwarded), `hostInfo` and the host context with `toolInfo`. A second one is
+//!   our latest), truthful host capabilities (no sampling; `listChanged` for the server's tools
+//!   and resources, whose changes the host forwards: [`ViewBridge::server_list_changed`]),
+//!   `hostInfo` and the host context with `toolInfo`. A second one is
 //!   answered again (React StrictMode mounts twice).
 //! - `tools/call` reaches only the view's own server, and only tools whose visibility includes
 //!   `"app"`; names are the server's own (a model-facing `server__tool` name is just an unknown
@@ -210,6 +211,13 @@ pub enum ViewAction {
     /// The whole `localStorage` of the view's origin, to keep for its next start (the
     /// host-injected [`crate::view_storage::shim`] reports it when it changed).
     SaveStorage { local_storage: Map<String, Value> },
+}
+
+/// Which of its server's lists changed, for [`ViewBridge::server_list_changed`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerList {
+    Tools,
+    Resources,
 }
 
 /// What a view is and what the host offers it.
@@ -422,8 +430,8 @@ impl ViewBridge {
         // `sandbox` is added when the view initializes: what was granted by then.
         let capabilities = json!({
             "openLinks": {},
-            "serverTools": {},
-            "serverResources": {},
+            "serverTools": {"listChanged": true},
+            "serverResources": {"listChanged": true},
             "logging": {},
             "updateModelContext": {"text": {}, "structuredContent": {}},
             "message": {"text": {}},
@@ -593,6 +601,22 @@ impl ViewBridge {
             st.host_context.insert(k.clone(), v.clone());
         }
         inner.push_context(&mut st, partial);
+    }
+
+    /// Tells an initialized view that its server's tools (`tools`) or resources (`resources`)
+    /// changed: `notifications/tools/list_changed` / `notifications/resources/list_changed`.
+    /// Before `initialized` there is nothing to say: the view lists them when it starts.
+    pub fn server_list_changed(&self, list: ServerList) {
+        let inner = &self.inner;
+        let st = inner.lock();
+        if !st.initialized || st.tearing_down || st.closed {
+            return;
+        }
+        let method = match list {
+            ServerList::Tools => "notifications/tools/list_changed",
+            ServerList::Resources => "notifications/resources/list_changed",
+        };
+        inner.post(rpc::notification(method, json!({})));
     }
 
     /// Sends `ui/resource-teardown {reason}` and waits for the answer or `timeout`. Whatever it

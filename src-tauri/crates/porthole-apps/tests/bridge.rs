@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use porthole_apps::bridge::{
     AuditKind, MAX_IN_FLIGHT, MAX_MESSAGE_BYTES, MAX_MESSAGES_PER_SECOND, MAX_PROMPTS, MAX_SIZE_CHANGES_PER_SECOND,
-    TeardownOutcome, ViewAction, ViewBridge, ViewConfig,
+    ServerList, TeardownOutcome, ViewAction, ViewBridge, ViewConfig,
 };
 use porthole_apps::display::MAX_VIEW_HEIGHT;
 use porthole_apps::test_support::{FakeHost, HostCall};
@@ -320,6 +320,27 @@ async fn a_result_before_the_input_sends_the_input_known_so_far_first() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_changes_of_the_server_reach_an_initialized_view_only() {
+    let mut h = Harness::new();
+    h.bridge.server_list_changed(ServerList::Tools);
+    h.handshake().await;
+    assert!(
+        h.drain().await.iter().all(|m| !method_of(m).contains("list_changed")),
+        "nothing before it starts"
+    );
+    h.bridge.server_list_changed(ServerList::Tools);
+    h.bridge.server_list_changed(ServerList::Resources);
+    let methods: Vec<String> = h.drain().await.iter().map(|m| method_of(m).to_string()).collect();
+    assert_eq!(
+        methods,
+        [
+            "notifications/tools/list_changed",
+            "notifications/resources/list_changed"
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn initialize_answers_truthfully_with_tool_info_and_host_context() {
     let mut h = Harness::new();
     let result = h.handshake().await;
@@ -328,8 +349,8 @@ async fn initialize_answers_truthfully_with_tool_info_and_host_context() {
         result["hostCapabilities"],
         json!({
             "openLinks": {},
-            "serverTools": {},
-            "serverResources": {},
+            "serverTools": {"listChanged": true},
+            "serverResources": {"listChanged": true},
             "logging": {},
             "updateModelContext": {"text": {}, "structuredContent": {}},
             "message": {"text": {}},

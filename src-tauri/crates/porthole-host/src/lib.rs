@@ -156,6 +156,7 @@ impl Host {
             runtime.clone(),
         );
         views.prefetch_views();
+        views.forward_list_changes();
         let host = Host {
             inner: Arc::new(HostInner {
                 servers: servers.clone(),

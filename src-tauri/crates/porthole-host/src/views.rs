@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use porthole_agent::{CallStatus, ModelContext, TurnEvent, ViewReports, ViewState};
-use porthole_apps::bridge::{AuditNote, HostServices, ViewAction, ViewBridge, ViewConfig};
+use porthole_apps::bridge::{AuditNote, HostServices, ServerList, ViewAction, ViewBridge, ViewConfig};
 use porthole_apps::display::{DisplayMode, container_dimensions};
 use porthole_apps::download::{self, DownloadFile};
 use porthole_apps::host_context::{HostEnvironment, host_context};
@@ -279,6 +279,57 @@ impl Views {
                 for (server, uris) in due {
                     for uri in uris {
                         this.inner.cache.prefetch(&this.inner.servers, &server, &uri).await;
+                    }
+                }
+                if statuses.changed().await.is_err() {
+                    return;
+                }
+            }
+        });
+    }
+
+    /// Tells each live view when its server's tools or resources change
+    /// (`notifications/tools/list_changed`, `notifications/resources/list_changed`).
+    pub fn forward_list_changes(&self) {
+        let this = self.clone();
+        let mut statuses = self.inner.servers.subscribe();
+        self.inner.runtime.spawn(async move {
+            // Per server: its tools (name and visibility) and its resources version, as last seen.
+            let mut seen: HashMap<String, (Vec<(String, Vec<String>)>, u64)> = HashMap::new();
+            loop {
+                let changes: Vec<(String, bool, bool)> = statuses
+                    .borrow_and_update()
+                    .iter()
+                    .filter(|s| s.state == ServerState::Connected)
+                    .filter_map(|s| {
+                        let tools: Vec<(String, Vec<String>)> = s
+                            .tools
+                            .iter()
+                            .map(|t| (t.name.clone(), t.visibility.iter().map(|v| format!("{v:?}")).collect()))
+                            .collect();
+                        let now = (tools, s.resources_version);
+                        let before = seen.insert(s.name.clone(), now.clone())?;
+                        Some((s.name.clone(), before.0 != now.0, before.1 != now.1))
+                    })
+                    .filter(|(_, tools, resources)| *tools || *resources)
+                    .collect();
+                for (server, tools, resources) in changes {
+                    let bridges: Vec<ViewBridge> = this
+                        .inner
+                        .live
+                        .lock()
+                        .unwrap()
+                        .values()
+                        .filter(|v| v.server == server)
+                        .map(|v| v.bridge.clone())
+                        .collect();
+                    for bridge in bridges {
+                        if tools {
+                            bridge.server_list_changed(ServerList::Tools);
+                        }
+                        if resources {
+                            bridge.server_list_changed(ServerList::Resources);
+                        }
                     }
                 }
                 if statuses.changed().await.is_err() {

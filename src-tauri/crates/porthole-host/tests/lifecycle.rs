@@ -627,6 +627,48 @@ async fn the_settings_block_list_takes_an_origin_from_every_view() {
     );
 }
 
+/// A live view hears when its server's resources change (here: the server is connected anew).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_live_view_hears_that_its_servers_resources_changed() {
+    let mut app = start(vec![
+        Reply::tool_call("c1", "system_monitor", "{}"),
+        Reply::text("done"),
+    ])
+    .await;
+    app.play_frames();
+    let host = app.host.clone();
+    let id = host.send_message(None, "show the system monitor").unwrap();
+    app.approval_asked(&id, "c1").await;
+    host.answer_approval("c1", Decision::AllowOnce).unwrap();
+    let view = app.opened(MAIN_WINDOW, "c1", &[]).await;
+    app.frame_told(MAIN_WINDOW, &view, "ui/notifications/tool-result").await;
+    let initialized = app
+        .frame_messages(MAIN_WINDOW, &view)
+        .into_iter()
+        .find(|m| m["result"]["hostInfo"].is_object())
+        .unwrap();
+    assert_eq!(
+        initialized["result"]["hostCapabilities"]["serverResources"],
+        json!({"listChanged": true})
+    );
+    assert!(
+        !app.frame_methods(MAIN_WINDOW, &view)
+            .iter()
+            .any(|m| m.contains("list_changed"))
+    );
+    // The demo server's settings change: it is connected anew, and what it serves may differ.
+    let url = host.servers().statuses()[0].endpoint.clone();
+    let config = porthole_mcp::ServerConfig::http("demo", &url).with_timeout(Duration::from_secs(29));
+    host.servers().reconfigure(vec![config], true).await;
+    app.frame_told(MAIN_WINDOW, &view, "notifications/resources/list_changed")
+        .await;
+    assert!(
+        !app.frame_methods(MAIN_WINDOW, &view)
+            .contains(&"notifications/tools/list_changed".to_string()),
+        "its tools did not change"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stopped_turn_frees_its_conversation_and_a_running_one_refuses_a_second_message() {
     let mut app = start(vec![
