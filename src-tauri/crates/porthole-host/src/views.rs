@@ -295,7 +295,8 @@ impl Views {
         let mut statuses = self.inner.servers.subscribe();
         self.inner.runtime.spawn(async move {
             // Per server: its tools (name and visibility) and its resources version, as last seen.
-            let mut seen: HashMap<String, (Vec<(String, Vec<String>)>, u64)> = HashMap::new();
+            type Seen = (Vec<(String, Vec<String>)>, u64);
+            let mut seen: HashMap<String, Seen> = HashMap::new();
             loop {
                 let changes: Vec<(String, bool, bool)> = statuses
                     .borrow_and_update()
