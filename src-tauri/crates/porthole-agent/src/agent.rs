@@ -38,6 +38,31 @@ pub trait Approver: Send + Sync {
     fn decide(&self, request: ApprovalRequest) -> BoxFuture<'static, Decision>;
 }
 
+/// A tool a live view offers (MCP Apps draft, "app-provided tools"): offered to the model while
+/// the view is live, under a name of its own, and called through the view. Never stored as a
+/// server's tool; a call once the view is gone fails.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppTool {
+    /// The name the model calls it by (unique among all tools offered).
+    pub model_name: String,
+    /// The view's own name for it.
+    pub name: String,
+    pub description: String,
+    /// Its JSON Schema for the arguments (an object).
+    pub input_schema: Value,
+    /// `annotations.readOnlyHint`: such calls are not put to the person.
+    pub read_only: bool,
+    /// Who offers it, for the card and the approval ("demo's view of system_monitor").
+    pub offered_by: String,
+}
+
+/// The tools the live views of one conversation offer, and how to call them.
+pub trait AppTools: Send + Sync {
+    fn tools(&self) -> Vec<AppTool>;
+    /// Calls `model_name` with `arguments`; the view's `CallToolResult`, or why not.
+    fn call(&self, model_name: &str, arguments: Value) -> BoxFuture<'static, Result<Value, String>>;
+}
+
 /// Approves every call (`porthole run --yes`).
 pub struct AllowAll;
 
@@ -123,6 +148,8 @@ pub struct Agent {
     pub remembered: Option<Arc<dyn RememberedApprovals>>,
     pub views: Arc<dyn ViewReports>,
     pub context: ModelContext,
+    /// Tools the conversation's live views offer (the app; none headless).
+    pub app_tools: Option<Arc<dyn AppTools>>,
 }
 
 impl Agent {
@@ -138,7 +165,12 @@ impl Agent {
             remembered: None,
             views: Arc::new(NoViews),
             context: ModelContext::default(),
+            app_tools: None,
         }
+    }
+
+    fn app_tools(&self) -> Vec<AppTool> {
+        self.app_tools.as_ref().map(|a| a.tools()).unwrap_or_default()
     }
 
     /// Every tool offered to the model now, from every connected server.
@@ -156,14 +188,29 @@ impl Agent {
     }
 
     fn tool_specs(&self) -> Vec<ToolSpec> {
-        self.tools()
+        let mut specs: Vec<ToolSpec> = self
+            .tools()
             .into_iter()
             .map(|(t, _)| ToolSpec {
                 name: t.model_name.clone(),
                 description: t.description.clone().or(t.title.clone()).unwrap_or_default(),
                 input_schema: t.input_schema.clone(),
             })
-            .collect()
+            .collect();
+        for tool in self.app_tools() {
+            if specs.iter().any(|s| s.name == tool.model_name) {
+                continue;
+            }
+            specs.push(ToolSpec {
+                name: tool.model_name,
+                description: format!(
+                    "{} (offered by {} while it is shown)",
+                    tool.description, tool.offered_by
+                ),
+                input_schema: tool.input_schema,
+            });
+        }
+        specs
     }
 
     fn system_prompt(&self) -> Option<String> {
@@ -378,8 +425,21 @@ impl Agent {
         sink: &dyn EventSink,
         cancel: CancellationToken,
     ) -> Part {
+        let tool = self.find_tool(&name);
+        if tool.is_none()
+            && let Some(app_tool) = self.app_tools().into_iter().find(|t| t.model_name == name)
+        {
+            let end = self
+                .run_app_tool(call_id.clone(), app_tool, arguments, sink, cancel)
+                .await;
+            return Part::ToolResult {
+                tool_use_id: call_id,
+                content: end.model.content,
+                is_error: end.model.is_error,
+            };
+        }
         let call = Call {
-            tool: self.find_tool(&name),
+            tool,
             id: call_id.clone(),
             name,
             arguments,
@@ -400,6 +460,132 @@ impl Agent {
         }
     }
 }
+
+impl Agent {
+    /// A call of a tool a view offers: the same events as a server tool's (attributed to the
+    /// view), asked of the person unless the tool is read-only (and never remembered), at most
+    /// [`APP_TOOL_TIMEOUT`], through the view.
+    async fn run_app_tool(
+        &self,
+        call_id: String,
+        tool: AppTool,
+        arguments: Value,
+        sink: &dyn EventSink,
+        cancel: CancellationToken,
+    ) -> CallEnd {
+        let started = Instant::now();
+        sink.emit(&TurnEvent::ToolCallStarted {
+            call_id: call_id.clone(),
+            name: tool.model_name.clone(),
+            server: Some(tool.offered_by.clone()),
+            tool: Some(tool.name.clone()),
+            arguments: arguments.clone(),
+            ui_resource_uri: None,
+        });
+        let finish = |status: CallStatus, model: ModelFacing, view: Value, error: Option<String>| {
+            sink.emit(&TurnEvent::ToolCallFinished {
+                call_id: call_id.clone(),
+                status,
+                model: model.clone(),
+                view: view.clone(),
+                duration_ms: started.elapsed().as_millis() as u64,
+                error: error.clone(),
+            });
+            CallEnd {
+                status,
+                model,
+                view,
+                error,
+            }
+        };
+        let host_error = |text: String| ModelFacing {
+            content: vec![json!({"type": "text", "text": text})],
+            is_error: true,
+        };
+        let arguments = match arguments {
+            Value::Object(map) => Value::Object(map),
+            Value::Null => Value::Object(Map::new()),
+            other => {
+                let text = format!("The tool call's arguments must be a JSON object, not {other}");
+                return finish(CallStatus::Failed, host_error(text.clone()), Value::Null, Some(text));
+            }
+        };
+        if !tool.read_only {
+            sink.emit(&TurnEvent::ApprovalRequested {
+                call_id: call_id.clone(),
+                server: tool.offered_by.clone(),
+                tool: tool.name.clone(),
+                arguments: arguments.clone(),
+            });
+            let request = ApprovalRequest {
+                call_id: call_id.clone(),
+                server: tool.offered_by.clone(),
+                tool: tool.name.clone(),
+                arguments: arguments.clone(),
+            };
+            let decision = tokio::select! {
+                d = self.approver.decide(request) => d,
+                _ = cancel.cancelled() => {
+                    let text = "The tool call was cancelled before it was approved.".to_string();
+                    return finish(CallStatus::Cancelled, host_error(text.clone()), Value::Null, Some(text));
+                }
+            };
+            sink.emit(&TurnEvent::ApprovalResolved {
+                call_id: call_id.clone(),
+                decision,
+            });
+            if decision == Decision::Deny {
+                let text = "The user denied this tool call.".to_string();
+                return finish(CallStatus::Denied, host_error(text.clone()), Value::Null, Some(text));
+            }
+        }
+        sink.emit(&TurnEvent::ToolCallRunning {
+            call_id: call_id.clone(),
+        });
+        let Some(app_tools) = self.app_tools.clone() else {
+            let text = "No view offers this tool any more.".to_string();
+            return finish(CallStatus::Failed, host_error(text.clone()), Value::Null, Some(text));
+        };
+        let call = app_tools.call(&tool.model_name, arguments);
+        let result = tokio::select! {
+            r = tokio::time::timeout(APP_TOOL_TIMEOUT, call) => r,
+            _ = cancel.cancelled() => {
+                let text = "The tool call was cancelled.".to_string();
+                return finish(CallStatus::Cancelled, host_error(text.clone()), Value::Null, Some(text));
+            }
+        };
+        let result = match result {
+            Ok(Ok(result)) => result,
+            Ok(Err(why)) => {
+                let text = format!("The tool call failed: {why}");
+                return finish(CallStatus::Failed, host_error(text.clone()), Value::Null, Some(why));
+            }
+            Err(_) => {
+                let why = format!("the view gave no result within {} s", APP_TOOL_TIMEOUT.as_secs());
+                let text = format!("The tool call failed: {why}");
+                return finish(CallStatus::Failed, host_error(text.clone()), Value::Null, Some(why));
+            }
+        };
+        match porthole_mcp::ToolOutcome::from_json(result) {
+            Ok(outcome) => {
+                let status = if outcome.model.is_error {
+                    CallStatus::Error
+                } else {
+                    CallStatus::Ok
+                };
+                finish(status, outcome.model, outcome.view, None)
+            }
+            Err(e) => {
+                let why = format!("the view's answer is {e}");
+                let text = format!("The tool call failed: {why}");
+                finish(CallStatus::Failed, host_error(text.clone()), Value::Null, Some(why))
+            }
+        }
+    }
+}
+
+/// How long a view has to answer a call of a tool it offers.
+pub const APP_TOOL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// When `sink` can no longer keep the turn ([`EventSink::failure`]), says so with an `Error`
 /// event and returns the reason.

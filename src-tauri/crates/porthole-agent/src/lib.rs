@@ -12,8 +12,8 @@ pub mod record;
 pub mod wire;
 
 pub use agent::{
-    Agent, AllowAll, ApprovalRequest, Approver, CallEnd, DenyAll, NoViews, RememberedApprovals, ToolRunner, TurnResult,
-    ViewReports, ViewState,
+    APP_TOOL_TIMEOUT, Agent, AllowAll, AppTool, AppTools, ApprovalRequest, Approver, CallEnd, DenyAll, NoViews,
+    RememberedApprovals, ToolRunner, TurnResult, ViewReports, ViewState,
 };
 pub use context::ModelContext;
 pub use conversation::{Message, Part, Role, ToolSpec, Usage};

@@ -208,6 +208,9 @@ pub enum ViewAction {
     Initialized,
     /// The view asks to be closed (go through [`ViewBridge::teardown`] if agreeing).
     RequestTeardown,
+    /// The view's own tools changed (`notifications/tools/list_changed` from a view that
+    /// offers tools): list them again.
+    ToolsChanged,
     /// The whole `localStorage` of the view's origin, to keep for its next start (the
     /// host-injected [`crate::view_storage::shim`] reports it when it changed).
     SaveStorage { local_storage: Map<String, Value> },
@@ -322,8 +325,14 @@ struct State {
     in_flight: HashMap<String, InFlight>,
     next_serial: u64,
     next_request: u64,
-    waiting: HashMap<u64, oneshot::Sender<TeardownOutcome>>,
+    /// Requests to the view waiting for their answer (teardown, app tools).
+    waiting: HashMap<u64, oneshot::Sender<ViewAnswer>>,
+    /// The view declared tools of its own (`appCapabilities.tools`).
+    offers_tools: bool,
 }
+
+/// A view's answer to a host → view request: its result, or its error's code and message.
+type ViewAnswer = Result<Value, (i64, String)>;
 
 /// A request forwarded to the view's server.
 enum Forward {
@@ -463,6 +472,7 @@ impl ViewBridge {
             next_serial: 0,
             next_request: 1,
             waiting: HashMap::new(),
+            offers_tools: false,
         };
         let inner = Inner {
             view_id: config.view_id,
@@ -647,12 +657,91 @@ impl ViewBridge {
         };
         let _close = CloseOnDrop { inner, id };
         match tokio::time::timeout(timeout, answer).await {
-            Ok(Ok(outcome)) => outcome,
+            Ok(Ok(Ok(_))) => TeardownOutcome::Answered,
+            Ok(Ok(Err((code, message)))) => TeardownOutcome::Errored { code, message },
             Ok(Err(_)) => TeardownOutcome::Disconnected,
             Err(_) => TeardownOutcome::TimedOut,
         }
     }
+
+    /// Whether the view declared tools of its own (`appCapabilities.tools` in `ui/initialize`).
+    pub fn offers_tools(&self) -> bool {
+        self.inner.lock().offers_tools
+    }
+
+    /// Asks the initialized view `method` (a host → view request) and waits for its result, at
+    /// most `timeout`; why not otherwise.
+    async fn ask_view(&self, method: &str, params: Value, timeout: Duration) -> Result<Value, String> {
+        let inner = &self.inner;
+        let (id, answer) = {
+            let mut st = inner.lock();
+            if !st.initialized || st.tearing_down || st.closed {
+                return Err("the view is not running".into());
+            }
+            let id = st.next_request;
+            st.next_request += 1;
+            let (tx, rx) = oneshot::channel();
+            st.waiting.insert(id, tx);
+            if inner.out.send(rpc::request(id, method, params)).is_err() {
+                st.waiting.remove(&id);
+                return Err("the view is gone".into());
+            }
+            (id, rx)
+        };
+        let outcome = tokio::time::timeout(timeout, answer).await;
+        inner.lock().waiting.remove(&id);
+        match outcome {
+            Ok(Ok(Ok(result))) => Ok(result),
+            Ok(Ok(Err((code, message)))) => Err(format!("the view answered with an error ({code}): {message}")),
+            Ok(Err(_)) => Err("the view is gone".into()),
+            Err(_) => Err(format!("the view did not answer within {} s", timeout.as_secs())),
+        }
+    }
+
+    /// The tools the view offers (`tools/list` to the view): each an object with a string
+    /// `name` and an object `inputSchema`; at most [`MAX_APP_TOOLS`], others left out.
+    pub async fn list_app_tools(&self) -> Result<Vec<Value>, String> {
+        let result = self.ask_view("tools/list", json!({}), APP_TOOL_ANSWER_TIME).await?;
+        let Some(tools) = result.get("tools").and_then(Value::as_array) else {
+            return Err("its tools/list answer has no tools array".into());
+        };
+        let valid: Vec<Value> = tools
+            .iter()
+            .filter(|t| {
+                t.get("name")
+                    .and_then(Value::as_str)
+                    .is_some_and(|n| !n.is_empty() && n.len() <= 128)
+                    && t.get("inputSchema").is_some_and(Value::is_object)
+            })
+            .take(MAX_APP_TOOLS)
+            .cloned()
+            .collect();
+        if valid.len() < tools.len() {
+            tracing::warn!(view = %self.inner.view_id, offered = tools.len(), kept = valid.len(), "some of a view's tools were left out");
+        }
+        Ok(valid)
+    }
+
+    /// Calls the view's own tool `name` (`tools/call` to the view); its `CallToolResult`.
+    pub async fn call_app_tool(&self, name: &str, arguments: Value) -> Result<Value, String> {
+        let result = self
+            .ask_view(
+                "tools/call",
+                json!({"name": name, "arguments": arguments}),
+                APP_TOOL_ANSWER_TIME,
+            )
+            .await?;
+        if !result.is_object() {
+            return Err("its answer is not an object".into());
+        }
+        Ok(result)
+    }
 }
+
+/// The most tools one view may offer.
+pub const MAX_APP_TOOLS: usize = 50;
+/// How long a view has to answer `tools/list` or `tools/call` of its own tools.
+pub const APP_TOOL_ANSWER_TIME: Duration = Duration::from_secs(30);
 
 /// Ends a teardown however its future ends (also when the caller drops it).
 struct CloseOnDrop<'a> {
@@ -832,11 +921,7 @@ impl Inner {
         let Some(waiter) = id.as_u64().and_then(|id| self.lock().waiting.remove(&id)) else {
             return;
         };
-        let outcome = match outcome {
-            Ok(_) => TeardownOutcome::Answered,
-            Err((code, message)) => TeardownOutcome::Errored { code, message },
-        };
-        // The teardown that asked may have timed out and stopped waiting: the answer is moot.
+        // The request that asked may have timed out and stopped waiting: the answer is moot.
         waiter.send(outcome).ok();
     }
 
@@ -917,6 +1002,10 @@ impl Inner {
         }
         st.handshake = true;
         st.view_modes = view_modes;
+        st.offers_tools = params
+            .get("appCapabilities")
+            .and_then(|c| c.get("tools"))
+            .is_some_and(Value::is_object);
         st.pending_context.clear();
         let mut context = st.host_context.clone();
         context.insert("toolInfo".into(), self.tool_info.clone());
@@ -1159,6 +1248,7 @@ impl Inner {
                 tracing::debug!(view = %self.view_id, method = %rpc::truncate(method, 100), "notification before ui/initialize ignored");
             }
             "ui/notifications/initialized" => self.initialized(),
+            "notifications/tools/list_changed" if self.lock().offers_tools => self.act(ViewAction::ToolsChanged),
             crate::view_storage::STORAGE_METHOD => match crate::view_storage::checked_report(&params) {
                 Ok(local_storage) => self.act(ViewAction::SaveStorage { local_storage }),
                 Err(why) => tracing::warn!(view = %self.view_id, "a view's storage is not kept: {why}"),

@@ -320,6 +320,55 @@ async fn a_result_before_the_input_sends_the_input_known_so_far_first() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_views_own_tools_are_listed_and_called_through_it() {
+    let mut h = Harness::new();
+    assert_eq!(
+        h.bridge.list_app_tools().await.unwrap_err(),
+        "the view is not running",
+        "nothing is asked before it starts"
+    );
+    h.initialize_with(json!({"protocolVersion": "2026-01-26", "appCapabilities": {"tools": {}}}))
+        .await;
+    h.notify("ui/notifications/initialized", json!({}));
+    assert!(h.bridge.offers_tools());
+    h.drain().await;
+    let bridge = h.bridge.clone();
+    let listing = tokio::spawn(async move { bridge.list_app_tools().await });
+    let request = h.next().await;
+    assert_eq!(method_of(&request), "tools/list");
+    let mut tools: Vec<Value> = (0..60)
+        .map(|i| json!({"name": format!("t{i}"), "inputSchema": {"type": "object"}}))
+        .collect();
+    tools.insert(0, json!({"name": 7, "inputSchema": {}}));
+    tools.insert(1, json!({"name": "no_schema"}));
+    h.bridge
+        .receive(json!({"jsonrpc": "2.0", "id": request["id"], "result": {"tools": tools}}));
+    let listed = listing.await.unwrap().unwrap();
+    assert_eq!(
+        listed.len(),
+        porthole_apps::bridge::MAX_APP_TOOLS,
+        "at most 50, the malformed left out"
+    );
+    assert_eq!(listed[0]["name"], "t0");
+
+    let bridge = h.bridge.clone();
+    let calling = tokio::spawn(async move { bridge.call_app_tool("t0", json!({"x": 1})).await });
+    let request = h.next().await;
+    assert_eq!(request["params"], json!({"name": "t0", "arguments": {"x": 1}}));
+    h.bridge
+        .receive(json!({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32000, "message": "nope"}}));
+    assert_eq!(
+        calling.await.unwrap().unwrap_err(),
+        "the view answered with an error (-32000): nope"
+    );
+    // The view says its tools changed: the host is told to list them again.
+    h.drain_actions();
+    h.notify("notifications/tools/list_changed", json!({}));
+    h.drain().await;
+    assert!(matches!(h.drain_actions().as_slice(), [ViewAction::ToolsChanged]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_changes_of_the_server_reach_an_initialized_view_only() {
     let mut h = Harness::new();
     h.bridge.server_list_changed(ServerList::Tools);

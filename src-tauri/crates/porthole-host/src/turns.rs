@@ -357,6 +357,7 @@ impl Host {
                     agent.remembered = Some(Arc::new(StoredApprovals(store.clone())));
                     agent.context = inner.context.clone();
                     agent.views = inner.views.reports(&conversation_id);
+                    agent.app_tools = Some(inner.views.app_tools(&conversation_id));
                     agent
                         .run_turn(Some(conversation_id.clone()), history, user, &sink, cancel)
                         .await;

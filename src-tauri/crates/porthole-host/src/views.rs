@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use porthole_agent::{CallStatus, ModelContext, TurnEvent, ViewReports, ViewState};
+use porthole_agent::{AppTool, AppTools, CallStatus, ModelContext, TurnEvent, ViewReports, ViewState};
 use porthole_apps::bridge::{AuditNote, HostServices, ServerList, ViewAction, ViewBridge, ViewConfig};
 use porthole_apps::display::{DisplayMode, container_dimensions};
 use porthole_apps::download::{self, DownloadFile};
@@ -164,6 +164,9 @@ struct LiveView {
     input_allowed: bool,
     /// Whether the complete arguments have been sent (`tool-input` goes once).
     input_sent: bool,
+    /// The tools the view offers (its own `tools/list`), with the view's names; listed when it
+    /// starts and when it says they changed.
+    app_tools: Vec<Value>,
     /// The store's row for this view, once both the tool call row and the HTML are known.
     store_id: Option<i64>,
     loaded: Option<(String, String, String)>, // (uri, sha256, csp)
@@ -675,6 +678,7 @@ impl Views {
                 input: replayed_input,
                 input_allowed,
                 input_sent,
+                app_tools: Vec::new(),
                 store_id: None,
                 loaded: None,
                 webview: webview.to_string(),
@@ -910,7 +914,13 @@ impl Views {
 
     async fn act(&self, view_id: &str, action: ViewAction) {
         match action {
-            ViewAction::Initialized => self.settle(view_id, Settled::Ready),
+            ViewAction::Initialized => {
+                self.settle(view_id, Settled::Ready);
+                if self.bridge(view_id).is_some_and(|b| b.offers_tools()) {
+                    self.list_app_tools(view_id).await;
+                }
+            }
+            ViewAction::ToolsChanged => self.list_app_tools(view_id).await,
             ViewAction::OpenLink { url } => {
                 if let Err(e) = self.inner.desktop.open_url(&url) {
                     tracing::warn!(view_id, "cannot open a view's link: {e}");
@@ -1318,6 +1328,122 @@ impl Views {
             views: self.clone(),
             conversation_id: conversation_id.to_string(),
         })
+    }
+
+    /// The tools the live views of a conversation offer, for its turns.
+    pub fn app_tools(&self, conversation_id: &str) -> Arc<dyn AppTools> {
+        Arc::new(ConversationViews {
+            views: self.clone(),
+            conversation_id: conversation_id.to_string(),
+        })
+    }
+
+    /// Asks a view for its own tools (it offers some) and keeps them for its conversation's
+    /// turns; a view that does not answer offers none.
+    async fn list_app_tools(&self, view_id: &str) {
+        let Some(bridge) = self.bridge(view_id) else { return };
+        let tools = match bridge.list_app_tools().await {
+            Ok(tools) => tools,
+            Err(e) => {
+                tracing::warn!(view_id, "the view's own tools could not be listed: {e}");
+                Vec::new()
+            }
+        };
+        if let Some(view) = self.inner.live.lock().unwrap().get_mut(view_id) {
+            tracing::info!(view_id, tools = tools.len(), "the view offers tools of its own");
+            view.app_tools = tools;
+        }
+    }
+
+    /// The tools a conversation's live views offer, each with its model-facing name
+    /// (`<server>_view__<tool>`, `_2`… when two views offer the same), and the view it is on.
+    fn offered_tools(&self, conversation_id: &str) -> Vec<(AppTool, String)> {
+        let live = self.inner.live.lock().unwrap();
+        let mut views: Vec<&LiveView> = live
+            .values()
+            .filter(|v| v.conversation_id == conversation_id && !v.app_tools.is_empty())
+            .collect();
+        views.sort_by_key(|v| v.store_id.unwrap_or(i64::MAX));
+        let mut out: Vec<(AppTool, String)> = Vec::new();
+        for view in views {
+            for tool in &view.app_tools {
+                let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                    continue;
+                };
+                let base = app_tool_model_name(&view.server, name);
+                let mut model_name = base.clone();
+                let mut n = 2;
+                while out.iter().any(|(t, _)| t.model_name == model_name) {
+                    model_name = format!("{}_{n}", &base[..base.len().min(60)]);
+                    n += 1;
+                }
+                out.push((
+                    AppTool {
+                        model_name,
+                        name: name.to_string(),
+                        description: tool
+                            .get("description")
+                            .or_else(|| tool.get("title"))
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_string(),
+                        input_schema: tool
+                            .get("inputSchema")
+                            .cloned()
+                            .unwrap_or_else(|| json!({"type": "object"})),
+                        read_only: tool["annotations"]["readOnlyHint"] == true,
+                        offered_by: format!("{}'s {} view", view.server, view.tool),
+                    },
+                    view.view_id.clone(),
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// A model-facing name for a view's own tool `name` of `server`: `<server>_view__<name>`, with
+/// every character other than ASCII letters, digits, `_` and `-` written `_`, at most 64 long.
+fn app_tool_model_name(server: &str, name: &str) -> String {
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    let mut model_name = format!("{}_view__{}", clean(server), clean(name));
+    model_name.truncate(64);
+    model_name
+}
+
+impl AppTools for ConversationViews {
+    fn tools(&self) -> Vec<AppTool> {
+        self.views
+            .offered_tools(&self.conversation_id)
+            .into_iter()
+            .map(|(tool, _)| tool)
+            .collect()
+    }
+
+    fn call(&self, model_name: &str, arguments: Value) -> BoxFuture<'static, Result<Value, String>> {
+        let found = self
+            .views
+            .offered_tools(&self.conversation_id)
+            .into_iter()
+            .find(|(t, _)| t.model_name == model_name);
+        let bridge = found.as_ref().and_then(|(_, view_id)| self.views.bridge(view_id));
+        async move {
+            let (Some((tool, _)), Some(bridge)) = (found, bridge) else {
+                return Err("the view that offered this tool is no longer shown".to_string());
+            };
+            bridge.call_app_tool(&tool.name, arguments).await
+        }
+        .boxed()
     }
 }
 

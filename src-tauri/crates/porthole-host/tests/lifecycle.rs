@@ -669,6 +669,123 @@ async fn a_live_view_hears_that_its_servers_resources_changed() {
     );
 }
 
+/// A view that declares tools of its own offers them to the model while it is shown: listed
+/// when it starts, named after its server, called through the view (a read-only one without
+/// asking, another after approval), and gone with the view.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_views_own_tools_are_offered_to_the_model_while_it_is_shown() {
+    let app = start(vec![
+        Reply::tool_call("c1", "system_monitor", "{}"),
+        Reply::text("The monitor is up."),
+        Reply::tool_call("c2", "demo_view__pick_color", "{}"),
+        Reply::EchoToolResults,
+        Reply::tool_call("c3", "demo_view__erase", json!({"all": true}).to_string()),
+        Reply::EchoToolResults,
+        Reply::tool_call("c4", "demo_view__pick_color", "{}"),
+        Reply::EchoToolResults,
+    ])
+    .await;
+    let host = app.host.clone();
+    // Answers the `nth` (from 1) request with `method` the host sends the view, with `result`.
+    let answer = |method: &'static str, nth: usize, result: Value, view: String| {
+        let app = &app;
+        async move {
+            let request = app
+                .wait_for(&format!("{method} #{nth} sent to the view"), |app| {
+                    app.frame_messages(MAIN_WINDOW, &view)
+                        .into_iter()
+                        .filter(|m| m["method"] == method && m.get("id").is_some())
+                        .nth(nth - 1)
+                })
+                .await;
+            let reply = json!({"jsonrpc": "2.0", "id": request["id"], "result": result});
+            app.host.view_message(MAIN_WINDOW, &view, reply).unwrap();
+            request
+        }
+    };
+
+    let id = host.send_message(None, "show the system monitor").unwrap();
+    app.approval_asked(&id, "c1").await;
+    host.answer_approval("c1", Decision::AllowOnce).unwrap();
+    let view = app.opened(MAIN_WINDOW, "c1", &[]).await;
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "ui/initialize",
+        "params": {"protocolVersion": "2026-01-26", "appCapabilities": {"tools": {"listChanged": true}}}});
+    host.view_message(MAIN_WINDOW, &view, initialize).unwrap();
+    host.view_message(MAIN_WINDOW, &view, initialized_notification())
+        .unwrap();
+    let tools = json!({"tools": [
+        {"name": "pick_color", "description": "The colour picked in the view.", "inputSchema": {"type": "object"},
+         "annotations": {"readOnlyHint": true}},
+        {"name": "erase", "description": "Erases the drawing.", "inputSchema": {"type": "object"}},
+        {"name": "", "inputSchema": {"type": "object"}},
+    ]});
+    answer("tools/list", 1, tools, view.clone()).await;
+    assert_eq!(app.turn_end(&id, 1).await["text"], "The monitor is up.");
+    let requests = app.model_requests();
+    assert!(
+        !mentions(&requests[0]["tools"], "demo_view__"),
+        "no view yet: {}",
+        requests[0]["tools"]
+    );
+
+    // Offered from the next turn on; a read-only one runs without asking, through the view.
+    app.idle(&id).await;
+    host.send_message(Some(id.clone()), "which colour?").unwrap();
+    let call = answer(
+        "tools/call",
+        1,
+        json!({"content": [{"type": "text", "text": "crimson"}]}),
+        view.clone(),
+    )
+    .await;
+    assert_eq!(call["params"], json!({"name": "pick_color", "arguments": {}}));
+    let done = app.turn_end(&id, 2).await;
+    assert!(mentions(&done["text"], "crimson"), "{done}");
+    let requests = app.model_requests();
+    let offered = &requests[2]["tools"];
+    assert!(
+        mentions(offered, "demo_view__pick_color") && mentions(offered, "demo_view__erase"),
+        "{offered}"
+    );
+    assert!(
+        mentions(offered, "system_monitor view"),
+        "attributed to the view: {offered}"
+    );
+    let asked: Vec<Value> = app.chat_of(&id, "approval_requested");
+    assert!(asked.iter().all(|e| e["callId"] != "c2"), "{asked:?}");
+    let started = app
+        .chat_of(&id, "tool_call_started")
+        .into_iter()
+        .find(|e| e["callId"] == "c2")
+        .unwrap();
+    assert_eq!(started["server"], "demo's system_monitor view", "{started}");
+
+    // Another is asked about first.
+    app.idle(&id).await;
+    host.send_message(Some(id.clone()), "erase it").unwrap();
+    let asked = app.approval_asked(&id, "c3").await;
+    assert_eq!(asked["tool"], "erase");
+    host.answer_approval("c3", Decision::AllowOnce).unwrap();
+    let call = answer(
+        "tools/call",
+        2,
+        json!({"content": [{"type": "text", "text": "erased"}]}),
+        view.clone(),
+    )
+    .await;
+    assert_eq!(call["params"]["arguments"], json!({"all": true}));
+    assert!(mentions(&app.turn_end(&id, 3).await["text"], "erased"));
+
+    // The view closes: its tools go with it, and a call of one fails.
+    host.close_view(MAIN_WINDOW, &view).await.unwrap();
+    app.idle(&id).await;
+    host.send_message(Some(id.clone()), "again").unwrap();
+    let done = app.turn_end(&id, 4).await;
+    assert!(mentions(&done["text"], "no tool named"), "{done}");
+    let requests = app.model_requests();
+    assert!(!mentions(&requests.last().unwrap()["tools"], "demo_view__"));
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stopped_turn_frees_its_conversation_and_a_running_one_refuses_a_second_message() {
     let mut app = start(vec![

@@ -29,6 +29,14 @@ pub struct ToolOutcome {
 }
 
 impl ToolOutcome {
+    /// [`ToolOutcome::split`] of a `CallToolResult` given as JSON (a view's, for a tool it
+    /// offers); why not when it is not one.
+    pub fn from_json(result: Value) -> Result<ToolOutcome, String> {
+        serde_json::from_value::<CallToolResult>(result)
+            .map(|r| ToolOutcome::split(&r))
+            .map_err(|e| format!("not a tool result: {e}"))
+    }
+
     pub fn split(result: &CallToolResult) -> ToolOutcome {
         let view = serde_json::to_value(result).unwrap_or(Value::Null);
         let mut content: Vec<Value> = view
