@@ -180,6 +180,11 @@ async fn teardown_views(host: State<'_, Host>, Args(a): Args<InConversation>) ->
 }
 
 #[tauri::command]
+fn answer_sampling(host: State<'_, Host>, Args(a): Args<AnswerSampling>) -> Answer<()> {
+    host.answer_sampling(a.request_id, a.approve)
+}
+
+#[tauri::command]
 async fn answer_download(host: State<'_, Host>, Args(a): Args<AnswerDownload>) -> Answer<usize> {
     host.answer_download(&a.request_id, a.accept).await
 }

@@ -139,6 +139,8 @@ export const api = {
   /** The person's answer to a view's download offer; resolves to the number of files saved
    * (each through the system's save dialog). */
   answerDownload: (requestId: string, accept: boolean) => commands.answerDownload({ requestId, accept }),
+  /** The person's answer to a view's sampling request (approved: the prompt goes to the model). */
+  answerSampling: (requestId: number, approve: boolean) => commands.answerSampling({ requestId, approve }),
   /** Moves a ready view from its card into a window of its own; resolves to the window's label.
    * Closing that window brings the view back to its card. */
   popOutView: (viewId: string) => commands.popOutView({ viewId }),

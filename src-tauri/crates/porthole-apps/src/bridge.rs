@@ -111,6 +111,11 @@ pub const MAX_SIZE_CHANGES_PER_SECOND: u32 = 20;
 pub const MAX_PROMPTS: u32 = 5;
 /// See [`MAX_PROMPTS`].
 pub const PROMPT_PERIOD: Duration = Duration::from_secs(10);
+/// `sampling/createMessage` requests one view may make per [`SAMPLING_PERIOD`] (each is also put
+/// to the person).
+pub const MAX_SAMPLES: u32 = 3;
+/// See [`MAX_SAMPLES`].
+pub const SAMPLING_PERIOD: Duration = Duration::from_secs(60);
 /// Audit notes one view may cause per second.
 pub const MAX_AUDITS_PER_SECOND: u32 = 50;
 
@@ -144,6 +149,18 @@ pub trait HostServices: Send + Sync + 'static {
     /// Records a security event (see the module docs for the kinds). Called without any lock
     /// of the bridge held, and before the view is answered.
     fn audit(&self, entry: AuditNote);
+    /// Whether views may ask for `sampling/createMessage` (a model is set up); advertised as
+    /// `hostCapabilities.sampling` only then.
+    fn offers_sampling(&self) -> bool {
+        false
+    }
+    /// `sampling/createMessage` from view `view_id` (params checked: `messages` of
+    /// `{role, content: {type: "text", text}}`, `maxTokens`, `systemPrompt`?): the
+    /// `CreateMessageResult` once the person approved it and the model answered, or why not.
+    fn sample(&self, server: &str, view_id: &str, params: Value) -> BoxFuture<'static, Result<Value, String>> {
+        let _ = (server, view_id, params);
+        Box::pin(async { Err("sampling is not offered".to_string()) })
+    }
 }
 
 /// What an [`AuditNote`] records. Its text (serde, [`AuditKind::as_str`]) is the audit log's kind.
@@ -320,6 +337,7 @@ struct State {
     size_pending: Option<(Option<f64>, Option<f64>)>,
     size_timer: bool,
     prompts: Window,
+    samples: Window,
     audits: Window,
     oversize_audited: bool,
     in_flight: HashMap<String, InFlight>,
@@ -334,8 +352,11 @@ struct State {
 /// A view's answer to a host → view request: its result, or its error's code and message.
 type ViewAnswer = Result<Value, (i64, String)>;
 
-/// A request forwarded to the view's server.
+/// A request forwarded to the view's server (or, for sampling, to the person and the model).
 enum Forward {
+    Sample {
+        params: Value,
+    },
     CallTool {
         name: String,
         arguments: Option<Map<String, Value>>,
@@ -348,8 +369,9 @@ enum Forward {
     ListPrompts,
 }
 
-const REQUESTS: [&str; 13] = [
+const REQUESTS: [&str; 14] = [
     "ping",
+    "sampling/createMessage",
     "ui/initialize",
     "tools/call",
     "tools/list",
@@ -466,6 +488,7 @@ impl ViewBridge {
             size_pending: None,
             size_timer: false,
             prompts: Window::new(MAX_PROMPTS, PROMPT_PERIOD),
+            samples: Window::new(MAX_SAMPLES, SAMPLING_PERIOD),
             audits: Window::new(MAX_AUDITS_PER_SECOND, SECOND),
             oversize_audited: false,
             in_flight: HashMap::new(),
@@ -981,6 +1004,28 @@ impl Inner {
                 Err(e) => self.post(rpc::error(id, INVALID_PARAMS, e)),
             },
             "ui/request-display-mode" => self.display_mode(id, &params),
+            "sampling/createMessage" if !self.host.offers_sampling() => self.post(rpc::error(
+                id,
+                METHOD_NOT_FOUND,
+                "sampling is not offered: no model is set up",
+            )),
+            "sampling/createMessage" => {
+                if self.lock().samples.hit(Instant::now()) != Hit::Allowed {
+                    self.audit_refused(
+                        "too many sampling requests",
+                        Some((
+                            "limit",
+                            json!({"requests": MAX_SAMPLES, "seconds": SAMPLING_PERIOD.as_secs()}),
+                        )),
+                    );
+                    self.post(rpc::error(id, REFUSED, "too many sampling requests; try again later"));
+                    return;
+                }
+                match validate::sampling(&params) {
+                    Ok(params) => self.forward(id, Forward::Sample { params }),
+                    Err(e) => self.post(rpc::error(id, INVALID_PARAMS, e)),
+                }
+            }
             _ => self.post(rpc::error(id, METHOD_NOT_FOUND, "method not found")),
         }
     }
@@ -1011,6 +1056,9 @@ impl Inner {
         context.insert("toolInfo".into(), self.tool_info.clone());
         let mut capabilities = self.capabilities.clone();
         capabilities["sandbox"] = st.sandbox.clone();
+        if self.host.offers_sampling() {
+            capabilities["sampling"] = json!({});
+        }
         self.post(rpc::result(
             id,
             json!({
@@ -1109,6 +1157,7 @@ impl Inner {
             Forward::ListResources => host.list_resources(server).await,
             Forward::ListResourceTemplates => host.list_resource_templates(server).await,
             Forward::ListPrompts => host.list_prompts(server).await,
+            Forward::Sample { params } => host.sample(server, &self.view_id, params).await,
         }
     }
 

@@ -29,6 +29,7 @@ macro_rules! app_command_list {
                 reopen_views: ReopenViews => (),
                 teardown_views: InConversation => (),
                 answer_download: AnswerDownload => usize,
+                answer_sampling: AnswerSampling => (),
                 pop_out_view: ViewRef => String,
                 clipboard_write_requested: NoArgs => (),
                 run_tool: RunTool => ToolRun,

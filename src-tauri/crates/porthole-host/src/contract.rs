@@ -64,6 +64,8 @@ args! {
     /// The views of a stored conversation (or of one call of it) to re-create.
     ReopenViews { conversation_id: String, call_id: Option<String> }
     AnswerDownload { request_id: String, accept: bool }
+    /// The person's answer to a view's sampling request (`sampling_request` view event).
+    AnswerSampling { #[ts(type = "number")] request_id: u64, approve: bool }
     ViewRef { view_id: String }
     /// One message a view's frame posted (the window matched `event.source` to the frame).
     ViewMessage { view_id: String, message: Value }

@@ -176,6 +176,9 @@ impl Host {
                 runtime: runtime.clone(),
             }),
         };
+        host.inner
+            .views
+            .set_sampler(Arc::new(crate::model::HostSampler(Arc::downgrade(&host.inner))));
 
         // Each server question is held until the window answers it.
         let this = host.clone();

@@ -184,6 +184,67 @@ impl Host {
     }
 }
 
+/// Views' sampling requests, once the person approved them, go to the model the settings (or
+/// flags) name, with no tools. Holds the app weakly: it is kept by the app's own views.
+pub(crate) struct HostSampler(pub(crate) std::sync::Weak<crate::HostInner>);
+
+impl crate::views::Sampler for HostSampler {
+    fn available(&self) -> bool {
+        self.0
+            .upgrade()
+            .is_some_and(|inner| crate::Host { inner }.model_choice().is_ok())
+    }
+
+    fn complete(
+        &self,
+        system: Option<String>,
+        messages: Vec<crate::views::SampledMessage>,
+        max_tokens: u32,
+    ) -> futures::future::BoxFuture<'static, Result<(String, String), String>> {
+        let inner = self.0.upgrade();
+        Box::pin(async move {
+            let host = crate::Host {
+                inner: inner.ok_or("the app is closing")?,
+            };
+            let choice = host.model_choice().map_err(|e| e.message)?;
+            let model = choice.resolve_model().await.map_err(|e| format!("{e:#}"))?;
+            let messages = messages
+                .into_iter()
+                .map(|m| porthole_agent::Message {
+                    role: if m.role == "assistant" {
+                        porthole_agent::Role::Assistant
+                    } else {
+                        porthole_agent::Role::User
+                    },
+                    parts: vec![porthole_agent::Part::Text { text: m.text }],
+                })
+                .collect();
+            let request = porthole_agent::ModelRequest {
+                model: model.clone(),
+                system,
+                messages,
+                tools: Vec::new(),
+                max_tokens: Some(max_tokens),
+            };
+            let (events, _) = tokio::sync::mpsc::unbounded_channel();
+            let reply = choice
+                .provider
+                .stream(&request, events, tokio_util::sync::CancellationToken::new())
+                .await
+                .map_err(|e| e.to_string())?;
+            let text: String = reply
+                .parts
+                .iter()
+                .filter_map(|p| match p {
+                    porthole_agent::Part::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            Ok((text, model))
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -111,7 +111,53 @@ pub enum ViewEvent {
     /// What became of a view's download offer, in words.
     #[serde(rename_all = "camelCase")]
     DownloadResult { view_id: String, message: String },
+    /// A view asks the model something (`sampling/createMessage`); the window asks the person
+    /// first, showing the whole prompt (`answer_sampling`).
+    #[serde(rename_all = "camelCase")]
+    SamplingRequest {
+        view_id: String,
+        #[ts(type = "number")]
+        request_id: u64,
+        server: String,
+        tool: String,
+        system_prompt: Option<String>,
+        messages: Vec<SampledMessage>,
+        #[ts(type = "number")]
+        max_tokens: u64,
+    },
+    /// The sampling request was answered (or gave up waiting): the window stops asking.
+    #[serde(rename_all = "camelCase")]
+    SamplingSettled {
+        view_id: String,
+        #[ts(type = "number")]
+        request_id: u64,
+    },
 }
+
+/// One message of a view's sampling request, as the person is shown it.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, TS)]
+pub struct SampledMessage {
+    /// `user` or `assistant`.
+    pub role: String,
+    pub text: String,
+}
+
+/// How a view's sampling request reaches the configured model (the app sets it: the model
+/// settings live there).
+pub trait Sampler: Send + Sync {
+    /// Whether a model is set up (views are told they may sample only then).
+    fn available(&self) -> bool;
+    /// The model's text answer to `messages` and the model's name.
+    fn complete(
+        &self,
+        system: Option<String>,
+        messages: Vec<SampledMessage>,
+        max_tokens: u32,
+    ) -> BoxFuture<'static, Result<(String, String), String>>;
+}
+
+/// How long the person has to answer a view's sampling request.
+pub const SAMPLING_ANSWER_TIME: Duration = Duration::from_secs(300);
 
 impl ViewEvent {
     /// The view the event is about, when it names one.
@@ -124,7 +170,9 @@ impl ViewEvent {
             | ViewEvent::ProposedMessage { view_id, .. }
             | ViewEvent::Closed { view_id }
             | ViewEvent::DownloadRequest { view_id, .. }
-            | ViewEvent::DownloadResult { view_id, .. } => Some(view_id),
+            | ViewEvent::DownloadResult { view_id, .. }
+            | ViewEvent::SamplingRequest { view_id, .. }
+            | ViewEvent::SamplingSettled { view_id, .. } => Some(view_id),
             ViewEvent::State { view_id, .. } => view_id.as_deref(),
         }
     }
@@ -204,6 +252,11 @@ struct Inner {
     cache: ViewCache,
     /// Each server's view origin, and what its views' `localStorage` held.
     origins: ViewOrigins,
+    /// Where views' sampling requests go once approved (set by the app).
+    sampler: Mutex<Option<Arc<dyn Sampler>>>,
+    /// Sampling requests waiting for the person, by request id.
+    samples: Mutex<HashMap<u64, tokio::sync::oneshot::Sender<bool>>>,
+    next_sample: std::sync::atomic::AtomicU64,
 }
 
 fn key(conversation_id: &str, call_id: &str) -> String {
@@ -250,6 +303,9 @@ impl Views {
                 theme: Mutex::new(theme),
                 cache: ViewCache::from_env(),
                 origins: ViewOrigins::new(store.clone()),
+                sampler: Mutex::new(None),
+                samples: Mutex::new(HashMap::new()),
+                next_sample: std::sync::atomic::AtomicU64::new(1),
                 store,
             }),
         }
@@ -343,6 +399,96 @@ impl Views {
         });
     }
 
+    /// Where views' approved sampling requests go.
+    pub fn set_sampler(&self, sampler: Arc<dyn Sampler>) {
+        *self.inner.sampler.lock().unwrap() = Some(sampler);
+    }
+
+    fn sampler(&self) -> Option<Arc<dyn Sampler>> {
+        self.inner.sampler.lock().unwrap().clone()
+    }
+
+    /// A view's `sampling/createMessage` (params checked by the bridge): put to the person with
+    /// the whole prompt, then, approved, sent to the configured model; its
+    /// `CreateMessageResult`. Audited either way.
+    async fn sample(&self, view_id: &str, params: Value) -> Result<Value, String> {
+        let Some(sampler) = self.sampler().filter(|s| s.available()) else {
+            return Err("no model is set up".into());
+        };
+        let (conversation_id, server, tool) = {
+            let live = self.inner.live.lock().unwrap();
+            let view = live.get(view_id).ok_or("the view is gone")?;
+            (view.conversation_id.clone(), view.server.clone(), view.tool.clone())
+        };
+        let messages: Vec<SampledMessage> =
+            serde_json::from_value(params["messages"].clone()).map_err(|e| format!("messages: {e}"))?;
+        let system_prompt = params["systemPrompt"].as_str().map(str::to_string);
+        let max_tokens = params["maxTokens"].as_u64().unwrap_or(1024);
+        let request_id = self
+            .inner
+            .next_sample
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.inner.samples.lock().unwrap().insert(request_id, tx);
+        self.emit(ViewEvent::SamplingRequest {
+            view_id: view_id.to_string(),
+            request_id,
+            server: server.clone(),
+            tool: tool.clone(),
+            system_prompt: system_prompt.clone(),
+            messages: messages.clone(),
+            max_tokens,
+        });
+        let approved = matches!(tokio::time::timeout(SAMPLING_ANSWER_TIME, rx).await, Ok(Ok(true)));
+        self.inner.samples.lock().unwrap().remove(&request_id);
+        self.emit(ViewEvent::SamplingSettled {
+            view_id: view_id.to_string(),
+            request_id,
+        });
+        let audit = |outcome: &str, detail: Value| {
+            let mut detail = detail;
+            detail["outcome"] = json!(outcome);
+            detail["messages"] = json!(messages.len());
+            self.audit(
+                porthole_store::AuditKind::Other("sampling".into()),
+                &conversation_id,
+                &server,
+                Some(&tool),
+                None,
+                detail,
+            );
+        };
+        if !approved {
+            audit("declined", json!({}));
+            return Err("the person declined the sampling request".into());
+        }
+        let max_tokens = u32::try_from(max_tokens).unwrap_or(4096);
+        match sampler.complete(system_prompt, messages.clone(), max_tokens).await {
+            Ok((text, model)) => {
+                audit("ok", json!({"model": model}));
+                Ok(json!({
+                    "role": "assistant",
+                    "content": {"type": "text", "text": text},
+                    "model": model,
+                    "stopReason": "endTurn",
+                }))
+            }
+            Err(e) => {
+                audit("error", json!({"error": e}));
+                Err(format!("the model could not answer: {e}"))
+            }
+        }
+    }
+
+    /// The person's answer to a view's sampling request.
+    pub fn answer_sampling(&self, request_id: u64, approve: bool) -> AppResult<()> {
+        let waiting = self.inner.samples.lock().unwrap().remove(&request_id);
+        let respond = waiting.ok_or_else(|| AppError::not_found("that sampling request is no longer waiting"))?;
+        respond
+            .send(approve)
+            .map_err(|_| AppError::expired("the view stopped waiting for this answer"))
+    }
+
     /// Forgets everything of `server`'s views (it was removed): the cached HTML, their origin
     /// and what their storage held.
     pub fn forget_server(&self, server: &str) {
@@ -368,7 +514,9 @@ impl Views {
         let webview = match event {
             ViewEvent::ProposedMessage { .. }
             | ViewEvent::DownloadRequest { .. }
-            | ViewEvent::DownloadResult { .. } => MAIN_WINDOW.to_string(),
+            | ViewEvent::DownloadResult { .. }
+            | ViewEvent::SamplingRequest { .. }
+            | ViewEvent::SamplingSettled { .. } => MAIN_WINDOW.to_string(),
             _ => self.webview_of(event.view_id()),
         };
         self.emit_to(&webview, event);
@@ -1509,6 +1657,11 @@ impl Host {
     pub async fn answer_download(&self, request_id: &str, accept: bool) -> AppResult<usize> {
         self.inner.views.answer_download(request_id, accept).await
     }
+
+    /// The person's answer to a view's sampling request: approved, it goes to the model.
+    pub fn answer_sampling(&self, request_id: u64, approve: bool) -> AppResult<()> {
+        self.inner.views.answer_sampling(request_id, approve)
+    }
 }
 
 /// Answers "did this call's view render?" for the agent loop: waits (bounded) for a view that
@@ -1633,5 +1786,14 @@ impl HostServices for AppServices {
             None,
             entry.detail,
         );
+    }
+    fn offers_sampling(&self) -> bool {
+        self.views.sampler().is_some_and(|s| s.available())
+    }
+
+    fn sample(&self, _server: &str, view_id: &str, params: Value) -> BoxFuture<'static, Result<Value, String>> {
+        let views = self.views.clone();
+        let view_id = view_id.to_string();
+        async move { views.sample(&view_id, params).await }.boxed()
     }
 }

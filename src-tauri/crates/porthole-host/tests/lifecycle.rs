@@ -786,6 +786,112 @@ async fn a_views_own_tools_are_offered_to_the_model_while_it_is_shown() {
     assert!(!mentions(&requests.last().unwrap()["tools"], "demo_view__"));
 }
 
+/// A view may ask the model something (`sampling/createMessage`) only after the person saw the
+/// whole prompt and approved it; declined, the view gets an error and the model nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_views_sampling_request_reaches_the_model_only_once_approved() {
+    let mut app = start(vec![
+        Reply::tool_call("c1", "system_monitor", "{}"),
+        Reply::text("The monitor is up."),
+        Reply::text("Sampled: the CPU is fine."),
+    ])
+    .await;
+    app.play_frames();
+    let host = app.host.clone();
+    let id = host.send_message(None, "show the system monitor").unwrap();
+    app.approval_asked(&id, "c1").await;
+    host.answer_approval("c1", Decision::AllowOnce).unwrap();
+    let view = app.opened(MAIN_WINDOW, "c1", &[]).await;
+    let initialized = app
+        .wait_for("the view to be initialized", |app| {
+            app.frame_messages(MAIN_WINDOW, &view)
+                .into_iter()
+                .find(|m| m["result"]["hostInfo"].is_object())
+        })
+        .await;
+    assert_eq!(
+        initialized["result"]["hostCapabilities"]["sampling"],
+        json!({}),
+        "a model is set up"
+    );
+    app.turn_end(&id, 1).await;
+
+    let ask = |request_id: i64, text: &str| {
+        json!({"jsonrpc": "2.0", "id": request_id, "method": "sampling/createMessage", "params": {
+            "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
+            "systemPrompt": "Answer in one line.", "maxTokens": 100}})
+    };
+    let sampling_requests = |app: &App| -> Vec<Value> {
+        app.views(MAIN_WINDOW)
+            .into_iter()
+            .filter(|e| e["type"] == "sampling_request")
+            .collect()
+    };
+    // Declined: the view gets an error, the model nothing.
+    host.view_message(MAIN_WINDOW, &view, ask(41, "Is the CPU busy?"))
+        .unwrap();
+    let asked = app
+        .wait_for("the person to be asked", |app| sampling_requests(app).first().cloned())
+        .await;
+    assert_eq!(
+        asked["messages"],
+        json!([{"role": "user", "text": "Is the CPU busy?"}]),
+        "{asked}"
+    );
+    assert_eq!(asked["systemPrompt"], "Answer in one line.");
+    assert_eq!(asked["server"], "demo");
+    let before = app.model_requests().len();
+    host.answer_sampling(asked["requestId"].as_u64().unwrap(), false)
+        .unwrap();
+    let answer = app
+        .wait_for("the view's answer", |app| {
+            app.frame_messages(MAIN_WINDOW, &view)
+                .into_iter()
+                .find(|m| m["id"] == 41)
+        })
+        .await;
+    assert!(mentions(&answer["error"], "declined"), "{answer}");
+    assert_eq!(app.model_requests().len(), before, "the model was asked nothing");
+
+    // Approved: the model gets the prompt, the view its answer.
+    host.view_message(MAIN_WINDOW, &view, ask(42, "How is the CPU?"))
+        .unwrap();
+    let asked = app
+        .wait_for("the second question", |app| sampling_requests(app).get(1).cloned())
+        .await;
+    host.answer_sampling(asked["requestId"].as_u64().unwrap(), true)
+        .unwrap();
+    let answer = app
+        .wait_for("the view's answer", |app| {
+            app.frame_messages(MAIN_WINDOW, &view)
+                .into_iter()
+                .find(|m| m["id"] == 42)
+        })
+        .await;
+    assert_eq!(answer["result"]["role"], "assistant", "{answer}");
+    assert_eq!(answer["result"]["content"]["text"], "Sampled: the CPU is fine.");
+    assert_eq!(answer["result"]["model"], "m");
+    let sent = app.model_requests().last().cloned().unwrap();
+    assert!(mentions(&sent["messages"], "How is the CPU?"), "{sent}");
+    assert!(
+        mentions(&sent["messages"], "Answer in one line."),
+        "the system prompt goes too: {sent}"
+    );
+    assert!(
+        sent.get("tools").is_none_or(|t| t.as_array().is_none_or(Vec::is_empty)),
+        "no tools: {sent}"
+    );
+    // An answer no request waits for is refused.
+    assert_eq!(host.answer_sampling(999, true).unwrap_err().code, ErrorCode::NotFound);
+    let audit = host.store().unwrap().audit_entries(100).unwrap();
+    let sampled: Vec<&Value> = audit
+        .iter()
+        .filter(|e| e.kind == porthole_store::AuditKind::Other("sampling".into()))
+        .map(|e| &e.detail["outcome"])
+        .collect();
+    assert_eq!(sampled.len(), 2, "{audit:?}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stopped_turn_frees_its_conversation_and_a_running_one_refuses_a_second_message() {
     let mut app = start(vec![

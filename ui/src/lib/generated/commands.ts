@@ -4,6 +4,7 @@ import { invoke } from "@tauri-apps/api/core";
 import type { AnswerApproval } from "./AnswerApproval";
 import type { AnswerDownload } from "./AnswerDownload";
 import type { AnswerElicitation } from "./AnswerElicitation";
+import type { AnswerSampling } from "./AnswerSampling";
 import type { AppInfo } from "./AppInfo";
 import type { Conversation } from "./Conversation";
 import type { ConversationRef } from "./ConversationRef";
@@ -67,6 +68,7 @@ export const commands = {
   reopenViews: (args: ReopenViews) => invoke<void>("reopen_views", args),
   teardownViews: (args: InConversation) => invoke<void>("teardown_views", args),
   answerDownload: (args: AnswerDownload) => invoke<number>("answer_download", args),
+  answerSampling: (args: AnswerSampling) => invoke<void>("answer_sampling", args),
   popOutView: (args: ViewRef) => invoke<string>("pop_out_view", args),
   clipboardWriteRequested: () => invoke<void>("clipboard_write_requested"),
   runTool: (args: RunTool) => invoke<ToolRun>("run_tool", args),

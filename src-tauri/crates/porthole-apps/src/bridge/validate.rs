@@ -1,7 +1,7 @@
 //! Checking the params of the `ui/*` requests a view sends. Each check returns what the app is
 //! given, or the error message the view gets (with [`super::rpc::INVALID_PARAMS`] unless noted).
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::display::{DisplayMode, MAX_VIEW_HEIGHT};
 
@@ -149,9 +149,99 @@ pub fn display_modes(value: Option<&Value>) -> Vec<DisplayMode> {
         .collect()
 }
 
+/// The most messages one sampling request may carry.
+pub const MAX_SAMPLING_MESSAGES: usize = 50;
+/// The most tokens a view may ask the model for.
+pub const MAX_SAMPLING_TOKENS: u64 = 4096;
+
+/// `sampling/createMessage`: `{messages: [{role, text}], systemPrompt, maxTokens}` from the
+/// request's `messages` (`user` / `assistant`, text content as one block or an array of them),
+/// `systemPrompt` (a string, optional) and `maxTokens` (1 to [`MAX_SAMPLING_TOKENS`]).
+pub fn sampling(params: &Map<String, Value>) -> Result<Value, &'static str> {
+    let Some(messages) = params.get("messages").and_then(Value::as_array) else {
+        return Err("messages must be an array");
+    };
+    if messages.is_empty() || messages.len() > MAX_SAMPLING_MESSAGES {
+        return Err("messages must hold 1 to 50 messages");
+    }
+    let mut out = Vec::with_capacity(messages.len());
+    for message in messages {
+        let role = match message.get("role").and_then(Value::as_str) {
+            Some(role @ ("user" | "assistant")) => role,
+            _ => return Err("each message's role must be \"user\" or \"assistant\""),
+        };
+        let blocks = match message.get("content") {
+            Some(Value::Array(blocks)) => blocks.clone(),
+            Some(block @ Value::Object(_)) => vec![block.clone()],
+            _ => return Err("each message's content must be a content block or an array of them"),
+        };
+        if blocks.is_empty() || !blocks.iter().all(is_text_block) {
+            return Err("only text content is supported");
+        }
+        let text = blocks
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n");
+        out.push(json!({"role": role, "text": text}));
+    }
+    let max_tokens = match params.get("maxTokens").and_then(Value::as_u64) {
+        Some(n) if (1..=MAX_SAMPLING_TOKENS).contains(&n) => n,
+        _ => return Err("maxTokens must be a whole number from 1 to 4096"),
+    };
+    let system = match params.get("systemPrompt") {
+        None | Some(Value::Null) => Value::Null,
+        Some(Value::String(s)) => Value::String(s.clone()),
+        Some(_) => return Err("systemPrompt must be a string"),
+    };
+    Ok(json!({"messages": out, "systemPrompt": system, "maxTokens": max_tokens}))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sampling_requests_are_text_messages_with_a_token_limit() {
+        let ok = serde_json::json!({
+            "messages": [
+                {"role": "user", "content": {"type": "text", "text": "a"}},
+                {"role": "assistant", "content": [{"type": "text", "text": "b"}, {"type": "text", "text": "c"}]},
+            ],
+            "maxTokens": 100,
+            "systemPrompt": "be brief",
+        });
+        assert_eq!(
+            sampling(ok.as_object().unwrap()).unwrap(),
+            serde_json::json!({"messages": [{"role": "user", "text": "a"}, {"role": "assistant", "text": "b\nc"}],
+                               "systemPrompt": "be brief", "maxTokens": 100})
+        );
+        let text = |role: &str| serde_json::json!({"role": role, "content": {"type": "text", "text": "x"}});
+        for (bad, why) in [
+            (serde_json::json!({"maxTokens": 10}), "messages must be an array"),
+            (serde_json::json!({"messages": [], "maxTokens": 10}), "1 to 50"),
+            (
+                serde_json::json!({"messages": [text("system")], "maxTokens": 10}),
+                "role",
+            ),
+            (
+                serde_json::json!({"messages": [{"role": "user", "content": {"type": "image", "data": "x"}}], "maxTokens": 10}),
+                "only text",
+            ),
+            (serde_json::json!({"messages": [text("user")]}), "maxTokens"),
+            (
+                serde_json::json!({"messages": [text("user")], "maxTokens": 5000}),
+                "maxTokens",
+            ),
+            (
+                serde_json::json!({"messages": [text("user")], "maxTokens": 5, "systemPrompt": 3}),
+                "systemPrompt",
+            ),
+        ] {
+            let err = sampling(bad.as_object().unwrap()).unwrap_err();
+            assert!(err.contains(why), "{bad}: {err}");
+        }
+    }
     use serde_json::json;
 
     fn obj(v: Value) -> Map<String, Value> {
