@@ -152,9 +152,12 @@ fn answer_approval(host: State<'_, Host>, Args(a): Args<AnswerApproval>) -> Answ
     host.answer_approval(&a.call_id, a.decision)
 }
 
-// Async, so the bridge runs the view's requests on the app's runtime.
+// Not async: Tauri runs synchronous commands one after another as they arrive, so a view's
+// messages reach the bridge in the order the view sent them (async commands run concurrently and
+// could reorder a notification and the answer after it). The bridge runs the view's requests on
+// the runtime it was made on.
 #[tauri::command]
-async fn view_message(host: State<'_, Host>, webview: Webview, Args(a): Args<ViewMessage>) -> Answer<()> {
+fn view_message(host: State<'_, Host>, webview: Webview, Args(a): Args<ViewMessage>) -> Answer<()> {
     host.view_message(webview.label(), &a.view_id, a.message)
 }
 

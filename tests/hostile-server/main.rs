@@ -13,6 +13,10 @@
 //! | `oversized_view`    | `ui://hostile/too-big.html` (6 MiB: refused)        | "oversized view"               |
 //! | `wrong_mime_view`   | `ui://hostile/wrong-mime.html` (`text/html`: refused) | "wrong mime view"            |
 //! | `missing_view`      | `ui://hostile/missing.html` (read fails)            | "missing view"                 |
+//! | `conformance_view`  | `ui://hostile/conformance.html`: Porthole's host-conformance runner (`tests/e2e/host_conformance.rs`) | "conformance result", `{"ok": true}`, `_meta.marker` |
+//! | `conformance_view_ask` | the same view, for a call that is asked about (and denied) | the same |
+//! | `conformance_probe` | visibility `["app"]`: echoes `text`                 | its `text`                     |
+//! | `model_only_probe`  | visibility `["model"]`                              | "model only"                   |
 //! | `storage_view`      | `ui://hostile/storage.html`: counts its starts in `localStorage` and IndexedDB, shows its origin and what it can read of other views' frames | "storage view" |
 //!
 //! `ui://hostile/attacks.html` (`attacks.html` next to this file) declares a CSP in which every
@@ -40,6 +44,10 @@ const WRONG_MIME_URI: &str = "ui://hostile/wrong-mime.html";
 const MISSING_URI: &str = "ui://hostile/missing.html";
 const SILENT_URI: &str = "ui://hostile/silent.html";
 const STORAGE_URI: &str = "ui://hostile/storage.html";
+const CONFORMANCE_URI: &str = "ui://hostile/conformance.html";
+
+/// Porthole's host-conformance runner (`conformance.html` next to this file).
+const CONFORMANCE_HTML: &str = include_str!("conformance.html");
 
 /// The view that counts its starts in its storage (`storage.html` next to this file).
 const STORAGE_HTML: &str = include_str!("storage.html");
@@ -140,6 +148,14 @@ fn views() -> Vec<View> {
             meta: None,
         },
         View {
+            uri: CONFORMANCE_URI,
+            name: "conformance",
+            mime: MCP_APP_MIME,
+            meta: Some(
+                json!({ "ui": { "csp": { "connectDomains": ["https://ok.example", "https://blocked.example"] } } }),
+            ),
+        },
+        View {
             uri: STORAGE_URI,
             name: "storage",
             mime: MCP_APP_MIME,
@@ -177,8 +193,15 @@ impl ServerHandler for HostileServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        // What the client said it supports (the host-conformance test reads it in the log).
+        if let Some(info) = context.peer.peer_info() {
+            eprintln!(
+                "hostile-server: client capabilities {}",
+                serde_json::to_string(&info.capabilities).unwrap_or_default()
+            );
+        }
         let object = json!({"type": "object"});
         let text_schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
         Ok(ListToolsResult::with_all_items(vec![
@@ -225,6 +248,30 @@ impl ServerHandler for HostileServer {
                 json!({"resourceUri": SILENT_URI}),
             ),
             tool(
+                "conformance_view",
+                "Porthole's host-conformance runner.",
+                json!({"type": "object", "properties": {"case": {"type": "string"}}}),
+                json!({"resourceUri": CONFORMANCE_URI, "visibility": ["model", "app"]}),
+            ),
+            tool(
+                "conformance_view_ask",
+                "The host-conformance runner again, for a call that is asked about.",
+                json!({"type": "object", "properties": {"case": {"type": "string"}}}),
+                json!({"resourceUri": CONFORMANCE_URI}),
+            ),
+            tool(
+                "conformance_probe",
+                "An app-only echo for the conformance runner.",
+                json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+                json!({"visibility": ["app"]}),
+            ),
+            tool(
+                "model_only_probe",
+                "A model-only tool the conformance runner must not be able to call.",
+                object.clone(),
+                json!({"visibility": ["model"]}),
+            ),
+            tool(
                 "storage_view",
                 "A UI tool whose view counts its starts in its own storage.",
                 object,
@@ -257,6 +304,14 @@ impl ServerHandler for HostileServer {
             "missing_view" => text("missing view"),
             "silent_view" => text("silent view"),
             "storage_view" => text("storage view"),
+            "conformance_view" | "conformance_view_ask" => {
+                let mut result = text("conformance result");
+                result.structured_content = Some(json!({"ok": true}));
+                result.meta = Some(meta(json!({"marker": "conformance-meta"})));
+                result
+            }
+            "conformance_probe" => text(args.get("text").and_then(Value::as_str).unwrap_or("")),
+            "model_only_probe" => text("model only"),
             other => return Err(ErrorData::invalid_params(format!("no tool {other}"), None)),
         };
         Ok(result.into())
@@ -300,6 +355,7 @@ impl ServerHandler for HostileServer {
             WRONG_MIME_URI => WRONG_MIME_HTML,
             SILENT_URI => SILENT_HTML,
             STORAGE_URI => STORAGE_HTML,
+            CONFORMANCE_URI => CONFORMANCE_HTML,
             MISSING_URI => {
                 return Err(ErrorData::resource_not_found(
                     format!("{MISSING_URI} is gone (on purpose)"),

@@ -263,6 +263,11 @@ impl Session {
         self.call("GET", &format!("/element/{}/property/{name}", el.0), None)
     }
 
+    /// The element's box in the page: `{x, y, width, height}` in CSS pixels.
+    pub fn rect(&self, el: &Element) -> Result<Value> {
+        self.call("GET", &format!("/element/{}/rect", el.0), None)
+    }
+
     pub fn click(&self, el: &Element) -> Result<()> {
         self.call("POST", &format!("/element/{}/click", el.0), None).map(drop)
     }
