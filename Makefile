@@ -41,6 +41,7 @@ bench: ui
 	$(CARGO) bench -p porthole-e2e --bench mcp
 	$(CARGO) bench -p porthole-e2e --bench agent
 	$(CARGO) bench -p porthole-e2e --bench soak
+	$(CARGO) bench -p porthole-host --bench view_cache
 	cd ui && npx vitest bench --run bench/transcript.bench.ts
 
 # Every client scenario of the official MCP conformance suite (Node 22 from npm, in tests/conformance).

@@ -352,6 +352,16 @@ fn the_host_requirements_hold_in_the_real_window() -> Result<()> {
         sent.contains("LAST-2222") && !sent.contains("FIRST-1111"),
         "only the last update".into(),
     );
+    // Three updates (the last two the same) asked the model nothing by themselves, and the next
+    // request carries the last, once.
+    host(
+        "model-context/overwrite-defer-dedupe-display",
+        asked_before == 2 && sent.matches("LAST-2222").count() == 1 && !sent.contains("FIRST-1111"),
+        format!(
+            "LAST-2222 appears {} time(s) in the next request",
+            sent.matches("LAST-2222").count()
+        ),
+    );
 
     // The theme switched in the settings reaches the view.
     click(s, "[data-testid=settings-button]")?;
@@ -363,13 +373,22 @@ fn the_host_requirements_hold_in_the_real_window() -> Result<()> {
     let changed = wait_for_event(s, profile, "host-context-changed", |e| e["theme"] == "dark");
     host("context/context-changed", changed.is_ok(), format!("{changed:?}"));
     click(s, "[data-testid=settings-close]")?;
+    s.wait_for("the settings to close", WAIT, |s| {
+        Ok(s.find_all("[data-testid=settings]")?.is_empty().then_some(()))
+    })?;
 
     // A call the person denies: its view is told it was cancelled.
-    s.send_keys(
-        &s.find("[data-testid=composer]")
-            .with_context(|| format!("finding {}", "[data-testid=composer]"))?,
-        "once more\u{E007}",
-    )?;
+    let composer = s.find("[data-testid=composer]")?;
+    s.send_keys(&composer, "once more\u{E007}")?;
+    s.wait_for("the call to be asked about", WAIT, |s| {
+        // The transcript stops following its end once a view has grown it, and it keeps only
+        // the cards near what is shown: scrolled to the end, as a reader would.
+        s.execute(
+            "const t = document.querySelector('[data-testid=transcript]'); if (t) t.scrollTop = t.scrollHeight;",
+            json!([]),
+        )?;
+        Ok((!s.find_all("[data-testid=deny]")?.is_empty()).then_some(()))
+    })?;
     click(s, "[data-testid=deny]")?;
     let cancelled = wait_for_event(s, profile, "tool-cancelled", |_| true);
     host("lifecycle/tool-cancelled", cancelled.is_ok(), format!("{cancelled:?}"));

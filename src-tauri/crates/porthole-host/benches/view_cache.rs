@@ -1,0 +1,77 @@
+//! A view's HTML from the cache against from `resources/read` (prints numbers, asserts nothing):
+//! `cargo bench -p porthole-host --bench view_cache` (part of `make bench`).
+//!
+//! The demo MCP App server runs in this process and is reached over Streamable HTTP on loopback,
+//! as a remote server would be. Timed is `ViewCache::load`, the step between "this call has a
+//! view" and "its HTML is checked and ready to serve": from the server (a `resources/read` and a
+//! `resources/list` for the listing's metadata, then the checks: MIME, size, `_meta.ui`, the CSP,
+//! SHA-256), or from the cache (the server's resources version looked up, the entry cloned).
+//! Everything after it (the frame's URL, the document load, the handshake) is the same either
+//! way and is measured by the views benchmark.
+
+use std::time::{Duration, Instant};
+
+use porthole_demo_server::DemoServer;
+use porthole_host::view_cache::{Source, ViewCache};
+use porthole_mcp::test_support::serve_over_http;
+use porthole_mcp::{ConnectOptions, ServerConfig, Servers};
+
+const RUNS: usize = 200;
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
+    sorted[rank.min(sorted.len()) - 1]
+}
+
+fn summary(label: &str, mut ms: Vec<f64>) -> f64 {
+    ms.sort_by(f64::total_cmp);
+    let p50 = percentile(&ms, 50.0);
+    println!(
+        "  {label:<40} p50 {p50:>8.3} ms   p90 {:>8.3} ms   fastest {:>8.3} ms   ({} runs)",
+        percentile(&ms, 90.0),
+        ms[0],
+        ms.len()
+    );
+    p50
+}
+
+fn main() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let url = serve_over_http(DemoServer::new).await;
+        let servers = Servers::start(
+            vec![ServerConfig::http("demo", &url).with_timeout(Duration::from_secs(30))],
+            ConnectOptions::default(),
+        );
+        servers.settled().await;
+        let uri = "ui://porthole-demo/system-monitor.html";
+        let warm = ViewCache::default();
+        let (view, _) = warm.load(&servers, "demo", uri).await.unwrap();
+        println!(
+            "A view's HTML ({} KiB, the demo server's system monitor) over Streamable HTTP on loopback:",
+            view.html.len() / 1024
+        );
+        let mut from_server = Vec::with_capacity(RUNS);
+        for _ in 0..RUNS {
+            let cold = ViewCache::default();
+            let started = Instant::now();
+            let (_, source) = cold.load(&servers, "demo", uri).await.unwrap();
+            from_server.push(started.elapsed().as_secs_f64() * 1000.0);
+            assert_eq!(source, Source::Server);
+        }
+        let mut from_cache = Vec::with_capacity(RUNS);
+        for _ in 0..RUNS {
+            let started = Instant::now();
+            let (_, source) = warm.load(&servers, "demo", uri).await.unwrap();
+            from_cache.push(started.elapsed().as_secs_f64() * 1000.0);
+            assert_eq!(source, Source::Cache);
+        }
+        let server = summary("from resources/read (and checked)", from_server);
+        let cache = summary("from the cache", from_cache);
+        println!(
+            "  ratio (p50): resources/read / cache = {:.0}×",
+            server / cache.max(1e-6)
+        );
+        servers.shutdown().await;
+    });
+}
