@@ -178,7 +178,7 @@ impl Host {
         };
         host.inner
             .views
-            .set_sampler(Arc::new(crate::model::HostSampler(Arc::downgrade(&host.inner))));
+            .set_sampler(Arc::new(crate::model::HostSampler::new(Arc::downgrade(&host.inner))));
 
         // Each server question is held until the window answers it.
         let this = host.clone();

@@ -186,13 +186,72 @@ impl Host {
 
 /// Views' sampling requests, once the person approved them, go to the model the settings (or
 /// flags) name, with no tools. Holds the app weakly: it is kept by the app's own views.
-pub(crate) struct HostSampler(pub(crate) std::sync::Weak<crate::HostInner>);
+pub(crate) struct HostSampler {
+    host: std::sync::Weak<crate::HostInner>,
+    /// Whether a model is set up, as last found, and when; found off the caller's thread (it
+    /// may open the keyring, which may ask the person), at most every [`SAMPLER_RECHECK`].
+    known: Arc<std::sync::Mutex<SamplerKnown>>,
+}
+
+#[derive(Default)]
+struct SamplerKnown {
+    checked: Option<std::time::Instant>,
+    available: bool,
+    checking: bool,
+}
+
+/// How long whether a model is set up is taken as known.
+const SAMPLER_RECHECK: std::time::Duration = std::time::Duration::from_secs(30);
+
+impl HostSampler {
+    /// A sampler for `host`; whether a model is set up is found at once, in the background.
+    pub(crate) fn new(host: std::sync::Weak<crate::HostInner>) -> HostSampler {
+        let sampler = HostSampler {
+            host,
+            known: Arc::default(),
+        };
+        sampler.recheck();
+        sampler
+    }
+
+    fn recheck(&self) {
+        let Some(inner) = self.host.upgrade() else { return };
+        {
+            let mut known = self.known.lock().unwrap();
+            if known.checking {
+                return;
+            }
+            known.checking = true;
+        }
+        let known = self.known.clone();
+        let runtime = inner.runtime.clone();
+        runtime.spawn_blocking(move || {
+            let available = crate::Host { inner }.model_choice().is_ok();
+            let mut known = known.lock().unwrap();
+            *known = SamplerKnown {
+                checked: Some(std::time::Instant::now()),
+                available,
+                checking: false,
+            };
+        });
+    }
+}
 
 impl crate::views::Sampler for HostSampler {
+    /// As last found (never blocking: a view's `ui/initialize` is answered on the window's
+    /// thread); found again in the background when older than [`SAMPLER_RECHECK`].
     fn available(&self) -> bool {
-        self.0
-            .upgrade()
-            .is_some_and(|inner| crate::Host { inner }.model_choice().is_ok())
+        let (stale, available) = {
+            let known = self.known.lock().unwrap();
+            (
+                known.checked.is_none_or(|t| t.elapsed() > SAMPLER_RECHECK),
+                known.available,
+            )
+        };
+        if stale {
+            self.recheck();
+        }
+        available
     }
 
     fn complete(
@@ -201,7 +260,7 @@ impl crate::views::Sampler for HostSampler {
         messages: Vec<crate::views::SampledMessage>,
         max_tokens: u32,
     ) -> futures::future::BoxFuture<'static, Result<(String, String), String>> {
-        let inner = self.0.upgrade();
+        let inner = self.host.upgrade();
         Box::pin(async move {
             let host = crate::Host {
                 inner: inner.ok_or("the app is closing")?,
