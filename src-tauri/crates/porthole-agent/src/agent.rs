@@ -483,24 +483,7 @@ impl Agent {
             ui_resource_uri: None,
         });
         let finish = |status: CallStatus, model: ModelFacing, view: Value, error: Option<String>| {
-            sink.emit(&TurnEvent::ToolCallFinished {
-                call_id: call_id.clone(),
-                status,
-                model: model.clone(),
-                view: view.clone(),
-                duration_ms: started.elapsed().as_millis() as u64,
-                error: error.clone(),
-            });
-            CallEnd {
-                status,
-                model,
-                view,
-                error,
-            }
-        };
-        let host_error = |text: String| ModelFacing {
-            content: vec![json!({"type": "text", "text": text})],
-            is_error: true,
+            finished(sink, &call_id, started, status, model, view, error)
         };
         let arguments = match arguments {
             Value::Object(map) => Value::Object(map),
@@ -511,29 +494,16 @@ impl Agent {
             }
         };
         if !tool.read_only {
-            sink.emit(&TurnEvent::ApprovalRequested {
-                call_id: call_id.clone(),
-                server: tool.offered_by.clone(),
-                tool: tool.name.clone(),
-                arguments: arguments.clone(),
-            });
             let request = ApprovalRequest {
                 call_id: call_id.clone(),
                 server: tool.offered_by.clone(),
                 tool: tool.name.clone(),
                 arguments: arguments.clone(),
             };
-            let decision = tokio::select! {
-                d = self.approver.decide(request) => d,
-                _ = cancel.cancelled() => {
-                    let text = "The tool call was cancelled before it was approved.".to_string();
-                    return finish(CallStatus::Cancelled, host_error(text.clone()), Value::Null, Some(text));
-                }
+            let Some(decision) = ask_person(self.approver.as_ref(), sink, request, &cancel).await else {
+                let text = "The tool call was cancelled before it was approved.".to_string();
+                return finish(CallStatus::Cancelled, host_error(text.clone()), Value::Null, Some(text));
             };
-            sink.emit(&TurnEvent::ApprovalResolved {
-                call_id: call_id.clone(),
-                decision,
-            });
             if decision == Decision::Deny {
                 let text = "The user denied this tool call.".to_string();
                 return finish(CallStatus::Denied, host_error(text.clone()), Value::Null, Some(text));
@@ -582,6 +552,63 @@ impl Agent {
             }
         }
     }
+}
+
+/// Emits the end of a call (`ToolCallFinished`) and returns it.
+fn finished(
+    sink: &dyn EventSink,
+    call_id: &str,
+    started: Instant,
+    status: CallStatus,
+    model: ModelFacing,
+    view: Value,
+    error: Option<String>,
+) -> CallEnd {
+    sink.emit(&TurnEvent::ToolCallFinished {
+        call_id: call_id.to_string(),
+        status,
+        model: model.clone(),
+        view: view.clone(),
+        duration_ms: started.elapsed().as_millis() as u64,
+        error: error.clone(),
+    });
+    CallEnd {
+        status,
+        model,
+        view,
+        error,
+    }
+}
+
+/// What the model gets when the host ends a call itself: `text`, as an error.
+fn host_error(text: String) -> ModelFacing {
+    ModelFacing {
+        content: vec![json!({"type": "text", "text": text})],
+        is_error: true,
+    }
+}
+
+/// Puts a call to the person (`ApprovalRequested`, the approver's decision, `ApprovalResolved`);
+/// `None` when the turn was cancelled while it waited.
+async fn ask_person(
+    approver: &dyn Approver,
+    sink: &dyn EventSink,
+    request: ApprovalRequest,
+    cancel: &CancellationToken,
+) -> Option<Decision> {
+    let call_id = request.call_id.clone();
+    sink.emit(&TurnEvent::ApprovalRequested {
+        call_id: call_id.clone(),
+        server: request.server.clone(),
+        tool: request.tool.clone(),
+        arguments: request.arguments.clone(),
+    });
+    let decision = tokio::select! {
+        d = approver.decide(request) => d,
+        _ = cancel.cancelled() => return None,
+    };
+    sink.emit(&TurnEvent::ApprovalResolved { call_id, decision });
+    Some(decision)
 }
 
 /// How long a view has to answer a call of a tool it offers.
@@ -712,24 +739,7 @@ impl ToolRunner {
             });
         }
         let finish = |status: CallStatus, model: ModelFacing, view: Value, error: Option<String>| {
-            sink.emit(&TurnEvent::ToolCallFinished {
-                call_id: call_id.clone(),
-                status,
-                model: model.clone(),
-                view: view.clone(),
-                duration_ms: started.elapsed().as_millis() as u64,
-                error: error.clone(),
-            });
-            CallEnd {
-                status,
-                model,
-                view,
-                error,
-            }
-        };
-        let host_error = |text: String| ModelFacing {
-            content: vec![json!({"type": "text", "text": text})],
-            is_error: true,
+            finished(sink, &call_id, started, status, model, view, error)
         };
         let Some((tool, _)) = tool else {
             let text = format!("There is no tool named {name:?}.");
@@ -752,29 +762,16 @@ impl ToolRunner {
             && !(self.servers.always_allowed(&tool.server, &tool.name)
                 || remembered.is_some_and(|r| r.is_allowed(&tool.server, &tool.name)))
         {
-            sink.emit(&TurnEvent::ApprovalRequested {
-                call_id: call_id.clone(),
-                server: tool.server.clone(),
-                tool: tool.name.clone(),
-                arguments: Value::Object(arguments.clone()),
-            });
             let request = ApprovalRequest {
                 call_id: call_id.clone(),
                 server: tool.server.clone(),
                 tool: tool.name.clone(),
                 arguments: Value::Object(arguments.clone()),
             };
-            let decision = tokio::select! {
-                d = approver.decide(request) => d,
-                _ = cancel.cancelled() => {
-                    let text = "The tool call was cancelled before it was approved.".to_string();
-                    return finish(CallStatus::Cancelled, host_error(text.clone()), Value::Null, Some(text));
-                }
+            let Some(decision) = ask_person(approver, sink, request, &cancel).await else {
+                let text = "The tool call was cancelled before it was approved.".to_string();
+                return finish(CallStatus::Cancelled, host_error(text.clone()), Value::Null, Some(text));
             };
-            sink.emit(&TurnEvent::ApprovalResolved {
-                call_id: call_id.clone(),
-                decision,
-            });
             match decision {
                 Decision::Deny => {
                     let text = "The user denied this tool call.".to_string();

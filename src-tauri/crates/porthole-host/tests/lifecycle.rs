@@ -200,6 +200,16 @@ impl App {
         .await
     }
 
+    /// Waits for the host's answer to the view's `ui/initialize` (the frames being played).
+    async fn initialize_answer(&self, window: &str, view_id: &str) -> Value {
+        self.wait_for(&format!("view {view_id} to be initialized"), |app| {
+            app.frame_messages(window, view_id)
+                .into_iter()
+                .find(|m| m["result"]["hostInfo"].is_object())
+        })
+        .await
+    }
+
     /// Waits until the frame of a view has been posted a notification `method`; returns its
     /// params.
     async fn frame_told(&self, window: &str, view_id: &str, method: &str) -> Value {
@@ -488,13 +498,7 @@ async fn approval_gates_what_a_view_learns_of_the_call() {
     let id = host.send_message(None, "look up the package").unwrap();
     app.approval_asked(&id, "c1").await;
     let view = app.opened(MAIN_WINDOW, "c1", &[]).await;
-    let initialized = app
-        .wait_for("the view to be initialized", |app| {
-            app.frame_messages(MAIN_WINDOW, &view)
-                .into_iter()
-                .find(|m| m["result"]["hostInfo"].is_object())
-        })
-        .await;
+    let initialized = app.initialize_answer(MAIN_WINDOW, &view).await;
     // It is told what it was granted: the origin its resource declared, and no device.
     assert_eq!(
         initialized["result"]["hostCapabilities"]["sandbox"],
@@ -601,13 +605,7 @@ async fn the_settings_block_list_takes_an_origin_from_every_view() {
         mentions(&opened["cspDropped"], "https://registry.npmjs.org") && mentions(&opened["cspDropped"], "block list"),
         "{opened}"
     );
-    let initialized = app
-        .wait_for("the view to be initialized", |app| {
-            app.frame_messages(MAIN_WINDOW, &view)
-                .into_iter()
-                .find(|m| m["result"]["hostInfo"].is_object())
-        })
-        .await;
+    let initialized = app.initialize_answer(MAIN_WINDOW, &view).await;
     assert_eq!(initialized["result"]["hostCapabilities"]["sandbox"]["csp"], json!({}));
     let audit = host.store().unwrap().audit_entries(100).unwrap();
     assert!(
@@ -642,11 +640,7 @@ async fn a_live_view_hears_that_its_servers_resources_changed() {
     host.answer_approval("c1", Decision::AllowOnce).unwrap();
     let view = app.opened(MAIN_WINDOW, "c1", &[]).await;
     app.frame_told(MAIN_WINDOW, &view, "ui/notifications/tool-result").await;
-    let initialized = app
-        .frame_messages(MAIN_WINDOW, &view)
-        .into_iter()
-        .find(|m| m["result"]["hostInfo"].is_object())
-        .unwrap();
+    let initialized = app.initialize_answer(MAIN_WINDOW, &view).await;
     assert_eq!(
         initialized["result"]["hostCapabilities"]["serverResources"],
         json!({"listChanged": true})
@@ -802,13 +796,7 @@ async fn a_views_sampling_request_reaches_the_model_only_once_approved() {
     app.approval_asked(&id, "c1").await;
     host.answer_approval("c1", Decision::AllowOnce).unwrap();
     let view = app.opened(MAIN_WINDOW, "c1", &[]).await;
-    let initialized = app
-        .wait_for("the view to be initialized", |app| {
-            app.frame_messages(MAIN_WINDOW, &view)
-                .into_iter()
-                .find(|m| m["result"]["hostInfo"].is_object())
-        })
-        .await;
+    let initialized = app.initialize_answer(MAIN_WINDOW, &view).await;
     assert_eq!(
         initialized["result"]["hostCapabilities"]["sampling"],
         json!({}),

@@ -12,15 +12,15 @@
 //! - [`CheckedTransport`] wraps the transport: an answer with an id no request has, and once
 //!   the end is recorded, the session's end (every waiting request fails with the reason).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
 use rmcp::RoleClient;
-use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, RequestId};
+use rmcp::model::ClientJsonRpcMessage;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::transport::streamable_http_client::{
@@ -28,7 +28,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::Sse;
 
-use crate::stdio::{ConnectionEnd, excerpt};
+use crate::stdio::{ConnectionEnd, Unanswered, excerpt};
 
 type SseStream = BoxStream<'static, Result<Sse, SseError>>;
 
@@ -247,7 +247,7 @@ pub struct CheckedTransport<T> {
     inner: T,
     end: ConnectionEnd,
     /// Requests sent and not yet answered.
-    waiting: Arc<Mutex<HashSet<RequestId>>>,
+    waiting: Unanswered,
 }
 
 impl<T> CheckedTransport<T> {
@@ -255,7 +255,7 @@ impl<T> CheckedTransport<T> {
         CheckedTransport {
             inner,
             end,
-            waiting: Arc::default(),
+            waiting: Unanswered::default(),
         }
     }
 }
@@ -267,9 +267,7 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for CheckedTransport<T> {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        if let JsonRpcMessage::Request(request) = &item {
-            self.waiting.lock().unwrap().insert(request.id.clone());
-        }
+        self.waiting.sent(&item);
         self.inner.send(item)
     }
 
@@ -285,15 +283,7 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for CheckedTransport<T> {
                 return None;
             }
         };
-        let answered = match &message {
-            JsonRpcMessage::Response(response) => Some(&response.id),
-            JsonRpcMessage::Error(error) => error.id.as_ref(),
-            _ => None,
-        };
-        if let Some(id) = answered
-            && !self.waiting.lock().unwrap().remove(id)
-        {
-            let reason = format!("answered with id {id}, which matches no request Porthole sent it");
+        if let Err(reason) = self.waiting.check(&message) {
             tracing::warn!("{reason}");
             self.end.set(reason);
             return None;

@@ -134,6 +134,36 @@ impl StderrTail {
     }
 }
 
+/// The requests a connection sent and that are not answered yet, so that an answer with an id
+/// no request has is caught (a cancelled request's late answer is fine). Shared by the stdio and
+/// the HTTP transports.
+#[derive(Debug, Default)]
+pub(crate) struct Unanswered(std::sync::Mutex<HashSet<RequestId>>);
+
+impl Unanswered {
+    /// Notes `message` going out, when it is a request.
+    pub(crate) fn sent(&self, message: &TxJsonRpcMessage<RoleClient>) {
+        if let JsonRpcMessage::Request(request) = message {
+            self.0.lock().unwrap().insert(request.id.clone());
+        }
+    }
+
+    /// Checks `message` coming in: an answer must be to a request sent; why not otherwise.
+    pub(crate) fn check(&self, message: &RxJsonRpcMessage<RoleClient>) -> Result<(), String> {
+        let answered = match message {
+            JsonRpcMessage::Response(response) => Some(&response.id),
+            JsonRpcMessage::Error(error) => error.id.as_ref(),
+            _ => None,
+        };
+        match answered {
+            Some(id) if !self.0.lock().unwrap().remove(id) => Err(format!(
+                "answered with id {id}, which matches no request Porthole sent it"
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// At most `max` characters of `bytes`, as one line of text.
 pub(crate) fn excerpt(bytes: &[u8], max: usize) -> String {
     let text = String::from_utf8_lossy(bytes);
@@ -186,8 +216,8 @@ pub struct ChildTransport {
     max_message_bytes: usize,
     stray_bytes: usize,
     stdin: Arc<tokio::sync::Mutex<Option<ChildStdin>>>,
-    /// Ids of the requests sent and not yet answered (a cancelled request's late answer is fine).
-    waiting: Arc<std::sync::Mutex<HashSet<RequestId>>>,
+    /// The requests sent and not yet answered.
+    waiting: Arc<Unanswered>,
     exit: watch::Receiver<Option<ExitStatus>>,
     group: ProcessGroup,
     end: ConnectionEnd,
@@ -330,18 +360,7 @@ impl ChildTransport {
                 };
             }
         };
-        let answered = match &message {
-            JsonRpcMessage::Response(response) => Some(&response.id),
-            JsonRpcMessage::Error(error) => error.id.as_ref(),
-            _ => None,
-        };
-        if let Some(id) = answered
-            && !self.waiting.lock().unwrap().remove(id)
-        {
-            return Err(format!(
-                "answered with id {id}, which matches no request Porthole sent it"
-            ));
-        }
+        self.waiting.check(&message)?;
         Ok(Some(message))
     }
 }
@@ -413,9 +432,7 @@ impl rmcp::transport::Transport<RoleClient> for ChildTransport {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        if let JsonRpcMessage::Request(request) = &item {
-            self.waiting.lock().unwrap().insert(request.id.clone());
-        }
+        self.waiting.sent(&item);
         let bytes = serde_json::to_vec(&item).map(|mut b| {
             b.push(b'\n');
             b
