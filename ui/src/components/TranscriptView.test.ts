@@ -1,10 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { cleanup, fireEvent, render } from "@testing-library/svelte";
 import { flushSync } from "svelte";
 import type { TurnEvent } from "../lib/api";
 import { ev, textBlock } from "../lib/testing/turns";
 import { Transcript } from "../lib/transcript.svelte";
 import { views } from "../lib/views.svelte";
+import { loadHighlighter } from "../lib/markdown";
 import TranscriptView from "./TranscriptView.svelte";
 import { refused } from "../lib/testing/errors";
 
@@ -191,7 +192,7 @@ describe("TranscriptView following the end", () => {
     }
     vi.stubGlobal("ResizeObserver", FakeResizeObserver);
     try {
-      const { getByTestId } = show([ev.user("Show me the chart")]);
+      const { getByTestId, transcript } = show([ev.user("Show me the chart"), ev.step(1)]);
       const log = getByTestId("transcript");
       let height = 1000;
       Object.defineProperty(log, "scrollHeight", { get: () => height, configurable: true });
@@ -202,11 +203,21 @@ describe("TranscriptView following the end", () => {
       height = 1300;
       callbacks.at(-1)!([], {} as ResizeObserver);
       expect(log.scrollTop).toBe(1300);
+      fireEvent.scroll(log);
+      // Content grows while nobody scrolls and nothing reports a resize (a spacer re-measured,
+      // or the scroll event arriving after more growth); then a new card arrives: still followed.
+      height = 2000;
+      fireEvent.scroll(log);
+      transcript.apply(ev.text("More."));
+      flushSync();
+      expect(log.scrollTop).toBe(2000);
       // The reader scrolls up; growth no longer moves them.
       log.scrollTop = 100;
       fireEvent.scroll(log);
-      height = 1600;
+      height = 2300;
       callbacks.at(-1)!([], {} as ResizeObserver);
+      transcript.apply(ev.text(" Even more."));
+      flushSync();
       expect(log.scrollTop).toBe(100);
     } finally {
       vi.unstubAllGlobals();
@@ -215,6 +226,9 @@ describe("TranscriptView following the end", () => {
 });
 
 describe("TranscriptView: Markdown replies", () => {
+  // Code is shown plain until highlight.js has loaded (on demand), then highlighted.
+  beforeAll(() => loadHighlighter());
+
   function stubClipboard() {
     const writeText = vi.fn(async (_text: string) => {});
     Object.defineProperty(navigator, "clipboard", { value: { writeText }, configurable: true });
@@ -397,6 +411,8 @@ describe("TranscriptView: long transcripts", () => {
       fireEvent.scroll(log);
       flushSync();
     };
+    // Where a browser has it once laid out: at the end, which the transcript follows.
+    scrollTo(log.scrollHeight - 800);
     const texts = () => view.getAllByTestId("message").map((m) => m.textContent);
     return { ...view, log, scrollTo, texts };
   }
