@@ -1,6 +1,9 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { Parser } from "marked";
-import { cachedMarkdownToHtml, codeLanguage, codeOf, linkAddress, markdownBlocks, markdownToHtml } from "./markdown";
+import { cachedMarkdownToHtml, codeLanguage, codeOf, linkAddress, loadHighlighter, markdownBlocks, markdownToHtml } from "./markdown";
+
+// highlight.js loads on demand (see markdownLazy.test.ts); these tests start with it loaded.
+beforeAll(() => loadHighlighter());
 
 afterEach(() => {
   vi.restoreAllMocks();

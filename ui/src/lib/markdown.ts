@@ -11,21 +11,39 @@
 //   its address, labelled by its alt text.
 import DOMPurify from "dompurify";
 import { Marked, type Token, type TokensList, type Tokens } from "marked";
-import hljs from "highlight.js/lib/core";
-import bash from "highlight.js/lib/languages/bash";
-import css from "highlight.js/lib/languages/css";
-import go from "highlight.js/lib/languages/go";
-import javascript from "highlight.js/lib/languages/javascript";
-import json from "highlight.js/lib/languages/json";
-import python from "highlight.js/lib/languages/python";
-import rust from "highlight.js/lib/languages/rust";
-import sql from "highlight.js/lib/languages/sql";
-import typescript from "highlight.js/lib/languages/typescript";
-import xml from "highlight.js/lib/languages/xml";
-import yaml from "highlight.js/lib/languages/yaml";
+import type { HLJSApi } from "highlight.js";
 
-for (const [name, language] of Object.entries({ bash, css, go, javascript, json, python, rust, sql, typescript, xml, yaml })) {
-  hljs.registerLanguage(name, language);
+/** highlight.js, once loaded (see `loadHighlighter`). */
+let hljs: HLJSApi | null = null;
+let loading: Promise<void> | null = null;
+const whenLoaded = new Set<() => void>();
+
+/** Loads highlight.js (once). Code blocks rendered before it is loaded are shown plain; those
+ * waiting with `onHighlighterLoaded` are told to render again. */
+export function loadHighlighter(): Promise<void> {
+  loading ??= import("./highlighter")
+    .then((m) => {
+      hljs = m.default;
+      messages.clear();
+      blocks.clear();
+      for (const listener of whenLoaded) listener();
+    })
+    .catch((e) => {
+      loading = null;
+      console.warn("code highlighting is not available:", e);
+    });
+  return loading;
+}
+
+/** Whether code blocks are highlighted now. */
+export function highlighterLoaded(): boolean {
+  return hljs !== null;
+}
+
+/** Calls `listener` when highlight.js has loaded; returns the way to stop. */
+export function onHighlighterLoaded(listener: () => void): () => void {
+  whenLoaded.add(listener);
+  return () => whenLoaded.delete(listener);
 }
 
 /** The copy button's label, and what it says for a moment after copying. */
@@ -49,9 +67,10 @@ function escapeHtml(text: string): string {
 /** The highlight.js language for a fence's info string ("ts", "Python {linenos}"), if known. */
 export function codeLanguage(info: string | undefined): string | null {
   const name = (info ?? "").trim().split(/\s+/)[0]?.toLowerCase() ?? "";
-  if (!name) return null;
-  const language = hljs.getLanguage(name);
-  return language ? (hljs.listLanguages().find((l) => hljs.getLanguage(l) === language) ?? name) : null;
+  if (!name || !hljs) return null;
+  const h = hljs;
+  const language = h.getLanguage(name);
+  return language ? (h.listLanguages().find((l) => h.getLanguage(l) === language) ?? name) : null;
 }
 
 const marked = new Marked({ gfm: true, breaks: false, async: false });
@@ -62,8 +81,9 @@ marked.use({
       return escapeHtml(text);
     },
     code({ text, lang }: Tokens.Code) {
+      if (!hljs && lang?.trim()) void loadHighlighter();
       const language = codeLanguage(lang);
-      const body = language ? hljs.highlight(text, { language, ignoreIllegals: true }).value : escapeHtml(text);
+      const body = language && hljs ? hljs.highlight(text, { language, ignoreIllegals: true }).value : escapeHtml(text);
       const cls = language ? `hljs language-${language}` : "hljs";
       return `<pre><code class="${cls}">${body}</code></pre>\n`;
     },
@@ -143,6 +163,10 @@ export function markdownToHtml(text: string): string {
 class Rendered {
   #map = new Map<string, string>();
   constructor(readonly size: number) {}
+
+  clear() {
+    this.#map.clear();
+  }
 
   get(source: string, render: (source: string) => string): string {
     const hit = this.#map.get(source);
