@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
-import { errorMessage, isAppError } from "./api";
+import { describe, expect, it, vi } from "vitest";
+import { afterQueuedTasks, errorMessage, isAppError } from "./api";
 
 describe("errorMessage", () => {
   it("shows a command's AppError by its message, not its code", () => {
@@ -23,5 +23,20 @@ describe("isAppError", () => {
     expect(isAppError({ message: "no code" })).toBe(false);
     expect(isAppError("not_found")).toBe(false);
     expect(isAppError(null)).toBe(false);
+  });
+});
+
+describe("afterQueuedTasks", () => {
+  it("hands over each event in order, in a later task, never in the caller's", async () => {
+    const seen: number[] = [];
+    const deliver = afterQueuedTasks((n: number) => seen.push(n));
+    deliver(1);
+    deliver(2);
+    // Not in the caller's task: what the page already queued (a view's message) goes first.
+    expect(seen).toEqual([]);
+    await vi.waitFor(() => expect(seen).toEqual([1, 2]));
+    deliver(3);
+    expect(seen).toEqual([1, 2]);
+    await vi.waitFor(() => expect(seen).toEqual([1, 2, 3]));
   });
 });

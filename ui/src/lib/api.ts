@@ -93,6 +93,28 @@ function listenHere<K extends keyof AppEvents>(name: K, handler: (payload: AppEv
   return listen<AppEvents[K]>(name, (e) => handler(e.payload), { target: getCurrentWebview().label });
 }
 
+/** Calls `handler` with each payload in order, but in a task of its own after whatever the
+ * page already queued. The chat's events re-render the transcript (a long task); a view's
+ * message posted just before (its tool result, sent by Rust first) is then delivered to the
+ * view's frame first, instead of waiting for that re-render. */
+export function afterQueuedTasks<T>(handler: (payload: T) => void): (payload: T) => void {
+  const queue: T[] = [];
+  let scheduled = false;
+  const channel = typeof MessageChannel === "function" ? new MessageChannel() : null;
+  const drain = () => {
+    scheduled = false;
+    for (const payload of queue.splice(0)) handler(payload);
+  };
+  if (channel) channel.port1.onmessage = drain;
+  return (payload: T) => {
+    queue.push(payload);
+    if (scheduled) return;
+    scheduled = true;
+    if (channel) channel.port2.postMessage(null);
+    else setTimeout(drain, 0);
+  };
+}
+
 export const api = {
   appInfo: () => commands.appInfo(),
   listServers: () => commands.listServers(),
@@ -118,7 +140,7 @@ export const api = {
   stopTurn: (conversationId: string) => commands.stopTurn({ conversationId }),
   answerApproval: (callId: string, decision: Decision) => commands.answerApproval({ callId, decision }),
   onChatEvent: (handler: (event: AppEvents["chat-event"]) => void): Promise<UnlistenFn> =>
-    listenHere("chat-event", handler),
+    listenHere("chat-event", afterQueuedTasks(handler)),
 
   /** Relays one message a view's frame posted (the caller matched event.source to the frame). */
   viewMessage: (viewId: string, message: unknown) => commands.viewMessage({ viewId, message: message as JsonValue }),

@@ -291,6 +291,25 @@ impl std::fmt::Debug for ViewBridge {
     }
 }
 
+/// Where the bridge's messages for the view go.
+enum Out {
+    Channel(mpsc::UnboundedSender<Value>),
+    Sink(Arc<dyn Fn(Value) + Send + Sync>),
+}
+
+impl Out {
+    /// Sends a message; an error when the view is known to be gone (a closed channel).
+    fn send(&self, message: Value) -> Result<(), ()> {
+        match self {
+            Out::Channel(out) => out.send(message).map_err(drop),
+            Out::Sink(sink) => {
+                sink(message);
+                Ok(())
+            }
+        }
+    }
+}
+
 struct Inner {
     view_id: String,
     server: String,
@@ -298,7 +317,7 @@ struct Inner {
     tool_info: Value,
     capabilities: Value,
     host: Arc<dyn HostServices>,
-    out: mpsc::UnboundedSender<Value>,
+    out: Out,
     actions: mpsc::UnboundedSender<ViewAction>,
     runtime: Option<tokio::runtime::Handle>,
     state: Mutex<State>,
@@ -442,6 +461,26 @@ impl ViewBridge {
         mpsc::UnboundedReceiver<ViewAction>,
     ) {
         let (out, out_rx) = mpsc::unbounded_channel();
+        let (bridge, actions_rx) = ViewBridge::build(config, host, Out::Channel(out));
+        (bridge, out_rx, actions_rx)
+    }
+
+    /// A bridge whose messages for the view go to `sink` at once, in order, on the thread that
+    /// caused them (no task in between: a result reaches the window as soon as the call ends).
+    /// `sink` must not call back into the bridge.
+    pub fn with_sink(
+        config: ViewConfig,
+        host: Arc<dyn HostServices>,
+        sink: Arc<dyn Fn(Value) + Send + Sync>,
+    ) -> (ViewBridge, mpsc::UnboundedReceiver<ViewAction>) {
+        ViewBridge::build(config, host, Out::Sink(sink))
+    }
+
+    fn build(
+        config: ViewConfig,
+        host: Arc<dyn HostServices>,
+        out: Out,
+    ) -> (ViewBridge, mpsc::UnboundedReceiver<ViewAction>) {
         let (actions, actions_rx) = mpsc::unbounded_channel();
         let mut host_context = match config.host_context {
             Value::Object(map) => map,
@@ -509,7 +548,7 @@ impl ViewBridge {
             runtime: tokio::runtime::Handle::try_current().ok(),
             state: Mutex::new(state),
         };
-        (ViewBridge { inner: Arc::new(inner) }, out_rx, actions_rx)
+        (ViewBridge { inner: Arc::new(inner) }, actions_rx)
     }
 
     pub fn view_id(&self) -> &str {

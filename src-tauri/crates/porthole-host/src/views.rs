@@ -799,7 +799,20 @@ impl Views {
             host_context: host_context(self.theme(), &self.inner.environment),
             granted: json!({"permissions": {}, "csp": {}}),
         };
-        let (bridge, mut to_view, mut actions) = ViewBridge::new(config, host);
+        // What the bridge says to the view goes to its window at once, from the thread that
+        // caused it: a tool's result reaches the view before the card hears of it.
+        let outbox = self.inner.outbox.clone();
+        let (to_webview, for_view) = (webview.to_string(), view_id.clone());
+        let to_view = Arc::new(move |message: Value| {
+            outbox.send(
+                &to_webview,
+                Outbound::View(ViewEvent::Message {
+                    view_id: for_view.clone(),
+                    message,
+                }),
+            );
+        });
+        let (bridge, mut actions) = ViewBridge::with_sink(config, host, to_view);
         let replayed_input = replay.as_ref().map(|(input, _)| input.clone());
         // A call being made now shows its input only once approved; a replayed one was.
         let input_allowed = replay.is_some() || self.needs_no_approval(&tool.server, &tool.name);
@@ -845,17 +858,7 @@ impl Views {
             reason: None,
         });
 
-        // Messages for the frame, and what the view asks of the app.
-        let this = self.clone();
-        let id = view_id.clone();
-        self.inner.runtime.spawn(async move {
-            while let Some(message) = to_view.recv().await {
-                this.emit(ViewEvent::Message {
-                    view_id: id.clone(),
-                    message,
-                });
-            }
-        });
+        // What the view asks of the app.
         let this = self.clone();
         let id = view_id.clone();
         self.inner.runtime.spawn(async move {
