@@ -37,6 +37,7 @@ bench: ui
 	$(CARGO) build --release -p porthole -p porthole-baseline-window --features porthole/custom-protocol,porthole-baseline-window/custom-protocol
 	$(XVFB) dbus-run-session -- $(CARGO) bench -p porthole-e2e --bench startup
 	$(XVFB) dbus-run-session -- $(CARGO) bench -p porthole-e2e --bench views
+	$(XVFB) dbus-run-session -- $(CARGO) bench -p porthole-e2e --bench streaming
 	$(CARGO) build --release -p porthole-e2e --bin porthole-test-server
 	$(CARGO) bench -p porthole-e2e --bench mcp
 	$(CARGO) bench -p porthole-e2e --bench agent

@@ -1,8 +1,16 @@
 //! Writes a turn into the conversation store as its events arrive, so that killing the app
 //! mid-turn loses at most the tokens in flight, and reads a conversation back as history.
+//!
+//! A streamed reply is written in batches: the first delta at once, later ones at most every
+//! [`STREAM_FLUSH_INTERVAL`] (a background thread writes what is left when the stream pauses),
+//! so a reply of 100,000 deltas costs a few dozen writes, not 100,000 rewrites of the whole
+//! text, and a crash loses at most that interval of it. Every other event writes at once, after
+//! the reply's pending text.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use porthole_store::{MessageRole, MessageStatus, NewToolCall, Store, ToolCallFinish, ToolCallStatus};
 use serde_json::{Value, json};
@@ -11,6 +19,9 @@ use crate::agent::RememberedApprovals;
 use crate::conversation::{Message, Part, Role};
 use crate::events::{CallStatus, Decision, EventSink, TurnEvent};
 
+/// How long streamed text may wait before it is written: what a crash can lose of a reply.
+pub const STREAM_FLUSH_INTERVAL: Duration = Duration::from_millis(100);
+
 /// An [`EventSink`] that records one conversation's turn.
 ///
 /// When a write fails (a full disk, a damaged database), the recorder keeps the reason as its
@@ -18,9 +29,19 @@ use crate::events::{CallStatus, Decision, EventSink, TurnEvent};
 /// as it is (a reply left streaming comes back `interrupted` with the text saved so far), and a
 /// damaged file is not written to again. The agent loop then stops the turn with that reason.
 pub struct Recorder {
+    shared: Arc<Shared>,
+    /// Writes streamed text the stream left pending; started with the first such text.
+    flusher: OnceLock<JoinHandle<()>>,
+}
+
+struct Shared {
     store: Store,
     conversation_id: String,
     state: Mutex<State>,
+    /// Wakes the flusher: text is pending, or the recorder is gone.
+    wake: Condvar,
+    /// [`STREAM_FLUSH_INTERVAL`], but in tests.
+    interval: Duration,
     failure: OnceLock<String>,
 }
 
@@ -30,6 +51,12 @@ struct State {
     streaming: Option<i64>,
     text: String,
     reasoning: String,
+    /// Streamed text not written yet.
+    pending: bool,
+    /// When the streamed message was last written.
+    written_at: Option<Instant>,
+    /// The recorder was dropped: the flusher writes what is pending and ends.
+    closed: bool,
     /// The last assistant message (tool calls belong to it).
     assistant: Option<i64>,
     /// Tool-call rows by the model's call id.
@@ -38,11 +65,20 @@ struct State {
 
 impl Recorder {
     pub fn new(store: Store, conversation_id: impl Into<String>) -> Recorder {
+        Recorder::with_state(store, conversation_id.into(), State::default())
+    }
+
+    fn with_state(store: Store, conversation_id: String, state: State) -> Recorder {
         Recorder {
-            store,
-            conversation_id: conversation_id.into(),
-            state: Mutex::new(State::default()),
-            failure: OnceLock::new(),
+            shared: Arc::new(Shared {
+                store,
+                conversation_id,
+                state: Mutex::new(state),
+                wake: Condvar::new(),
+                interval: STREAM_FLUSH_INTERVAL,
+                failure: OnceLock::new(),
+            }),
+            flusher: OnceLock::new(),
         }
     }
 
@@ -56,19 +92,141 @@ impl Recorder {
     pub fn for_tool_run(store: Store, conversation_id: impl Into<String>) -> porthole_store::Result<Recorder> {
         let conversation_id = conversation_id.into();
         let holder = store.append_message(&conversation_id, MessageRole::Tool, &json!([]), MessageStatus::Complete)?;
-        Ok(Recorder {
+        Ok(Recorder::with_state(
             store,
             conversation_id,
-            state: Mutex::new(State {
+            State {
                 assistant: Some(holder),
                 ..State::default()
-            }),
-            failure: OnceLock::new(),
-        })
+            },
+        ))
     }
 
-    fn write(&self, event: &TurnEvent) -> porthole_store::Result<()> {
-        let mut state = self.state.lock().unwrap();
+    #[cfg(test)]
+    fn with_interval(mut self, interval: Duration) -> Recorder {
+        Arc::get_mut(&mut self.shared).expect("a new recorder").interval = interval;
+        self
+    }
+
+    /// Starts the flusher if it is not running.
+    fn start_flusher(&self) {
+        self.flusher.get_or_init(|| {
+            let shared = self.shared.clone();
+            std::thread::Builder::new()
+                .name("porthole-recorder".into())
+                .spawn(move || shared.flush_until_closed())
+                .expect("a thread for the recorder")
+        });
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        {
+            let mut state = self.shared.lock_state();
+            state.closed = true;
+            // Without a flusher, what is pending is written here.
+            if self.flusher.get().is_none() {
+                self.shared.flush_pending(&mut state);
+            }
+        }
+        self.shared.wake.notify_all();
+        if let Some(flusher) = self.flusher.take() {
+            let _ = flusher.join();
+        }
+    }
+}
+
+impl Shared {
+    fn lock_state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The flusher's loop: writes pending streamed text once it is [`STREAM_FLUSH_INTERVAL`]
+    /// past the last write; on close, writes what is left and ends.
+    fn flush_until_closed(&self) {
+        let mut state = self.lock_state();
+        loop {
+            if state.closed {
+                self.flush_pending(&mut state);
+                return;
+            }
+            if !state.pending {
+                state = self.wake.wait(state).unwrap_or_else(|p| p.into_inner());
+                continue;
+            }
+            let due = state.written_at.map_or(Instant::now(), |at| at + self.interval);
+            let now = Instant::now();
+            if now >= due {
+                self.flush_pending(&mut state);
+            } else {
+                state = self
+                    .wake
+                    .wait_timeout(state, due - now)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
+            }
+        }
+    }
+
+    /// Writes the streamed message's pending text, if any.
+    fn flush_pending(&self, state: &mut State) {
+        if !state.pending {
+            return;
+        }
+        state.pending = false;
+        if self.failure.get().is_some() {
+            return;
+        }
+        let result = write_streaming(&self.store, state);
+        self.check(result);
+    }
+
+    fn check(&self, result: porthole_store::Result<()>) {
+        if let Err(e) = result {
+            let reason = match self.store.path() {
+                Some(path) => format!(
+                    "the conversation could not be saved to {}: {e} (what was saved before is kept)",
+                    path.display()
+                ),
+                None => format!("the conversation could not be saved: {e}"),
+            };
+            // Logged, not printed: the turn reports it once, as its error.
+            tracing::warn!(conversation_id = %self.conversation_id, "{reason}");
+            self.failure.get_or_init(|| reason);
+        }
+    }
+}
+
+/// Writes the streamed message's text and reasoning so far.
+fn write_streaming(store: &Store, state: &mut State) -> porthole_store::Result<()> {
+    let Some(id) = state.streaming else { return Ok(()) };
+    let mut parts = Vec::new();
+    if !state.reasoning.is_empty() {
+        parts.push(json!({"type": "reasoning", "text": state.reasoning}));
+    }
+    if !state.text.is_empty() {
+        parts.push(json!({"type": "text", "text": state.text}));
+    }
+    state.written_at = Some(Instant::now());
+    store.update_message(id, &Value::Array(parts), MessageStatus::Streaming, None)
+}
+
+impl Shared {
+    /// Writes `event`; returns whether streamed text is left pending for the flusher.
+    fn write(&self, event: &TurnEvent) -> porthole_store::Result<bool> {
+        let mut state = self.lock_state();
+        let delta = matches!(event, TurnEvent::TextDelta { .. } | TurnEvent::ReasoningDelta { .. });
+        let replaces = matches!(event, TurnEvent::AssistantMessage { .. });
+        if !delta && state.pending && replaces {
+            // The complete message is written in its place.
+            state.pending = false;
+        }
+        if !delta && state.pending {
+            // Everything else is written after the reply's text so far.
+            state.pending = false;
+            write_streaming(&self.store, &mut state)?;
+        }
         match event {
             TurnEvent::UserMessage { message } => {
                 self.store.append_message(
@@ -89,23 +247,24 @@ impl Recorder {
                 state.assistant = Some(id);
                 state.text.clear();
                 state.reasoning.clear();
+                state.written_at = None;
             }
             TurnEvent::TextDelta { text } | TurnEvent::ReasoningDelta { text } => {
-                let Some(id) = state.streaming else { return Ok(()) };
+                if state.streaming.is_none() {
+                    return Ok(false);
+                }
                 if matches!(event, TurnEvent::TextDelta { .. }) {
                     state.text.push_str(text);
                 } else {
                     state.reasoning.push_str(text);
                 }
-                let mut parts = Vec::new();
-                if !state.reasoning.is_empty() {
-                    parts.push(json!({"type": "reasoning", "text": state.reasoning}));
+                let due = state.written_at.is_none_or(|at| at.elapsed() >= self.interval);
+                if due {
+                    write_streaming(&self.store, &mut state)?;
+                } else {
+                    state.pending = true;
+                    return Ok(true);
                 }
-                if !state.text.is_empty() {
-                    parts.push(json!({"type": "text", "text": state.text}));
-                }
-                self.store
-                    .update_message(id, &Value::Array(parts), MessageStatus::Streaming, None)?;
             }
             TurnEvent::AssistantMessage {
                 message, interrupted, ..
@@ -155,7 +314,7 @@ impl Recorder {
                 ..
             } => {
                 let Some(message_id) = state.assistant else {
-                    return Ok(());
+                    return Ok(false);
                 };
                 let id = self.store.insert_tool_call(&NewToolCall {
                     conversation_id: self.conversation_id.clone(),
@@ -218,31 +377,27 @@ impl Recorder {
             }
             _ => {}
         }
-        Ok(())
+        Ok(false)
     }
 }
 
 impl EventSink for Recorder {
     fn emit(&self, event: &TurnEvent) {
-        if self.failure.get().is_some() {
+        if self.shared.failure.get().is_some() {
             return;
         }
-        if let Err(e) = self.write(event) {
-            let reason = match self.store.path() {
-                Some(path) => format!(
-                    "the conversation could not be saved to {}: {e} (what was saved before is kept)",
-                    path.display()
-                ),
-                None => format!("the conversation could not be saved: {e}"),
-            };
-            // Logged, not printed: the turn reports it once, as its error.
-            tracing::warn!(conversation_id = %self.conversation_id, "{reason}");
-            self.failure.get_or_init(|| reason);
+        match self.shared.write(event) {
+            Ok(true) => {
+                self.start_flusher();
+                self.shared.wake.notify_all();
+            }
+            Ok(false) => {}
+            Err(e) => self.shared.check(Err(e)),
         }
     }
 
     fn failure(&self) -> Option<String> {
-        self.failure.get().cloned()
+        self.shared.failure.get().cloned()
     }
 }
 
@@ -374,5 +529,110 @@ pub fn title_from(text: &str) -> String {
         "New conversation".to_string()
     } else {
         title
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored_text(store: &Store, conversation: &str) -> (String, MessageStatus) {
+        let messages = store.messages(conversation).unwrap();
+        let last = messages.last().unwrap();
+        let text = last
+            .parts
+            .as_array()
+            .and_then(|parts| parts.iter().find(|p| p["type"] == "text"))
+            .and_then(|p| p["text"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        (text, last.status)
+    }
+
+    /// A streamed reply is written at once, then in batches: text that arrives within the
+    /// interval waits, and the complete message replaces it.
+    #[test]
+    fn a_streamed_reply_is_written_in_batches() {
+        let store = Store::open_in_memory().unwrap();
+        let conversation = store.create_conversation("Batches").unwrap().id;
+        let recorder = Recorder::new(store.clone(), conversation.clone()).with_interval(Duration::from_secs(600));
+        recorder.emit(&TurnEvent::StepStarted { step: 1 });
+        recorder.emit(&TurnEvent::TextDelta { text: "One".into() });
+        assert_eq!(
+            stored_text(&store, &conversation).0,
+            "One",
+            "the first delta is written at once"
+        );
+        for _ in 0..1000 {
+            recorder.emit(&TurnEvent::TextDelta { text: " more".into() });
+        }
+        assert_eq!(
+            stored_text(&store, &conversation),
+            ("One".to_string(), MessageStatus::Streaming),
+            "quick deltas wait for the interval"
+        );
+        recorder.emit(&TurnEvent::AssistantMessage {
+            message: Message {
+                role: Role::Assistant,
+                parts: vec![Part::Text { text: "Final".into() }],
+            },
+            interrupted: false,
+            usage: Default::default(),
+        });
+        assert_eq!(
+            stored_text(&store, &conversation),
+            ("Final".to_string(), MessageStatus::Complete)
+        );
+    }
+
+    /// When the stream pauses, what is pending is written within the interval; an event that
+    /// follows is written after the text.
+    #[test]
+    fn pending_text_is_written_within_the_interval_when_the_stream_pauses() {
+        let store = Store::open_in_memory().unwrap();
+        let conversation = store.create_conversation("Pause").unwrap().id;
+        let recorder = Recorder::new(store.clone(), conversation.clone()).with_interval(Duration::from_millis(200));
+        recorder.emit(&TurnEvent::StepStarted { step: 1 });
+        recorder.emit(&TurnEvent::TextDelta { text: "a".into() });
+        let written = Instant::now();
+        recorder.emit(&TurnEvent::TextDelta { text: "b".into() });
+        if written.elapsed() < Duration::from_millis(150) {
+            assert_eq!(stored_text(&store, &conversation).0, "a");
+        }
+        while stored_text(&store, &conversation).0 != "ab" {
+            assert!(
+                written.elapsed() < Duration::from_secs(5),
+                "the pending text was not written while the stream paused"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(
+            written.elapsed() >= Duration::from_millis(190),
+            "written before the interval"
+        );
+        recorder.emit(&TurnEvent::TextDelta { text: "c".into() });
+        recorder.emit(&TurnEvent::ToolResults {
+            message: Message {
+                role: Role::Tool,
+                parts: vec![],
+            },
+        });
+        let messages = store.messages(&conversation).unwrap();
+        assert_eq!(messages[messages.len() - 2].parts[0]["text"], "abc");
+    }
+
+    /// A recorder dropped with text pending (the turn ended without its complete message)
+    /// writes it first.
+    #[test]
+    fn a_recorder_dropped_mid_stream_writes_what_is_pending() {
+        let store = Store::open_in_memory().unwrap();
+        let conversation = store.create_conversation("Dropped").unwrap().id;
+        let recorder = Recorder::new(store.clone(), conversation.clone()).with_interval(Duration::from_secs(600));
+        recorder.emit(&TurnEvent::StepStarted { step: 1 });
+        recorder.emit(&TurnEvent::TextDelta { text: "a".into() });
+        recorder.emit(&TurnEvent::TextDelta { text: "b".into() });
+        assert_eq!(stored_text(&store, &conversation).0, "a");
+        drop(recorder);
+        assert_eq!(stored_text(&store, &conversation).0, "ab");
     }
 }

@@ -95,12 +95,22 @@ pub enum Reply {
     EchoToolResults,
     /// Sends the headers and one text delta (`"Hang on"`), then never finishes.
     Hang,
+    /// A text answer streamed as exactly these deltas, one SSE event each (for benchmarks of
+    /// long replies; with the script's `chunkDelayMs`, at that pace).
+    Stream { pieces: Vec<String> },
 }
 
 impl Reply {
     /// `Reply::Text`.
     pub fn text(text: impl Into<String>) -> Self {
         Reply::Text { text: text.into() }
+    }
+
+    /// `Reply::Stream`: a text answer of `count` deltas, each `piece`.
+    pub fn stream(piece: &str, count: usize) -> Self {
+        Reply::Stream {
+            pieces: vec![piece.to_string(); count],
+        }
     }
 
     /// `Reply::ToolCalls` with a single call and no text.

@@ -47,6 +47,8 @@ enum Ending {
 /// What to stream, independent of the API.
 enum Block {
     Text(String),
+    /// Text in exactly these deltas.
+    Pieces(Vec<String>),
     Thinking(String),
     Tool(FakeToolCall),
 }
@@ -273,6 +275,7 @@ pub(crate) fn reply(ctx: &ReplyContext, reply: Reply, request: &Value) -> Respon
         Reply::Cut { text } => (vec![Block::Text(first_half(&text))], Ending::Cut),
         Reply::EchoToolResults => (vec![Block::Text(tool_results_text(ctx.api, request))], Ending::Done),
         Reply::Hang => (vec![Block::Text(HANG_TEXT.to_string())], Ending::Hang),
+        Reply::Stream { pieces } => (vec![Block::Pieces(pieces)], Ending::Done),
     };
     let events = match ctx.api {
         Api::OpenAi => openai_events(ctx, &blocks, &ending),
@@ -286,6 +289,7 @@ fn output_tokens(blocks: &[Block]) -> u64 {
         .iter()
         .map(|b| match b {
             Block::Text(t) | Block::Thinking(t) => words(t),
+            Block::Pieces(p) => p.iter().map(|t| words(t)).sum(),
             Block::Tool(call) => 1 + words(&call.arguments),
         })
         .sum();
@@ -308,7 +312,9 @@ fn openai_events(ctx: &ReplyContext, blocks: &[Block], ending: &Ending) -> Vec<B
         }
         sse_data(&value)
     };
-    let has_text = blocks.iter().any(|b| matches!(b, Block::Text(_) | Block::Thinking(_)));
+    let has_text = blocks
+        .iter()
+        .any(|b| matches!(b, Block::Text(_) | Block::Pieces(_) | Block::Thinking(_)));
     let mut events = vec![chunk(
         json!({"role": "assistant", "content": if has_text { json!("") } else { Value::Null }}),
         None,
@@ -319,6 +325,9 @@ fn openai_events(ctx: &ReplyContext, blocks: &[Block], ending: &Ending) -> Vec<B
             Block::Text(text) => {
                 let n = if matches!(ending, Ending::Hang) { 1 } else { 4 };
                 events.extend(pieces(text, n).into_iter().map(|p| chunk(json!({"content": p}), None)));
+            }
+            Block::Pieces(given) => {
+                events.extend(given.iter().map(|p| chunk(json!({"content": p}), None)));
             }
             Block::Thinking(thinking) => {
                 events.extend(
@@ -397,6 +406,10 @@ fn anthropic_events(ctx: &ReplyContext, blocks: &[Block], ending: &Ending) -> Ve
                     .map(|p| json!({"type": "text_delta", "text": p}));
                 (json!({"type": "text", "text": ""}), deltas.collect())
             }
+            Block::Pieces(given) => {
+                let deltas = given.iter().map(|p| json!({"type": "text_delta", "text": p}));
+                (json!({"type": "text", "text": ""}), deltas.collect())
+            }
             Block::Thinking(thinking) => {
                 let mut deltas: Vec<Value> = pieces(thinking, 4)
                     .into_iter()
@@ -461,6 +474,8 @@ struct StreamState {
     first: bool,
     ending: Option<Ending>,
     delay: Duration,
+    /// When the next event is due, when paced.
+    next: Option<tokio::time::Instant>,
     sse_pending: Arc<AtomicBool>,
 }
 
@@ -470,12 +485,20 @@ fn sse_response(ctx: &ReplyContext, events: Vec<Bytes>, ending: Ending) -> Respo
         first: true,
         ending: Some(ending),
         delay: ctx.chunk_delay,
+        next: None,
         sse_pending: ctx.sse_pending.clone(),
     };
     let stream = futures::stream::unfold(state, |mut st| async move {
         if let Some(event) = st.events.pop_front() {
-            if !st.first && !st.delay.is_zero() {
-                tokio::time::sleep(st.delay).await;
+            if !st.delay.is_zero() {
+                // Paced by deadline, so a long stream keeps its rate (sleeps round up).
+                let now = tokio::time::Instant::now();
+                let next = match st.next {
+                    Some(next) if !st.first => next + st.delay,
+                    _ => now,
+                };
+                st.next = Some(next);
+                tokio::time::sleep_until(next).await;
             }
             st.first = false;
             st.sse_pending.store(true, Ordering::Release);
