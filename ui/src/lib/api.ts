@@ -103,7 +103,14 @@ export function afterQueuedTasks<T>(handler: (payload: T) => void): (payload: T)
   const channel = typeof MessageChannel === "function" ? new MessageChannel() : null;
   const drain = () => {
     scheduled = false;
-    for (const payload of queue.splice(0)) handler(payload);
+    for (const payload of queue.splice(0)) {
+      // One event's failure is its own: the ones after it are still handled.
+      try {
+        handler(payload);
+      } catch (e) {
+        console.error("an event could not be handled:", e);
+      }
+    }
   };
   if (channel) channel.port1.onmessage = drain;
   return (payload: T) => {
