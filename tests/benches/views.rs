@@ -232,15 +232,12 @@ fn chat(replies: Vec<Reply>) -> Result<Chat> {
     })
 }
 
-/// Starts Porthole on the chat's profile. The view cache is off: each view's HTML is read from
-/// the server as it opens, so its `resources/read` stamp is that view's own.
-fn launch(chat: &Chat) -> Result<App> {
+/// Starts Porthole on the chat's profile. Unless `cached`, the view cache is off: each view's HTML
+/// is read from the server as it opens, so its `resources/read` stamp is that view's own.
+fn launch(chat: &Chat, cached: bool) -> Result<App> {
     let url = chat.fake.base_url();
-    let app = App::launch(
-        chat.dir.path(),
-        &["--base-url", &url, "--model", "fake-model"],
-        &[("PORTHOLE_VIEW_CACHE", "off")],
-    )?;
+    let env: &[(&str, &str)] = if cached { &[] } else { &[("PORTHOLE_VIEW_CACHE", "off")] };
+    let app = App::launch(chat.dir.path(), &["--base-url", &url, "--model", "fake-model"], env)?;
     app.session.wait_for_element(
         "[data-testid=server][data-server-name=bench][data-state=connected]",
         WAIT,
@@ -281,9 +278,29 @@ fn view_states(s: &Session) -> Result<Vec<String>> {
         .collect())
 }
 
-/// Waits until there are `n` cards whose views all satisfy `settled`; fails at once if one
+/// The state of the view of the `stamp` card of `call_id` (`"absent"` when the card is not in the
+/// document, `"none"` when it has no view).
+fn call_view_state(s: &Session, call_id: &str) -> Result<String> {
+    let v = s.execute(
+        "const card = Array.from(document.querySelectorAll(arguments[0])).find((c) => c.dataset.callId === arguments[1]);
+         if (!card) return 'absent';
+         const state = card.querySelector('[data-testid=view-state]');
+         return state ? state.dataset.state : 'none';",
+        json!([CARD, call_id]),
+    )?;
+    Ok(v.as_str().unwrap_or("?").to_string())
+}
+
+/// Waits until there are `n` cards (or, unless `all_in_document`, at most `n` with the newest
+/// among them) whose views all satisfy `settled`; fails at once if one
 /// failed or was refused.
-fn wait_for_views(s: &Session, n: usize, timeout: Duration, settled: impl Fn(&str) -> bool) -> Result<Vec<String>> {
+fn wait_for_views(
+    s: &Session,
+    n: usize,
+    all_in_document: bool,
+    timeout: Duration,
+    settled: impl Fn(&str) -> bool,
+) -> Result<Vec<String>> {
     s.wait_for(&format!("{n} settled views"), timeout, |s| {
         let states = view_states(s)?;
         if states.iter().any(|st| st == "failed" || st == "refused") {
@@ -295,7 +312,14 @@ fn wait_for_views(s: &Session, n: usize, timeout: Duration, settled: impl Fn(&st
                 .collect();
             bail!("a view failed: {texts:?}");
         }
-        Ok((states.len() == n && states.iter().all(|st| settled(st))).then_some(states))
+        // Cards whose views are parked may have left the document (the transcript is windowed):
+        // then fewer than `n` are counted, but the newest must be there.
+        let count_ok = if all_in_document {
+            states.len() == n
+        } else {
+            states.len() <= n && call_view_state(s, &format!("call_{}", n - 1))? != "absent"
+        };
+        Ok((count_ok && states.iter().all(|st| settled(st))).then_some(states))
     })
 }
 
@@ -348,13 +372,17 @@ struct PortholeLatency {
     frame_clock: (f64, f64),
 }
 
-/// `runs` cold and `runs` steady calls, alternating, one turn each, in one conversation. Each
-/// view is read as soon as its turn is over, while it is in sight: the window parks views that
-/// are far out of sight.
-fn porthole_latency(runs: usize) -> Result<PortholeLatency> {
-    let delays: Vec<u64> = (0..runs * 2)
-        .map(|i| if i % 2 == 0 { 0 } else { STEADY_DELAY_MS })
-        .collect();
+/// `runs` cold and `runs` steady calls, alternating, one turn each, in one conversation (with
+/// `cached`: the view cache on, and cold calls only). Each view is read as soon as its turn is
+/// over, while it is in sight: the window parks views that are far out of sight.
+fn porthole_latency(runs: usize, cached: bool) -> Result<PortholeLatency> {
+    let delays: Vec<u64> = if cached {
+        vec![0; runs]
+    } else {
+        (0..runs * 2)
+            .map(|i| if i % 2 == 0 { 0 } else { STEADY_DELAY_MS })
+            .collect()
+    };
     // One untimed call first, so the first timed view does not pay for warming up.
     let mut replies = Vec::new();
     for (i, delay) in std::iter::once(0).chain(delays.iter().copied()).enumerate() {
@@ -366,7 +394,7 @@ fn porthole_latency(runs: usize) -> Result<PortholeLatency> {
         replies.push(Reply::text(format!("Done {i}.")));
     }
     let chat = chat(replies)?;
-    let app = launch(&chat)?;
+    let app = launch(&chat, cached)?;
     let s = &app.session;
     let mut out = PortholeLatency {
         cold: Vec::new(),
@@ -387,19 +415,22 @@ fn porthole_latency(runs: usize) -> Result<PortholeLatency> {
         let delay = if i == 0 { 0 } else { delays[i - 1] };
         std::thread::sleep(Duration::from_millis(delay + QUIET_MS));
         let answer = format!("Done {i}.");
-        let mut seen = Vec::new();
+        let call_id = format!("call_{i}");
+        let mut seen = String::new();
         let mut parked = false;
         s.wait_for("the answer and the newest view", WAIT, |s| {
             scroll_to_end(s)?;
-            seen = view_states(s)?;
-            parked |= seen.len() == i + 1 && seen.last().map(String::as_str) == Some("parked");
+            // Cards far out of sight leave the document (the transcript is windowed): the new
+            // one is found by its call id, not by counting.
+            seen = call_view_state(s, &call_id)?;
+            parked |= seen == "parked";
             let answered = match s.find_all("[data-testid=message][data-role=assistant]")?.last() {
                 Some(last) => s.text(last)? == answer,
                 None => false,
             };
-            Ok((answered && seen.len() == i + 1 && seen.last().map(String::as_str) == Some("ready")).then_some(()))
+            Ok((answered && seen == "ready").then_some(()))
         })
-        .with_context(|| format!("after {} calls, the views are {seen:?}", i + 1))?;
+        .with_context(|| format!("after {} calls, the newest view ({call_id}) is {seen:?}", i + 1))?;
         if parked {
             // Re-created from the stored result: not a sample.
             out.parked += 1;
@@ -666,7 +697,7 @@ fn memory_with(n: usize, keep_all_live: bool) -> Result<MemoryRun> {
         .map(|i| FakeToolCall::new(format!("call_{i}"), "stamp", "{}"))
         .collect();
     let chat = chat(vec![Reply::ToolCalls { text: None, calls }, Reply::text("Done.")])?;
-    let app = launch(&chat)?;
+    let app = launch(&chat, false)?;
     let s = &app.session;
     let pid = porthole_pid(chat.dir.path())?;
     if keep_all_live {
@@ -684,17 +715,20 @@ fn memory_with(n: usize, keep_all_live: bool) -> Result<MemoryRun> {
     send(s, "stamp")?;
     wait_for_answer(s, "Done.")?;
     if keep_all_live {
-        wait_for_views(s, n, Duration::from_secs(180), |st| st == "ready")?;
+        wait_for_views(s, n, true, Duration::from_secs(180), |st| st == "ready")?;
     } else {
         // A reader at the end of the transcript; parked views count as settled, and the
         // parking is given time to settle too.
         scroll_to_end(s)?;
-        wait_for_views(s, n, Duration::from_secs(180), |st| st == "ready" || st == "parked")?;
+        wait_for_views(s, n, false, Duration::from_secs(180), |st| {
+            st == "ready" || st == "parked"
+        })?;
         std::thread::sleep(Duration::from_secs(2));
-        wait_for_views(s, n, Duration::from_secs(60), |st| st == "ready" || st == "parked")?;
+        wait_for_views(s, n, false, Duration::from_secs(60), |st| {
+            st == "ready" || st == "parked"
+        })?;
     }
     let with = settled_memory(pid);
-    let states = view_states(s)?;
     let frames = s.find_all("iframe[data-testid=mcp-app-view]")?;
     // Sanity: every live view got its result.
     for frame in &frames {
@@ -704,7 +738,7 @@ fn memory_with(n: usize, keep_all_live: bool) -> Result<MemoryRun> {
         idle,
         with,
         live: frames.len(),
-        parked: states.iter().filter(|st| *st == "parked").count(),
+        parked: n - frames.len().min(n),
     })
 }
 
@@ -772,7 +806,8 @@ fn main() -> Result<()> {
 }
 
 fn latency(runs: usize, baseline: &Path) -> Result<()> {
-    let p = porthole_latency(runs)?;
+    let p = porthole_latency(runs, false)?;
+    let cached = porthole_latency(runs, true)?;
     let b = bare_latency(baseline, runs)?;
 
     println!();
@@ -824,6 +859,23 @@ fn latency(runs: usize, baseline: &Path) -> Result<()> {
     let p_total = row(
         "server served resources/read -> tool-result in the view (the whole cold path from the view's HTML)",
         col(c, |s| s.result - s.read_at),
+    );
+    let uncached_call = row(
+        "server got tools/call -> tool-result in the view (a cold view, its HTML from resources/read)",
+        col(c, |s| s.result - s.received_at),
+    );
+    println!();
+    println!(
+        "1a'. Porthole, cold, the view cache on (its HTML read ahead when the server connected; {} calls)",
+        cached.cold.len()
+    );
+    row(
+        "server got tools/call -> frame navigation start (host mints the URL from the cache, adds iframe)",
+        col(&cached.cold, |s| s.origin - s.received_at),
+    );
+    let cached_call = row(
+        "server got tools/call -> tool-result in the view (a cold view, its HTML from the cache)",
+        col(&cached.cold, |s| s.result - s.received_at),
     );
     println!();
     println!(
@@ -885,6 +937,11 @@ fn latency(runs: usize, baseline: &Path) -> Result<()> {
         b_load,
     );
     ratio("ui/initialize round trip: Porthole / bare", p_init, b_init);
+    ratio(
+        "cold view (server got tools/call -> result in view): HTML from the cache / from resources/read",
+        cached_call,
+        uncached_call,
+    );
     ratio(
         "steady delivery: Porthole (result leaves the server -> view) / bare (postMessage -> view)",
         p_steady,
