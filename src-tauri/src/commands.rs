@@ -73,7 +73,8 @@ fn list_servers(host: State<'_, Host>, _: Args<NoArgs>) -> Vec<porthole_mcp::Ser
 /// `PORTHOLE_REPORT_READY=1` it prints `porthole-ready <ms since start>` on stdout, which is how
 /// the start-up benchmark measures.
 #[tauri::command]
-fn ui_ready(_: Args<NoArgs>) {
+fn ui_ready(host: State<'_, Host>, _: Args<NoArgs>) {
+    host.ui_ready();
     let ms = STARTED.get().map(|t| t.elapsed().as_millis()).unwrap_or(0);
     tracing::info!(ms, "composer ready");
     if std::env::var_os("PORTHOLE_REPORT_READY").is_some() {

@@ -215,6 +215,12 @@ impl Host {
         self.inner.store.as_ref().map_err(Clone::clone)
     }
 
+    /// The main window's composer can take input: work kept off the start-up path begins
+    /// (views' HTML read ahead).
+    pub fn ui_ready(&self) {
+        self.inner.views.window_ready();
+    }
+
     pub fn app_info(&self) -> AppInfo {
         self.inner.info.lock().unwrap().clone()
     }

@@ -43,6 +43,8 @@ pub const TEARDOWN_TIMEOUT: Duration = Duration::from_secs(2);
 pub const DEFAULT_RETENTION_DAYS: i64 = 7;
 /// How many views of one server are read ahead when it connects.
 const PREFETCH_PER_SERVER: usize = 16;
+/// How long read-ahead waits for the main window to say it is ready.
+const PREFETCH_WAIT: Duration = Duration::from_secs(10);
 
 /// What becomes of a tool call's view, as its card shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
@@ -250,6 +252,9 @@ struct Inner {
     theme: Mutex<WindowTheme>,
     /// Views' HTML already read, by server and URI.
     cache: ViewCache,
+    /// The main window's composer can take input: views are read ahead only then, so start-up
+    /// does not share the machine with it.
+    window_ready: watch::Sender<bool>,
     /// Each server's view origin, and what its views' `localStorage` held.
     origins: ViewOrigins,
     /// Where views' sampling requests go once approved (set by the app).
@@ -297,6 +302,7 @@ impl Views {
                 context,
                 tokens: ViewTokens::default(),
                 live: Mutex::new(HashMap::new()),
+                window_ready: watch::channel(false).0,
                 by_call: Mutex::new(HashMap::new()),
                 without_view: Mutex::new(Default::default()),
                 downloads: Mutex::new(HashMap::new()),
@@ -319,7 +325,11 @@ impl Views {
         }
         let this = self.clone();
         let mut statuses = self.inner.servers.subscribe();
+        let mut ready = self.inner.window_ready.subscribe();
         self.inner.runtime.spawn(async move {
+            // Not while the window starts: once its composer is ready (or after a while, if it
+            // never says so). A view opened before then reads its HTML itself.
+            let _ = tokio::time::timeout(PREFETCH_WAIT, ready.wait_for(|r| *r)).await;
             let mut done: std::collections::HashSet<(String, u64)> = Default::default();
             loop {
                 let due: Vec<(String, Vec<String>)> = statuses
@@ -345,6 +355,11 @@ impl Views {
                 }
             }
         });
+    }
+
+    /// The main window's composer can take input: views may be read ahead now.
+    pub fn window_ready(&self) {
+        self.inner.window_ready.send_replace(true);
     }
 
     /// Tells each live view when its server's tools or resources change
