@@ -377,6 +377,24 @@ async fn an_approved_call_shows_its_view_and_the_model_gets_the_result() {
     );
     let summary = first_text(&result);
     assert!(!summary.is_empty(), "{result}");
+    // The view is told its result before the card hears the call ended: the window delivers
+    // the view's message first instead of after re-rendering the transcript.
+    let sent: Vec<Value> = app
+        .outbox
+        .sent()
+        .into_iter()
+        .map(|(_, event)| serde_json::to_value(&event).unwrap())
+        .collect();
+    let told_view = sent
+        .iter()
+        .position(|e| e["viewId"] == view_id.as_str() && e["message"]["method"] == "ui/notifications/tool-result");
+    let told_card = sent
+        .iter()
+        .position(|e| e["event"]["type"] == "tool_call_finished" && e["event"]["callId"] == "call_1");
+    assert!(
+        told_view.is_some() && told_card.is_some() && told_view < told_card,
+        "view told at {told_view:?}, card at {told_card:?}"
+    );
 
     let done = app.turn_end(&id, 1).await;
     assert_eq!(done["stopReason"], "end_turn", "{done}");
