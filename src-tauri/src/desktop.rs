@@ -141,12 +141,15 @@ pub fn run(setup: Setup, model_flags: ModelFlags) -> Result<()> {
                 model_flags,
                 keyring: Arc::new(porthole_secrets::LazyKeyring::new("Porthole")),
             };
+            let started = std::time::Instant::now();
             let host = Host::start(
                 options,
                 Arc::new(WindowOutbox(app.handle().clone())),
                 Arc::new(TauriDesktop(app.handle().clone())),
                 handle,
             );
+            // On the way to the first paint: the page's own requests wait for `setup`.
+            tracing::debug!(ms = started.elapsed().as_secs_f64() * 1000.0, "host started");
             app.manage(host);
             let window = crate::windows::guarded(WebviewWindowBuilder::new(
                 app,
