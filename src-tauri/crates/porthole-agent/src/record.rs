@@ -122,14 +122,8 @@ impl Recorder {
 
 impl Drop for Recorder {
     fn drop(&mut self) {
-        {
-            let mut state = self.shared.lock_state();
-            state.closed = true;
-            // Without a flusher, what is pending is written here.
-            if self.flusher.get().is_none() {
-                self.shared.flush_pending(&mut state);
-            }
-        }
+        // Text is pending only once the flusher runs; it writes what is left as it ends.
+        self.shared.lock_state().closed = true;
         self.shared.wake.notify_all();
         if let Some(flusher) = self.flusher.take() {
             let _ = flusher.join();
@@ -549,14 +543,21 @@ mod tests {
         (text, last.status)
     }
 
+    /// A store, a conversation, and a recorder (writing at most every `interval`) whose reply
+    /// has started.
+    fn streaming(interval: Duration) -> (Store, String, Recorder) {
+        let store = Store::open_in_memory().unwrap();
+        let conversation = store.create_conversation("Streaming").unwrap().id;
+        let recorder = Recorder::new(store.clone(), conversation.clone()).with_interval(interval);
+        recorder.emit(&TurnEvent::StepStarted { step: 1 });
+        (store, conversation, recorder)
+    }
+
     /// A streamed reply is written at once, then in batches: text that arrives within the
     /// interval waits, and the complete message replaces it.
     #[test]
     fn a_streamed_reply_is_written_in_batches() {
-        let store = Store::open_in_memory().unwrap();
-        let conversation = store.create_conversation("Batches").unwrap().id;
-        let recorder = Recorder::new(store.clone(), conversation.clone()).with_interval(Duration::from_secs(600));
-        recorder.emit(&TurnEvent::StepStarted { step: 1 });
+        let (store, conversation, recorder) = streaming(Duration::from_secs(600));
         recorder.emit(&TurnEvent::TextDelta { text: "One".into() });
         assert_eq!(
             stored_text(&store, &conversation).0,
@@ -589,10 +590,7 @@ mod tests {
     /// follows is written after the text.
     #[test]
     fn pending_text_is_written_within_the_interval_when_the_stream_pauses() {
-        let store = Store::open_in_memory().unwrap();
-        let conversation = store.create_conversation("Pause").unwrap().id;
-        let recorder = Recorder::new(store.clone(), conversation.clone()).with_interval(Duration::from_millis(200));
-        recorder.emit(&TurnEvent::StepStarted { step: 1 });
+        let (store, conversation, recorder) = streaming(Duration::from_millis(200));
         recorder.emit(&TurnEvent::TextDelta { text: "a".into() });
         let written = Instant::now();
         recorder.emit(&TurnEvent::TextDelta { text: "b".into() });
@@ -625,10 +623,7 @@ mod tests {
     /// writes it first.
     #[test]
     fn a_recorder_dropped_mid_stream_writes_what_is_pending() {
-        let store = Store::open_in_memory().unwrap();
-        let conversation = store.create_conversation("Dropped").unwrap().id;
-        let recorder = Recorder::new(store.clone(), conversation.clone()).with_interval(Duration::from_secs(600));
-        recorder.emit(&TurnEvent::StepStarted { step: 1 });
+        let (store, conversation, recorder) = streaming(Duration::from_secs(600));
         recorder.emit(&TurnEvent::TextDelta { text: "a".into() });
         recorder.emit(&TurnEvent::TextDelta { text: "b".into() });
         assert_eq!(stored_text(&store, &conversation).0, "a");
