@@ -380,6 +380,15 @@ fn the_host_requirements_hold_in_the_real_window() -> Result<()> {
     // A call the person denies: its view is told it was cancelled.
     let composer = s.find("[data-testid=composer]")?;
     s.send_keys(&composer, "once more\u{E007}")?;
+    s.wait_for("the message to be taken", WAIT, |s| {
+        let value = s.property(&s.find("[data-testid=composer]")?, "value")?;
+        let users = s.find_all("[data-testid=message][data-role=user]")?;
+        let sent = match users.last() {
+            Some(last) => s.text(last)?.contains("once more"),
+            None => false,
+        };
+        Ok((value == "" && sent).then_some(()))
+    })?;
     s.wait_for("the call to be asked about", WAIT, |s| {
         // The transcript stops following its end once a view has grown it, and it keeps only
         // the cards near what is shown: scrolled to the end, as a reader would.
@@ -388,7 +397,8 @@ fn the_host_requirements_hold_in_the_real_window() -> Result<()> {
             json!([]),
         )?;
         Ok((!s.find_all("[data-testid=deny]")?.is_empty()).then_some(()))
-    })?;
+    })
+    .with_context(|| format!("the model was asked {} time(s)", posts().len()))?;
     click(s, "[data-testid=deny]")?;
     let cancelled = wait_for_event(s, profile, "tool-cancelled", |_| true);
     host("lifecycle/tool-cancelled", cancelled.is_ok(), format!("{cancelled:?}"));

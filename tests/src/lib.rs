@@ -369,12 +369,37 @@ impl Session {
                 Err(e) => last_error = Some(e),
             }
             if Instant::now() > deadline {
+                let what = format!("timed out after {timeout:?} waiting for {what}; {}", self.describe());
                 return Err(match last_error {
-                    Some(e) => e.context(format!("timed out after {timeout:?} waiting for {what}")),
-                    None => anyhow!("timed out after {timeout:?} waiting for {what}"),
+                    Some(e) => e.context(what),
+                    None => anyhow!(what),
                 });
             }
             std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// What the window shows, in a line, for a failure's message: the composer, whether a reply
+    /// is being written, open dialogs, and the transcript's last items.
+    pub fn describe(&self) -> String {
+        let script = r#"
+            const q = (s) => document.querySelector(s);
+            const composer = q('[data-testid=composer]');
+            const items = [...document.querySelectorAll('[data-testid=transcript] [data-testid]')]
+              .filter((e) => ['message', 'tool-call', 'notice', 'turn-error'].includes(e.dataset.testid))
+              .slice(-6)
+              .map((e) => `${e.dataset.testid}${e.dataset.role ? '/' + e.dataset.role : ''}: ${(e.innerText || '').replace(/\s+/g, ' ').slice(0, 80)}`);
+            return [
+              `composer ${composer ? JSON.stringify(composer.value) : 'absent'}`,
+              q('[data-testid=stop]') ? 'a reply is being written' : 'no reply being written',
+              `dialogs: ${[...document.querySelectorAll('[role=dialog]')].map((d) => d.dataset.testid || d.getAttribute('aria-label') || '?').join(', ') || 'none'}`,
+              `last items: ${items.join(' | ') || 'none'}`,
+            ].join('; ');
+        "#;
+        match self.execute(script, json!([])) {
+            Ok(Value::String(s)) => format!("the window: {s}"),
+            Ok(other) => format!("the window: {other}"),
+            Err(e) => format!("the window could not be described: {e:#}"),
         }
     }
 
