@@ -110,6 +110,26 @@ fn window_closed(window: &tauri::Window) {
     tauri::async_runtime::spawn(async move { host.pop_out_closed(&label).await });
 }
 
+/// SIGTERM (a session ending, `kill`) and SIGINT (Ctrl+C where it was started) close the app
+/// as its window's close button does: servers are stopped and the store is left sound.
+fn quit_on_signals(app: tauri::AppHandle, runtime: &tokio::runtime::Handle) {
+    #[cfg(unix)]
+    runtime.spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+        tracing::info!("asked to quit by a signal");
+        app.exit(0);
+    });
+    #[cfg(not(unix))]
+    let _ = (app, runtime);
+}
+
 pub fn run(setup: Setup, model_flags: ModelFlags) -> Result<()> {
     crate::commands::mark_start();
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
@@ -141,6 +161,7 @@ pub fn run(setup: Setup, model_flags: ModelFlags) -> Result<()> {
                 model_flags,
                 keyring: Arc::new(porthole_secrets::LazyKeyring::new("Porthole")),
             };
+            quit_on_signals(app.handle().clone(), &handle);
             let started = std::time::Instant::now();
             let host = Host::start(
                 options,

@@ -263,8 +263,12 @@ impl Host {
         ))
     }
 
-    /// Ends every server's connection (the app is closing).
+    /// Ends every server's connection and records the store as left sound (the app is closing;
+    /// the process may end without dropping the store).
     pub async fn shutdown(&self) {
         self.inner.servers.shutdown().await;
+        if let Ok(store) = &self.inner.store {
+            store.close_cleanly();
+        }
     }
 }

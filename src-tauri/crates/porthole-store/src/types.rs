@@ -377,7 +377,8 @@ pub struct SearchHit {
     pub role: Option<MessageRole>,
     /// A short excerpt with the matched terms between `[` and `]`.
     pub snippet: String,
-    /// FTS5 bm25 rank: lower is better.
+    /// Lower comes first: a title's FTS5 bm25 rank (negative), a message's place in the
+    /// newest-first order (0, 1, 2…).
     pub rank: f64,
 }
 

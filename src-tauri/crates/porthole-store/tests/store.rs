@@ -1268,3 +1268,120 @@ fn a_damaged_database_with_a_write_ahead_log_is_left_as_it_was() {
         "the log is kept beside the old file"
     );
 }
+
+/// Opening a store a Porthole left sound does not read every page; one that changed since (a
+/// crash's log, another program's write) is checked again. A damaged page its fingerprint does
+/// not show (the file's time put back) is still found by `recover`, which always checks.
+#[test]
+fn only_a_store_changed_since_it_was_left_sound_is_checked_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    let first = Store::open(&path).unwrap();
+    assert!(first.checked_on_open(), "a new file is checked");
+    drop(first);
+    store_with_history(&path);
+
+    let store = Store::open(&path).unwrap();
+    assert!(!store.checked_on_open(), "closed cleanly: not read again");
+    store.set_setting("theme", &json!("dark")).unwrap();
+    store.close_cleanly();
+    std::mem::forget(store); // the program ends without dropping it, as a window does
+    let store = Store::open(&path).unwrap();
+    assert!(!store.checked_on_open(), "close_cleanly recorded it");
+    assert_eq!(store.setting("theme").unwrap(), Some(json!("dark")));
+
+    // Killed with writes in the log.
+    store.set_setting("theme", &json!("light")).unwrap();
+    std::mem::forget(store);
+    let store = Store::open(&path).unwrap();
+    assert!(store.checked_on_open(), "a log with content left beside it");
+    drop(store);
+    assert!(!Store::open(&path).unwrap().checked_on_open());
+
+    // Another program wrote to it.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute("UPDATE conversations SET title = 'Changed'", []).unwrap();
+    drop(conn);
+    assert!(
+        Store::open(&path).unwrap().checked_on_open(),
+        "changed by another program"
+    );
+
+    // Damaged behind a fingerprint that still matches: the open does not see it, recover does.
+    let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+    damage_root_page_of(&path, "messages", &path);
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(modified)
+        .unwrap();
+    let unseen = Store::open(&path).unwrap();
+    assert!(!unseen.checked_on_open());
+    drop(unseen);
+    let (_fresh, kept) = Store::recover(&path).unwrap();
+    assert!(kept.exists());
+}
+
+/// Titles first (at most half the hits when messages match too), then messages newest first:
+/// those with the whole word before those where it only begins a word.
+#[test]
+fn search_puts_titles_first_then_whole_words_then_word_beginnings_newest_first() {
+    let store = Store::open_in_memory().unwrap();
+    let titled = store.create_conversation("Deploy plan").unwrap();
+    let chat = store.create_conversation("Chat").unwrap();
+    let say = |t: &str| {
+        store
+            .append_message(&chat.id, MessageRole::User, &text(t), MessageStatus::Complete)
+            .unwrap()
+    };
+    let old_whole = say("we deploy on fridays");
+    let beginning = say("the deployment failed");
+    let new_whole = say("deploy again");
+    let hits = store.search("deploy", 10).unwrap();
+    let order: Vec<Option<i64>> = hits.iter().map(|h| h.message_id).collect();
+    assert_eq!(order, [None, Some(new_whole), Some(old_whole), Some(beginning)]);
+    assert_eq!(hits[0].conversation_id, titled.id);
+    assert!(
+        hits.windows(2).all(|w| w[0].rank <= w[1].rank),
+        "rank follows the order"
+    );
+
+    // Limited: the title keeps half, messages the rest, whole words first.
+    let hits = store.search("deploy", 2).unwrap();
+    let order: Vec<Option<i64>> = hits.iter().map(|h| h.message_id).collect();
+    assert_eq!(order, [None, Some(new_whole)]);
+    // Only word beginnings match: they are found.
+    let hits = store.search("deplo", 10).unwrap();
+    assert_eq!(hits.len(), 4);
+}
+
+/// The conversation list a page at a time: every conversation once, in the order of the whole
+/// list, however the pages fall; a page after a conversation since deleted is empty.
+#[test]
+fn the_conversation_list_comes_a_page_at_a_time_in_the_same_order() {
+    let store = Store::open_in_memory().unwrap();
+    let ids: Vec<String> = (0..7)
+        .map(|i| store.create_conversation(&format!("c{i}")).unwrap().id)
+        .collect();
+    // One updated later moves to the top.
+    store
+        .append_message(&ids[2], MessageRole::User, &text("later"), MessageStatus::Complete)
+        .unwrap();
+    let whole: Vec<String> = store.list_conversations().unwrap().into_iter().map(|c| c.id).collect();
+    assert_eq!(whole[0], ids[2]);
+    let mut paged = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let page = store.list_conversations_page(3, after.as_deref()).unwrap();
+        if page.is_empty() {
+            break;
+        }
+        assert!(page.len() <= 3);
+        after = page.last().map(|c| c.id.clone());
+        paged.extend(page.into_iter().map(|c| c.id));
+    }
+    assert_eq!(paged, whole);
+    store.delete_conversation(&whole[3]).unwrap();
+    assert!(store.list_conversations_page(3, Some(&whole[3])).unwrap().is_empty());
+}
