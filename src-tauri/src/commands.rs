@@ -103,6 +103,14 @@ fn list_conversations(host: State<'_, Host>, _: Args<NoArgs>) -> Answer<Vec<port
 }
 
 #[tauri::command]
+fn list_conversation_page(
+    host: State<'_, Host>,
+    Args(a): Args<ConversationPage>,
+) -> Answer<porthole_host::conversations::ConversationList> {
+    host.list_conversation_page(a.limit, a.after.as_deref())
+}
+
+#[tauri::command]
 fn open_conversation(
     host: State<'_, Host>,
     Args(a): Args<ConversationRef>,

@@ -673,3 +673,76 @@ fn an_inline_error_is_retried_and_the_last_message_edited_and_resent() -> Result
     assert_eq!(s.find_all("[data-testid=conversation]")?.len(), 1);
     Ok(())
 }
+
+/// A long history: the sidebar holds the newest conversations a page at a time (100), and
+/// scrolling to the end of its list brings the older ones until all are there.
+#[test]
+fn a_long_conversation_list_comes_a_page_at_a_time_as_it_is_scrolled() -> Result<()> {
+    let dir = profile();
+    {
+        let store = porthole_store::Store::open(&dir.path().join("porthole.db"))?;
+        for i in 0..250 {
+            store.create_conversation(&format!("Conversation {i:03}"))?;
+        }
+    }
+    let app = App::launch(dir.path(), &[], &[])?;
+    let s = &app.session;
+    let shown = |s: &porthole_e2e::Session| -> Result<usize> { Ok(s.find_all("[data-testid=conversation]")?.len()) };
+    s.wait_for("the first page", WAIT, |s| Ok((shown(s)? == 100).then_some(())))?;
+    let first = s.find("[data-testid=conversation]")?;
+    let text = s.property(&first, "textContent")?;
+    assert!(text.to_string().contains("Conversation 249"), "newest first: {text}");
+    let scroll_to_end = |s: &porthole_e2e::Session| {
+        s.execute(
+            "document.querySelector('[data-testid=conversations-more]')?.scrollIntoView()",
+            json!([]),
+        )
+    };
+    scroll_to_end(s)?;
+    s.wait_for("the second page", WAIT, |s| Ok((shown(s)? == 200).then_some(())))?;
+    scroll_to_end(s)?;
+    s.wait_for("the last page", WAIT, |s| Ok((shown(s)? == 250).then_some(())))?;
+    assert!(s.find_all("[data-testid=conversations-more]")?.is_empty());
+    let all = s.find_all("[data-testid=conversation]")?;
+    let text = s.property(all.last().unwrap(), "textContent")?;
+    assert!(text.to_string().contains("Conversation 000"), "oldest last: {text}");
+    Ok(())
+}
+
+/// SIGTERM (a session ending, `kill`) closes the app as its close button does: it ends at once,
+/// successfully, with its store recorded as left sound, so the next start need not read every page.
+#[test]
+fn a_terminated_app_closes_cleanly_and_leaves_its_store_sound() -> Result<()> {
+    use std::io::{BufRead, BufReader};
+    let dir = profile();
+    // Killed when dropped, should the test fail before it ends.
+    let mut app = porthole_e2e::Spawned(
+        porthole_e2e::porthole_command(dir.path(), &[])
+            .env("PORTHOLE_REPORT_READY", "1")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()?,
+    );
+    let child = &mut app.0;
+    let stdout = child.stdout.take().unwrap();
+    let ready = BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .any(|line| line.starts_with("porthole-ready"));
+    assert!(ready, "the app did not get ready");
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            anyhow::bail!("still running 10 s after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
+    let store = porthole_store::Store::open(&dir.path().join("porthole.db"))?;
+    assert!(!store.checked_on_open(), "the store was not recorded as left sound");
+    Ok(())
+}

@@ -324,7 +324,14 @@ export class FakeBackend {
       case "list_questions":
         return [];
       case "list_conversations":
-        return [...this.#threads.values()].map((t) => ({ ...t.conversation })).sort((a, b) => b.updatedAt - a.updatedAt);
+        return this.#conversations();
+      case "list_conversation_page": {
+        const all = this.#conversations();
+        const start = args.after == null ? 0 : all.findIndex((c) => c.id === args.after) + 1;
+        if (args.after != null && start === 0) return { conversations: [], more: false };
+        const limit = Math.min(Math.max(Number(args.limit), 1), 1000);
+        return { conversations: all.slice(start, start + limit), more: start + limit < all.length };
+      }
       case "open_conversation":
         return this.#stored(this.#thread(args.id));
       case "rename_conversation": {
@@ -474,6 +481,11 @@ export class FakeBackend {
     const thread = this.#threads.get(String(id));
     if (!thread) throw new CommandError("not_found", `no conversation ${String(id)}`);
     return thread;
+  }
+
+  /** Most recently updated first. */
+  #conversations(): Conversation[] {
+    return [...this.#threads.values()].map((t) => ({ ...t.conversation })).sort((a, b) => b.updatedAt - a.updatedAt);
   }
 
   #stored(thread: Thread): StoredConversation {

@@ -47,6 +47,15 @@ const hit = (over: Partial<SearchHit>): SearchHit => ({
 });
 
 describe("Sidebar", () => {
+  it("offers older conversations when more are stored, and asks for them", async () => {
+    const onLoadMore = vi.fn();
+    const { getByTestId, queryByTestId, rerender } = setup({ moreConversations: true, onLoadMore });
+    await fireEvent.click(getByTestId("conversations-more"));
+    expect(onLoadMore).toHaveBeenCalledOnce();
+    await rerender({ moreConversations: false });
+    expect(queryByTestId("conversations-more")).toBeNull();
+  });
+
   it("lists conversations, marks the open one and opens another on click", async () => {
     const { props, getAllByTestId } = setup({ currentId: "b2" });
     const items = getAllByTestId("conversation");

@@ -22,6 +22,7 @@ export type { CallStatus } from "./generated/CallStatus";
 export type { CatalogTool } from "./generated/CatalogTool";
 export type { ChatEvent } from "./generated/ChatEvent";
 export type { Conversation } from "./generated/Conversation";
+export type { ConversationList } from "./generated/ConversationList";
 export type { Decision } from "./generated/Decision";
 export type { DisplayMode } from "./generated/DisplayMode";
 export type { DownloadFile } from "./generated/DownloadFile";
@@ -138,6 +139,8 @@ export const api = {
 
   modelInfo: () => commands.modelInfo(),
   listConversations: () => commands.listConversations(),
+  /** Up to `limit` conversations, most recently updated first, after the one with id `after`. */
+  listConversationPage: (limit: number, after: string | null) => commands.listConversationPage({ limit, after }),
   openConversation: (id: string) => commands.openConversation({ id }),
   renameConversation: (id: string, title: string) => commands.renameConversation({ id, title }),
   deleteConversation: (id: string) => commands.deleteConversation({ id }),

@@ -8,7 +8,7 @@ export type ChatApi = Pick<
   | "sendMessage"
   | "stopTurn"
   | "openConversation"
-  | "listConversations"
+  | "listConversationPage"
   | "modelInfo"
   | "onChatEvent"
   | "reopenViews"
@@ -18,6 +18,9 @@ export type ChatApi = Pick<
   | "retryTurn"
   | "editAndResend"
 >;
+
+/** The sidebar's list is loaded this many conversations at a time (more as it is scrolled). */
+export const CONVERSATION_PAGE = 100;
 
 /** Longest wait for the views of a conversation being left to be torn down (ms). Rust answers
  * within about 2 s; this only keeps a back end that never answers from freezing the window. */
@@ -40,6 +43,9 @@ export class ChatSession {
   /** The open conversation; null for a new chat not sent yet. */
   conversationId = $state<string | null>(null);
   conversations = $state<Conversation[]>([]);
+  /** Older conversations than the list holds are stored (`loadMoreConversations` brings them). */
+  moreConversations = $state(false);
+  #loadingMore = false;
   model = $state<ModelInfo | null>(null);
   /** A conversation is being read from the store. */
   loading = $state(false);
@@ -173,13 +179,37 @@ export class ChatSession {
     const request = ++this.#listRequest;
     this.#listsInFlight++;
     try {
-      const list = await this.#api.listConversations();
+      // As many as are shown (at least a page), so a list scrolled further keeps its length.
+      const page = await this.#api.listConversationPage(Math.max(CONVERSATION_PAGE, this.conversations.length), null);
       // An answer overtaken by a later request (or by a rename or delete) is out of date.
-      if (request === this.#listRequest) this.conversations = list;
+      if (request === this.#listRequest) {
+        this.conversations = page.conversations;
+        this.moreConversations = page.more;
+      }
     } catch {
       // The list keeps what it had; the store's problem shows when sending.
     } finally {
       this.#listsInFlight--;
+    }
+  }
+
+  /** Adds the next page of older conversations to the list (the sidebar asks as it is scrolled
+   * to the end). Dropped when the list changes meanwhile: the refresh answers instead. */
+  async loadMoreConversations() {
+    const last = this.conversations.at(-1);
+    if (!this.moreConversations || this.#loadingMore || !last) return;
+    this.#loadingMore = true;
+    const request = this.#listRequest;
+    try {
+      const page = await this.#api.listConversationPage(CONVERSATION_PAGE, last.id);
+      if (request !== this.#listRequest) return;
+      const known = new Set(this.conversations.map((c) => c.id));
+      this.conversations = [...this.conversations, ...page.conversations.filter((c) => !known.has(c.id))];
+      this.moreConversations = page.more;
+    } catch {
+      // The list keeps what it had; scrolling to its end asks again.
+    } finally {
+      this.#loadingMore = false;
     }
   }
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { ChatEvent, Conversation, ModelInfo, StoredConversation } from "./api";
-import { ChatSession, TEARDOWN_WAIT_MS, type ChatApi } from "./chat.svelte";
+import type { ChatEvent, Conversation, ConversationList, ModelInfo, StoredConversation } from "./api";
+import { CONVERSATION_PAGE, ChatSession, TEARDOWN_WAIT_MS, type ChatApi } from "./chat.svelte";
 import { chatEvents, ev, record } from "./testing/turns";
 import { refused } from "./testing/errors";
 
@@ -13,6 +13,7 @@ function deferred<T>() {
 }
 
 const flush = () => new Promise((r) => setTimeout(r, 0));
+const page = (conversations: Conversation[], more = false): ConversationList => ({ conversations, more });
 
 function fakeApi(over: Partial<ChatApi> = {}) {
   let emit: (e: ChatEvent) => void = () => {};
@@ -22,7 +23,7 @@ function fakeApi(over: Partial<ChatApi> = {}) {
     sendMessage: vi.fn(async (_id: string | null, _text: string) => "c1"),
     stopTurn: vi.fn(async (_id: string) => true),
     openConversation: vi.fn(async (_id: string): Promise<StoredConversation> => record([])),
-    listConversations: vi.fn(async () => conversations),
+    listConversationPage: vi.fn(async (_limit: number, _after: string | null) => page(conversations)),
     reopenViews: vi.fn(async (_id: string, _callId?: string) => {}),
     teardownViews: vi.fn(async (_id: string) => {}),
     renameConversation: vi.fn(async (_id: string, _title: string) => {}),
@@ -78,11 +79,11 @@ describe("ChatSession", () => {
       ["assistant", "Hel"],
     ]);
 
-    fake.listConversations.mockClear();
+    fake.listConversationPage.mockClear();
     emit(chatEvents("new1", [ev.text("lo"), ev.assistant([{ type: "text", text: "Hello" }]), ev.done("end_turn", "Hello")]));
     expect(chat.busy).toBe(false);
     expect(chat.transcript.messages.at(-1)?.text).toBe("Hello");
-    expect(fake.listConversations).toHaveBeenCalled();
+    expect(fake.listConversationPage).toHaveBeenCalled();
 
     // The next message goes to the same conversation.
     fake.sendMessage.mockImplementation(async () => "new1");
@@ -105,11 +106,11 @@ describe("ChatSession", () => {
     await chat.start();
     chat.send("mine");
     await flush();
-    fake.listConversations.mockClear();
+    fake.listConversationPage.mockClear();
     emit(chatEvents("other", [ev.user("theirs"), ev.step(1), ev.text("not here"), ev.done("end_turn")]));
     expect(chat.transcript.messages.map((m) => m.text)).toEqual(["mine"]);
     expect(chat.busy).toBe(true);
-    expect(fake.listConversations).toHaveBeenCalledOnce();
+    expect(fake.listConversationPage).toHaveBeenCalledOnce();
   });
 
   it("shows why a message could not be sent and frees the composer", async () => {
@@ -434,7 +435,7 @@ describe("ChatSession: renaming and deleting conversations", () => {
   ];
 
   it("renames with the trimmed title and shows it in the list", async () => {
-    const { fake } = fakeApi({ listConversations: vi.fn(async () => structuredClone(two)) });
+    const { fake } = fakeApi({ listConversationPage: vi.fn(async () => page(structuredClone(two))) });
     const chat = new ChatSession(fake);
     await chat.start();
     await chat.renameConversation("c2", "  Trip plans ");
@@ -452,7 +453,7 @@ describe("ChatSession: renaming and deleting conversations", () => {
 
   it("deletes a conversation that is not on screen without leaving the open one", async () => {
     const { fake } = fakeApi({
-      listConversations: vi.fn(async () => structuredClone(two)),
+      listConversationPage: vi.fn(async () => page(structuredClone(two))),
       openConversation: vi.fn(async (id: string) => record([ev.user(`in ${id}`)], { id })),
     });
     const chat = new ChatSession(fake);
@@ -469,7 +470,7 @@ describe("ChatSession: renaming and deleting conversations", () => {
   it("goes to a new chat, views torn down, before deleting the conversation on screen", async () => {
     const log: string[] = [];
     const { fake } = fakeApi({
-      listConversations: vi.fn(async () => structuredClone(two)),
+      listConversationPage: vi.fn(async () => page(structuredClone(two))),
       openConversation: vi.fn(async (id: string) => record([ev.user(`in ${id}`)], { id })),
       teardownViews: vi.fn(async (id: string) => void log.push(`teardown ${id}`)),
       deleteConversation: vi.fn(async (id: string) => void log.push(`delete ${id}`)),
@@ -485,66 +486,66 @@ describe("ChatSession: renaming and deleting conversations", () => {
   });
 
   it("keeps only the latest list request's answer", async () => {
-    const answers = [deferred<Conversation[]>(), deferred<Conversation[]>()];
+    const answers = [deferred<ConversationList>(), deferred<ConversationList>()];
     const { fake } = fakeApi();
     const chat = new ChatSession(fake);
     await chat.start();
-    fake.listConversations.mockImplementationOnce(() => answers[0].promise).mockImplementationOnce(() => answers[1].promise);
+    fake.listConversationPage.mockImplementationOnce(() => answers[0].promise).mockImplementationOnce(() => answers[1].promise);
     const first = chat.refreshConversations();
     const second = chat.refreshConversations();
-    answers[1].resolve(structuredClone(two));
+    answers[1].resolve(page(structuredClone(two)));
     await second;
     expect(chat.conversations.map((c) => c.id)).toEqual(["c1", "c2"]);
     // The older answer comes last: it is out of date.
-    answers[0].resolve([two[1]]);
+    answers[0].resolve(page([two[1]]));
     await first;
     expect(chat.conversations.map((c) => c.id)).toEqual(["c1", "c2"]);
   });
 
   it("a list asked for before a rename does not bring the old title back, and is asked for again", async () => {
-    const stale = deferred<Conversation[]>();
-    const fresh = deferred<Conversation[]>();
-    const { fake } = fakeApi({ listConversations: vi.fn(async () => structuredClone(two)) });
+    const stale = deferred<ConversationList>();
+    const fresh = deferred<ConversationList>();
+    const { fake } = fakeApi({ listConversationPage: vi.fn(async () => page(structuredClone(two))) });
     const chat = new ChatSession(fake);
     await chat.start();
-    fake.listConversations.mockClear();
-    fake.listConversations.mockImplementationOnce(() => stale.promise).mockImplementationOnce(() => fresh.promise);
+    fake.listConversationPage.mockClear();
+    fake.listConversationPage.mockImplementationOnce(() => stale.promise).mockImplementationOnce(() => fresh.promise);
     const refresh = chat.refreshConversations();
     await chat.renameConversation("c2", "Trip plans");
     expect(chat.conversations.map((c) => c.title)).toEqual(["Hello", "Trip plans"]);
-    stale.resolve(structuredClone(two));
+    stale.resolve(page(structuredClone(two)));
     await refresh;
     expect(chat.conversations.map((c) => c.title)).toEqual(["Hello", "Trip plans"]);
     // The stale answer's own news comes with the list asked for after the rename.
-    expect(fake.listConversations).toHaveBeenCalledTimes(2);
-    fresh.resolve([{ ...two[0], title: "Hello again" }, { ...two[1], title: "Trip plans" }]);
+    expect(fake.listConversationPage).toHaveBeenCalledTimes(2);
+    fresh.resolve(page([{ ...two[0], title: "Hello again" }, { ...two[1], title: "Trip plans" }]));
     await flush();
     expect(chat.conversations.map((c) => c.title)).toEqual(["Hello again", "Trip plans"]);
   });
 
   it("a list asked for before a delete does not bring the deleted conversation back", async () => {
-    const stale = deferred<Conversation[]>();
-    const { fake } = fakeApi({ listConversations: vi.fn(async () => structuredClone(two)) });
+    const stale = deferred<ConversationList>();
+    const { fake } = fakeApi({ listConversationPage: vi.fn(async () => page(structuredClone(two))) });
     const chat = new ChatSession(fake);
     await chat.start();
-    fake.listConversations.mockImplementationOnce(() => stale.promise).mockImplementationOnce(async () => [two[0]]);
+    fake.listConversationPage.mockImplementationOnce(() => stale.promise).mockImplementationOnce(async () => page([two[0]]));
     const refresh = chat.refreshConversations();
     await chat.deleteConversation("c2");
     expect(chat.conversations.map((c) => c.id)).toEqual(["c1"]);
-    stale.resolve(structuredClone(two));
+    stale.resolve(page(structuredClone(two)));
     await refresh;
     await flush();
     expect(chat.conversations.map((c) => c.id)).toEqual(["c1"]);
   });
 
   it("a rename or delete with no list request on its way asks for no list", async () => {
-    const { fake } = fakeApi({ listConversations: vi.fn(async () => structuredClone(two)) });
+    const { fake } = fakeApi({ listConversationPage: vi.fn(async () => page(structuredClone(two))) });
     const chat = new ChatSession(fake);
     await chat.start();
-    fake.listConversations.mockClear();
+    fake.listConversationPage.mockClear();
     await chat.renameConversation("c1", "Hi");
     await chat.deleteConversation("c2");
-    expect(fake.listConversations).not.toHaveBeenCalled();
+    expect(fake.listConversationPage).not.toHaveBeenCalled();
     expect(chat.conversations.map((c) => [c.id, c.title])).toEqual([["c1", "Hi"]]);
   });
 
@@ -704,5 +705,47 @@ describe("ChatSession: retry and edit-and-resend", () => {
     expect(chat.editAndResend("Second, edited")).toBe(true);
     expect(fake.sendMessage).toHaveBeenLastCalledWith("c9", "Second, edited");
     expect(fake.editAndResend).not.toHaveBeenCalled();
+  });
+});
+
+describe("ChatSession: a long conversation list", () => {
+  const all: Conversation[] = Array.from({ length: 250 }, (_, i) => ({ id: `c${i}`, title: `T${i}`, createdAt: 1, updatedAt: 1000 - i }));
+  const backEnd = () =>
+    vi.fn(async (limit: number, after: string | null) => {
+      const start = after === null ? 0 : all.findIndex((c) => c.id === after) + 1;
+      return page(all.slice(start, start + limit), start + limit < all.length);
+    });
+
+  it("comes a page at a time as it is scrolled, and a refresh keeps as many as are shown", async () => {
+    const list = backEnd();
+    const chat = new ChatSession(fakeApi({ listConversationPage: list }).fake);
+    await chat.start();
+    expect(chat.conversations).toHaveLength(CONVERSATION_PAGE);
+    expect(chat.moreConversations).toBe(true);
+    await chat.loadMoreConversations();
+    expect(chat.conversations.map((c) => c.id)).toEqual(all.slice(0, 2 * CONVERSATION_PAGE).map((c) => c.id));
+    await chat.loadMoreConversations();
+    expect(chat.conversations).toHaveLength(250);
+    expect(chat.moreConversations).toBe(false);
+    await chat.loadMoreConversations();
+    expect(list).toHaveBeenCalledTimes(3);
+    await chat.refreshConversations();
+    expect(list).toHaveBeenLastCalledWith(250, null);
+    expect(chat.conversations).toHaveLength(250);
+  });
+
+  it("drops a page asked for before the list changed", async () => {
+    const list = backEnd();
+    const { fake } = fakeApi({ listConversationPage: list });
+    const chat = new ChatSession(fake);
+    await chat.start();
+    const later = deferred<ConversationList>();
+    list.mockImplementationOnce(() => later.promise);
+    const more = chat.loadMoreConversations();
+    await chat.deleteConversation("c5");
+    later.resolve(page(all.slice(100, 200), true));
+    await more;
+    expect(chat.conversations).toHaveLength(CONVERSATION_PAGE - 1);
+    expect(chat.conversations.some((c) => c.id === "c5")).toBe(false);
   });
 });

@@ -23,7 +23,7 @@ function session() {
     sendMessage: vi.fn(async () => "c1"),
     stopTurn: vi.fn(async () => true),
     openConversation: vi.fn(async (): Promise<StoredConversation> => record([])),
-    listConversations: vi.fn(async () => []),
+    listConversationPage: vi.fn(async () => ({ conversations: [], more: false })),
     reopenViews: vi.fn(async () => {}),
     teardownViews: vi.fn(async () => {}),
     modelInfo: vi.fn(async (): Promise<ModelInfo> => ({ provider: "openai", baseUrl: null, model: "m", keySource: null, error: null })),
@@ -62,11 +62,11 @@ describe("ChatSession.runTool", () => {
     emit(chatEvents("n1", runEvents("run-1").slice(0, 2)));
     expect(chat.transcript.items).toEqual([]);
 
-    fake.listConversations.mockClear();
+    fake.listConversationPage.mockClear();
     started.resolve({ conversationId: "n1", callId: "run-1" });
     expect(await result).toBeNull();
     expect(chat.conversationId).toBe("n1");
-    expect(fake.listConversations).toHaveBeenCalled();
+    expect(fake.listConversationPage).toHaveBeenCalled();
     const card = chat.transcript.items[0] as ToolCallItem;
     expect([card.kind, card.callId, card.tool, card.status, card.uiResourceUri]).toEqual([
       "tool-call",

@@ -17,6 +17,7 @@ macro_rules! app_command_list {
                 list_questions: NoArgs => Vec<Question>,
                 model_info: NoArgs => ModelInfo,
                 list_conversations: NoArgs => Vec<Conversation>,
+                list_conversation_page: ConversationPage => ConversationList,
                 open_conversation: ConversationRef => StoredConversation,
                 rename_conversation: RenameConversation => (),
                 delete_conversation: ConversationRef => (),

@@ -20,7 +20,7 @@ use serde_json::Value;
 use ts_rs::{Config, ExportError, TS, TypeVisitor};
 
 use crate::AppInfo;
-use crate::conversations::StoredConversation;
+use crate::conversations::{ConversationList, StoredConversation};
 use crate::error::AppError;
 use crate::model::ModelInfo;
 use crate::questions::{ElicitationAction, Question};
@@ -56,6 +56,8 @@ args! {
     ConversationRef { id: String }
     RenameConversation { id: String, title: String }
     SearchConversations { query: String }
+    /// A page of the conversation list: `limit` (1 to 1000) after the one with id `after`.
+    ConversationPage { limit: u32, after: Option<String> }
     /// The person's message; a new conversation when `conversation_id` is absent.
     SendMessage { conversation_id: Option<String>, text: String }
     InConversation { conversation_id: String }

@@ -19,12 +19,35 @@ pub struct StoredConversation {
     pub running: bool,
 }
 
+/// A page of the conversation list (the sidebar loads the list a page at a time).
+#[derive(Debug, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ConversationList {
+    /// Most recently updated first.
+    pub conversations: Vec<Conversation>,
+    /// More follow the last one.
+    pub more: bool,
+}
+
 /// How many hits a search returns at most.
 const SEARCH_LIMIT: usize = 50;
+
+/// The most conversations one page holds.
+pub const MAX_PAGE: u32 = 1000;
 
 impl Host {
     pub fn list_conversations(&self) -> AppResult<Vec<Conversation>> {
         Ok(self.store()?.list_conversations()?)
+    }
+
+    /// Up to `limit` (at most [`MAX_PAGE`]) conversations, most recently updated first, after the
+    /// one with id `after`; `more` says whether others follow.
+    pub fn list_conversation_page(&self, limit: u32, after: Option<&str>) -> AppResult<ConversationList> {
+        let limit = limit.clamp(1, MAX_PAGE) as usize;
+        let mut conversations = self.store()?.list_conversations_page(limit + 1, after)?;
+        let more = conversations.len() > limit;
+        conversations.truncate(limit);
+        Ok(ConversationList { conversations, more })
     }
 
     pub fn open_conversation(&self, id: &str) -> AppResult<StoredConversation> {

@@ -10,6 +10,7 @@ export type SearchHit = { conversationId: string, conversationTitle: string, mes
  */
 snippet: string, 
 /**
- * FTS5 bm25 rank: lower is better.
+ * Lower comes first: a title's FTS5 bm25 rank (negative), a message's place in the
+ * newest-first order (0, 1, 2…).
  */
 rank: number, };

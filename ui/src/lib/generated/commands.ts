@@ -7,6 +7,8 @@ import type { AnswerElicitation } from "./AnswerElicitation";
 import type { AnswerSampling } from "./AnswerSampling";
 import type { AppInfo } from "./AppInfo";
 import type { Conversation } from "./Conversation";
+import type { ConversationList } from "./ConversationList";
+import type { ConversationPage } from "./ConversationPage";
 import type { ConversationRef } from "./ConversationRef";
 import type { EditAndResend } from "./EditAndResend";
 import type { GeneralSettings } from "./GeneralSettings";
@@ -56,6 +58,7 @@ export const commands = {
   listQuestions: () => invoke<Array<Question>>("list_questions"),
   modelInfo: () => invoke<ModelInfo>("model_info"),
   listConversations: () => invoke<Array<Conversation>>("list_conversations"),
+  listConversationPage: (args: ConversationPage) => invoke<ConversationList>("list_conversation_page", args),
   openConversation: (args: ConversationRef) => invoke<StoredConversation>("open_conversation", args),
   renameConversation: (args: RenameConversation) => invoke<void>("rename_conversation", args),
   deleteConversation: (args: ConversationRef) => invoke<void>("delete_conversation", args),
