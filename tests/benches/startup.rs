@@ -9,74 +9,7 @@
 //!   process and all its descendants: WebKit's web and network processes and, for Porthole, the
 //!   demo MCP server it starts.
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-use porthole_e2e::target_dir;
-
-struct Sample {
-    ready_ms: f64,
-    rss_kib: u64,
-    pss_kib: u64,
-    processes: usize,
-}
-
-fn run_once(binary: &Path, profile: Option<&Path>) -> Sample {
-    let mut cmd = Command::new(binary);
-    if let Some(p) = profile {
-        cmd.arg("--profile").arg(p);
-    }
-    cmd.env("PORTHOLE_REPORT_READY", "1")
-        .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
-        .env("PORTHOLE_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let started = Instant::now();
-    let mut child = cmd
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary.display()));
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(stdout).lines();
-    let ready_ms = loop {
-        match lines.next() {
-            Some(Ok(line)) if line.starts_with("porthole-ready") => break started.elapsed().as_secs_f64() * 1000.0,
-            Some(_) => continue,
-            None => panic!("{} exited before it was ready", binary.display()),
-        }
-    };
-    std::thread::sleep(Duration::from_secs(3));
-    let pids = porthole_e2e::process_tree(child.id());
-    let (rss_kib, pss_kib) = pids
-        .iter()
-        .map(|&p| porthole_e2e::memory_kib(p))
-        .fold((0, 0), |(r, p), (r2, p2)| (r + r2, p + p2));
-    let _ = child.kill();
-    let _ = child.wait();
-    // Children that outlive the app (the MCP server, WebKit helpers) get the same end.
-    for &p in &pids[1..] {
-        let _ = Command::new("kill").arg(p.to_string()).status();
-    }
-    std::thread::sleep(Duration::from_secs(1));
-    Sample {
-        ready_ms,
-        rss_kib,
-        pss_kib,
-        processes: pids.len(),
-    }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
+use porthole_e2e::bench::{StartSample as Sample, binary, median, start_to_ready as run_once};
 
 struct Summary {
     ready_median: f64,
@@ -102,15 +35,6 @@ fn summarize(name: &str, samples: &[Sample]) -> Summary {
         s.ready_median, s.ready_min, s.ready_max, s.rss_mib, s.pss_mib, s.processes
     );
     s
-}
-
-fn binary(name: &str) -> PathBuf {
-    let release = target_dir().join("release").join(name);
-    if release.is_file() {
-        release
-    } else {
-        target_dir().join("debug").join(name)
-    }
 }
 
 fn main() {

@@ -21,7 +21,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use porthole_e2e::{App, target_dir};
+use porthole_e2e::App;
 use porthole_fake_llm::{FakeLlm, Reply, Script};
 use serde_json::{Value, json};
 
@@ -44,12 +44,7 @@ const PACED_DELTAS: usize = 5_000;
 const PACED_PER_SECOND: u64 = 500;
 
 fn binary() -> PathBuf {
-    let release = target_dir().join("release").join("porthole");
-    if release.is_file() {
-        release
-    } else {
-        target_dir().join("debug").join("porthole")
-    }
+    porthole_e2e::bench::binary("porthole")
 }
 
 fn profile() -> Result<tempfile::TempDir> {

@@ -34,13 +34,14 @@
 //!    that every card is "in sight").
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, anyhow, bail};
-use porthole_e2e::{App, Driver, Session, target_dir};
+use porthole_e2e::bench::{binary, percentile};
+use porthole_e2e::{App, Driver, Session};
 use porthole_fake_llm::{FakeLlm, FakeToolCall, RecordedRequest, Reply, Script};
 use serde_json::{Value, json};
 
@@ -62,22 +63,7 @@ fn now_ms() -> f64 {
         .unwrap_or(0.0)
 }
 
-fn binary(name: &str) -> PathBuf {
-    let release = target_dir().join("release").join(name);
-    if release.is_file() {
-        release
-    } else {
-        target_dir().join("debug").join(name)
-    }
-}
-
 // ---- statistics ---------------------------------------------------------------------------------
-
-/// The nearest-rank percentile `p` (0–100) of sorted values.
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
-    sorted[rank.min(sorted.len()) - 1]
-}
 
 /// Prints one line for `values` (ms) and returns their median.
 fn row(label: &str, mut values: Vec<f64>) -> Option<f64> {

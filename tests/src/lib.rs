@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+pub mod bench;
+
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::{Value, json};
 
