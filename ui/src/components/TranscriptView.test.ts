@@ -35,9 +35,9 @@ beforeEach(() => {
   for (const f of [answerApproval, reopenViews, teardownView, closeView, clipboardWriteRequested]) f.mockReset();
 });
 
-function show(events: TurnEvent[], transcript = new Transcript()) {
+function show(events: TurnEvent[], transcript = new Transcript(), conversationId: string | null = null) {
   for (const e of events) transcript.apply(e);
-  const view = render(TranscriptView, { transcript, servers: [] });
+  const view = render(TranscriptView, { transcript, servers: [], conversationId });
   return { ...view, transcript };
 }
 
@@ -396,10 +396,10 @@ describe("TranscriptView: retry and edit", () => {
 describe("TranscriptView: long transcripts", () => {
   /** A transcript of `n` exchanges, shown in a log of 800 px whose scroll height follows the
    * spacers and rows (jsdom lays nothing out: rows are taken at their estimated heights). */
-  function long(n: number, before: TurnEvent[] = []) {
+  function long(n: number, before: TurnEvent[] = [], conversationId: string | null = null) {
     const events: TurnEvent[] = [...before];
     for (let i = 0; i < n; i++) events.push(ev.user(`question ${i}`), ev.step(1), ev.assistant([{ type: "text", text: `answer ${i}` }]), ev.done("end_turn"));
-    const view = show(events);
+    const view = show(events, new Transcript(), conversationId);
     const log = view.getByTestId("transcript");
     Object.defineProperty(log, "clientHeight", { get: () => 800, configurable: true });
     Object.defineProperty(log, "scrollHeight", {
@@ -533,5 +533,34 @@ describe("TranscriptView: long transcripts", () => {
     scrollTo(0);
     expect(queryByTestId("tool-call")?.dataset.callId).toBe("t1");
     expect(reopenViews).toHaveBeenCalledExactlyOnceWith("c1", "t1");
+  });
+
+  it("re-creates a stored call's view only when its card comes near sight, and says once when it cannot", async () => {
+    // A finished call of a tool with a view (t1) and one without (t2), 600 exchanges above the end.
+    const turn: TurnEvent[] = [
+      ev.user("chart"),
+      ev.step(1),
+      ev.assistant([
+        { type: "tool_use", id: "t1", name: "demo__chart", arguments: {} },
+        { type: "tool_use", id: "t2", name: "demo__sum", arguments: {} },
+      ]),
+      ev.callStarted("t1", "demo__chart", "demo", "chart", {}, "ui://demo/chart.html"),
+      ev.finished("t1", "ok", { content: [], isError: false }, { content: [] }, 4),
+      ev.callStarted("t2", "demo__sum", "demo", "sum", {}, null),
+      ev.finished("t2", "ok", { content: [], isError: false }, { content: [] }, 4),
+      ev.done("end_turn"),
+    ];
+    reopenViews.mockImplementation(async () => Promise.reject(refused("store", "the store is locked")));
+    const { scrollTo, log, transcript } = long(600, turn, "c9");
+    expect(reopenViews).not.toHaveBeenCalled();
+    scrollTo(0);
+    expect(reopenViews).toHaveBeenCalledExactlyOnceWith("c9", "t1");
+    await new Promise((r) => setTimeout(r, 0));
+    // Away and back: asked again; the failure is said once.
+    scrollTo(log.scrollHeight - 800);
+    scrollTo(0);
+    expect(reopenViews).toHaveBeenCalledTimes(2);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(transcript.notices.map((n) => n.text)).toEqual(["Could not reopen the views: the store is locked"]);
   });
 });

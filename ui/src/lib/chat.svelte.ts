@@ -11,7 +11,6 @@ export type ChatApi = Pick<
   | "listConversationPage"
   | "modelInfo"
   | "onChatEvent"
-  | "reopenViews"
   | "teardownViews"
   | "renameConversation"
   | "deleteConversation"
@@ -402,10 +401,7 @@ export class ChatSession {
       const held = this.#held;
       this.#held = [];
       for (const e of held) if (REPLAYABLE.has(e.event.type)) this.transcript.apply(e.event);
-      // Its views come back (as view events, by call id) now that their cards exist.
-      this.#api.reopenViews(id).catch((e) => {
-        if (generation === this.#generation) this.transcript.addNotice("error", `Could not reopen the views: ${errorMessage(e)}`);
-      });
+      // Its views come back as their cards come near sight (TranscriptView asks for each).
     } catch (e) {
       if (generation !== this.#generation) return;
       this.transcript.addNotice("error", `Could not open the conversation: ${errorMessage(e)}`);

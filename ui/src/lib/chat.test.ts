@@ -24,7 +24,6 @@ function fakeApi(over: Partial<ChatApi> = {}) {
     stopTurn: vi.fn(async (_id: string) => true),
     openConversation: vi.fn(async (_id: string): Promise<StoredConversation> => record([])),
     listConversationPage: vi.fn(async (_limit: number, _after: string | null) => page(conversations)),
-    reopenViews: vi.fn(async (_id: string, _callId?: string) => {}),
     teardownViews: vi.fn(async (_id: string) => {}),
     renameConversation: vi.fn(async (_id: string, _title: string) => {}),
     deleteConversation: vi.fn(async (_id: string) => {}),
@@ -223,42 +222,6 @@ describe("ChatSession", () => {
     expect(chat.transcript.items.find((i) => i.kind === "tool-call")).toMatchObject({ status: "awaiting-approval" });
   });
 
-  it("asks Rust to reopen a stored conversation's views once its cards are loaded", async () => {
-    const events = [
-      ev.user("weather?"),
-      ev.step(1),
-      ev.assistant([{ type: "tool_use", id: "v1", name: "demo__forecast", arguments: {} }]),
-      ev.callStarted("v1", "demo__forecast", "demo", "forecast", {}, "ui://demo/forecast.html"),
-    ];
-    const opened = deferred<StoredConversation>();
-    const { fake } = fakeApi({ openConversation: vi.fn(() => opened.promise) });
-    let cardsWhenReopened: string[] = [];
-    const chat = new ChatSession(fake);
-    fake.reopenViews.mockImplementation(async () => {
-      cardsWhenReopened = chat.transcript.items.flatMap((i) => (i.kind === "tool-call" ? [i.callId] : []));
-    });
-    await chat.start();
-    const opening = chat.open("c2");
-    expect(fake.reopenViews).not.toHaveBeenCalled();
-    opened.resolve(record(events, { id: "c2" }));
-    await opening;
-    expect(fake.reopenViews).toHaveBeenCalledExactlyOnceWith("c2");
-    expect(cardsWhenReopened).toEqual(["v1"]);
-  });
-
-  it("does not reopen views of a conversation that could not be read, and says when reopening fails", async () => {
-    const { fake } = fakeApi({ openConversation: vi.fn(async () => Promise.reject(refused("not_found", "no conversation c404"))) });
-    const chat = new ChatSession(fake);
-    await chat.start();
-    await chat.open("c404");
-    expect(fake.reopenViews).not.toHaveBeenCalled();
-
-    fake.openConversation.mockImplementation(async () => record([], { id: "c2" }));
-    fake.reopenViews.mockImplementation(async () => Promise.reject(refused("store", "the store is locked")));
-    await chat.open("c2");
-    await flush();
-    expect(chat.transcript.notices.map((n) => n.text)).toEqual(["Could not reopen the views: the store is locked"]);
-  });
 
   it("says when a conversation cannot be opened", async () => {
     const { fake } = fakeApi({ openConversation: vi.fn(async () => Promise.reject(refused("not_found", "no conversation c404"))) });
@@ -338,7 +301,6 @@ describe("ChatSession: leaving a conversation tears its views down first", () =>
     expect(log).toEqual(["teardown c1", "torn down c1", "clear", "open c2"]);
     expect(chat.conversationId).toBe("c2");
     expect(chat.transcript.messages.map((m) => m.text)).toEqual(["in c2"]);
-    expect(fake.reopenViews).toHaveBeenLastCalledWith("c2");
   });
 
   it("switches anyway when teardownViews fails", async () => {
@@ -397,7 +359,6 @@ describe("ChatSession: leaving a conversation tears its views down first", () =>
     const leaving = chat.open("c2");
     read.resolve(record([ev.user("late c1")], { id: "c1" }));
     await opening;
-    expect(fake.reopenViews).not.toHaveBeenCalledWith("c1");
     fake.openConversation.mockImplementation(async () => record([ev.user("in c2")], { id: "c2" }));
     await leaving;
     expect(fake.teardownViews).toHaveBeenCalledExactlyOnceWith("c1");

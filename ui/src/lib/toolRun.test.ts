@@ -24,7 +24,6 @@ function session() {
     stopTurn: vi.fn(async () => true),
     openConversation: vi.fn(async (): Promise<StoredConversation> => record([])),
     listConversationPage: vi.fn(async () => ({ conversations: [], more: false })),
-    reopenViews: vi.fn(async () => {}),
     teardownViews: vi.fn(async () => {}),
     modelInfo: vi.fn(async (): Promise<ModelInfo> => ({ provider: "openai", baseUrl: null, model: "m", keySource: null, error: null })),
     onChatEvent: vi.fn(async (handler: (e: ChatEvent) => void) => {
@@ -145,6 +144,7 @@ describe("a reopened conversation with runs", () => {
   it("shows each run's card where it was run, before and between the turns", () => {
     // What porthole_agent::record writes: a run's call belongs to an empty tool message.
     const stored: StoredConversation = {
+      viewUris: {},
       conversation: { id: "c1", title: "Run system_monitor", createdAt: 0, updatedAt: 0 },
       messages: [
         message(1, "tool", []),

@@ -524,7 +524,7 @@ export class Transcript {
         // A tools-panel run: its call belongs to an empty tool message of its own, here.
         for (const record of byMessage.get(message.id) ?? []) {
           placed.add(record);
-          this.#pushRecord(record, record.tool, running, waiting);
+          this.#pushRecord(record, record.tool, running, waiting, stored.viewUris);
         }
         return;
       }
@@ -547,7 +547,7 @@ export class Transcript {
         const record = records.find((r) => r.callId === use.id && !placed.has(r));
         if (record) {
           placed.add(record);
-          this.#pushRecord(record, use.name, running, waiting);
+          this.#pushRecord(record, use.name, running, waiting, stored.viewUris);
         } else {
           const call = this.#newCall(use.id, use.name);
           call.arguments = use.arguments;
@@ -557,17 +557,18 @@ export class Transcript {
       }
       for (const record of records) if (!placed.has(record)) {
         placed.add(record);
-        this.#pushRecord(record, record.tool, running, waiting);
+        this.#pushRecord(record, record.tool, running, waiting, stored.viewUris);
       }
     });
-    for (const record of stored.toolCalls) if (!placed.has(record)) this.#pushRecord(record, record.tool, running, waiting);
+    for (const record of stored.toolCalls) if (!placed.has(record)) this.#pushRecord(record, record.tool, running, waiting, stored.viewUris);
 
     this.busy = running;
     this.#touch();
   }
 
-  #pushRecord(record: ToolCallRecord, name: string, running: boolean, waiting: Set<string>) {
+  #pushRecord(record: ToolCallRecord, name: string, running: boolean, waiting: Set<string>, viewUris: Partial<Record<string, string>> = {}) {
     const call = this.#newCall(record.callId, name);
+    call.uiResourceUri = viewUris[record.callId] ?? null;
     call.server = record.server || null;
     call.tool = record.tool || null;
     call.arguments = record.arguments;

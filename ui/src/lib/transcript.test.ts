@@ -308,6 +308,7 @@ describe("Transcript: loading a stored conversation", () => {
 
   it("shows an interrupted tool call on its card and no bubble for the tool message", () => {
     const stored: StoredConversation = {
+      viewUris: {},
       conversation: { id: "c9", title: "Crash", createdAt: 1, updatedAt: 2 },
       running: false,
       messages: [

@@ -17,6 +17,9 @@ pub struct StoredConversation {
     pub tool_calls: Vec<ToolCallRecord>,
     /// A turn is writing to it now.
     pub running: bool,
+    /// The view (`ui://` URI) each call that had one showed, by call id: its card is re-created
+    /// with the view when it comes near sight.
+    pub view_uris: std::collections::BTreeMap<String, String>,
 }
 
 /// A page of the conversation list (the sidebar loads the list a page at a time).
@@ -52,11 +55,21 @@ impl Host {
 
     pub fn open_conversation(&self, id: &str) -> AppResult<StoredConversation> {
         let store = self.store()?;
+        let conversation = self.existing_conversation(id)?;
+        let tool_calls = store.tool_calls(id)?;
+        let call_ids: std::collections::HashMap<i64, &str> =
+            tool_calls.iter().map(|c| (c.id, c.call_id.as_str())).collect();
+        let view_uris = store
+            .views(id)?
+            .into_iter()
+            .filter_map(|v| call_ids.get(&v.tool_call_id).map(|call| (call.to_string(), v.uri)))
+            .collect();
         Ok(StoredConversation {
-            conversation: self.existing_conversation(id)?,
+            conversation,
             messages: store.messages(id)?,
-            tool_calls: store.tool_calls(id)?,
+            tool_calls,
             running: self.inner.turns.is_running(id),
+            view_uris,
         })
     }
 

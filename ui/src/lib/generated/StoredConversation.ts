@@ -10,4 +10,9 @@ export type StoredConversation = { conversation: Conversation, messages: Array<S
 /**
  * A turn is writing to it now.
  */
-running: boolean, };
+running: boolean, 
+/**
+ * The view (`ui://` URI) each call that had one showed, by call id: its card is re-created
+ * with the view when it comes near sight.
+ */
+viewUris: { [key in string]: string }, };

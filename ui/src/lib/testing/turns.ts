@@ -100,6 +100,7 @@ export function record(events: TurnEvent[], opts: { id?: string; running?: boole
   let text = "";
   let reasoning = "";
   const calls = new Map<string, ToolCallRecord>();
+  const viewUris: Record<string, string> = {};
   let nextId = 1;
   const append = (role: StoredMessage["role"], parts: Part[], status: StoredMessage["status"]): StoredMessage => {
     const m: StoredMessage = { id: nextId++, conversationId, role, parts, status, error: null, createdAt: 0, updatedAt: 0 };
@@ -150,6 +151,8 @@ export function record(events: TurnEvent[], opts: { id?: string; running?: boole
         break;
       case "tool_call_started": {
         if (!assistant) break;
+        // The window opened its view: Rust keeps a row for it.
+        if (e.uiResourceUri) viewUris[e.callId] = e.uiResourceUri;
         const r: ToolCallRecord = {
           id: nextId++,
           conversationId,
@@ -202,6 +205,7 @@ export function record(events: TurnEvent[], opts: { id?: string; running?: boole
     messages,
     toolCalls,
     running: opts.running ?? false,
+    viewUris,
   };
 }
 
