@@ -39,6 +39,7 @@ bench: ui
 	$(XVFB) dbus-run-session -- $(CARGO) bench -p porthole-e2e --bench views
 	$(XVFB) dbus-run-session -- $(CARGO) bench -p porthole-e2e --bench streaming
 	$(XVFB) dbus-run-session -- $(CARGO) bench -p porthole-e2e --bench profile
+	$(XVFB) dbus-run-session -- $(CARGO) bench -p porthole-e2e --bench transcript
 	$(CARGO) build --release -p porthole-e2e --bin porthole-test-server
 	$(CARGO) bench -p porthole-e2e --bench mcp
 	$(CARGO) bench -p porthole-e2e --bench agent

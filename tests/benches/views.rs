@@ -26,7 +26,9 @@
 //!    in the empty Tauri window of the start-up benchmark (same WebKitGTK; Porthole's own CSP
 //!    allows frames from `mcpview:` only, so a bare frame cannot be made in its window), with a
 //!    few lines of in-page host answering `ui/initialize` and posting the result.
-//! 2. Memory with 1 and with 50 views in one transcript (one reply calling `stamp` 50 times):
+//! 2. Memory with 1 and with 50 views in one transcript (one reply calling the tool 50 times),
+//!    for two views: the bench server's `stamp` (3 KB) and the demo server's folder view
+//!    (`list_directory`, about 600 KB built with React and the official ext-apps SDK):
 //!    RSS and PSS (from `/proc/<pid>/smaps_rollup`, as the start-up benchmark) of the porthole
 //!    process and all its descendants (WebKit's web and network processes, the bench server).
 //!    Porthole parks (tears down) views whose cards are far out of sight, so this is measured
@@ -194,6 +196,50 @@ fn stamp_text(content: &Value) -> Option<String> {
 }
 
 fn chat(replies: Vec<Reply>) -> Result<Chat> {
+    chat_with(replies, &ViewKind::Stamp)
+}
+
+/// Which view the memory part fills the transcript with.
+enum ViewKind {
+    /// The bench server's `stamp` view (3 KB of plain JS).
+    Stamp,
+    /// The demo server's folder view (`list_directory`), built with React and the official
+    /// ext-apps SDK (about 600 KB), as views in the wild are.
+    Sdk,
+}
+
+impl ViewKind {
+    fn server(&self) -> &'static str {
+        match self {
+            ViewKind::Stamp => "bench",
+            ViewKind::Sdk => "porthole-demo",
+        }
+    }
+    fn tool(&self) -> &'static str {
+        match self {
+            ViewKind::Stamp => "stamp",
+            ViewKind::Sdk => "list_directory",
+        }
+    }
+    fn arguments(&self) -> String {
+        match self {
+            ViewKind::Stamp => "{}".into(),
+            ViewKind::Sdk => json!({"path": env!("CARGO_MANIFEST_DIR")}).to_string(),
+        }
+    }
+    fn config(&self) -> Value {
+        match self {
+            ViewKind::Stamp => json!({ "mcpServers": { "bench": { "command": SERVER, "alwaysAllow": ["stamp"] } } }),
+            ViewKind::Sdk => json!({ "mcpServers": { "porthole-demo": {
+                "command": "porthole", "args": ["demo-server"], "alwaysAllow": ["list_directory"] } } }),
+        }
+    }
+    fn card(&self) -> String {
+        format!("[data-testid=tool-call][data-tool-name={}]", self.tool())
+    }
+}
+
+fn chat_with(replies: Vec<Reply>, kind: &ViewKind) -> Result<Chat> {
     let runtime = tokio::runtime::Runtime::new()?;
     let model_requests: Arc<Mutex<HashMap<String, f64>>> = Arc::default();
     let seen = model_requests.clone();
@@ -208,8 +254,7 @@ fn chat(replies: Vec<Reply>) -> Result<Chat> {
     };
     let fake = runtime.block_on(FakeLlm::start_with_observer(Script::new(replies), 0, observer))?;
     let dir = tempfile::Builder::new().prefix("porthole-bench-views-").tempdir()?;
-    let config = json!({ "mcpServers": { "bench": { "command": SERVER, "alwaysAllow": ["stamp"] } } });
-    std::fs::write(dir.path().join("config.json"), config.to_string())?;
+    std::fs::write(dir.path().join("config.json"), kind.config().to_string())?;
     Ok(Chat {
         _runtime: runtime,
         fake,
@@ -221,11 +266,18 @@ fn chat(replies: Vec<Reply>) -> Result<Chat> {
 /// Starts Porthole on the chat's profile. Unless `cached`, the view cache is off: each view's HTML
 /// is read from the server as it opens, so its `resources/read` stamp is that view's own.
 fn launch(chat: &Chat, cached: bool) -> Result<App> {
+    launch_with(chat, cached, &ViewKind::Stamp)
+}
+
+fn launch_with(chat: &Chat, cached: bool, kind: &ViewKind) -> Result<App> {
     let url = chat.fake.base_url();
     let env: &[(&str, &str)] = if cached { &[] } else { &[("PORTHOLE_VIEW_CACHE", "off")] };
     let app = App::launch(chat.dir.path(), &["--base-url", &url, "--model", "fake-model"], env)?;
     app.session.wait_for_element(
-        "[data-testid=server][data-server-name=bench][data-state=connected]",
+        &format!(
+            "[data-testid=server][data-server-name={}][data-state=connected]",
+            kind.server()
+        ),
         WAIT,
     )?;
     Ok(app)
@@ -249,13 +301,13 @@ fn wait_for_answer(s: &Session, text: &str) -> Result<()> {
 const CARD: &str = "[data-testid=tool-call][data-tool-name=stamp]";
 
 /// The states of every `stamp` card's view, in transcript order (`"none"` for a card without one).
-fn view_states(s: &Session) -> Result<Vec<String>> {
+fn view_states(s: &Session, card: &str) -> Result<Vec<String>> {
     let v = s.execute(
         "return Array.from(document.querySelectorAll(arguments[0])).map((card) => {
            const state = card.querySelector('[data-testid=view-state]');
            return state ? state.dataset.state : 'none';
          });",
-        json!([CARD]),
+        json!([card]),
     )?;
     Ok(v.as_array()
         .into_iter()
@@ -266,13 +318,13 @@ fn view_states(s: &Session) -> Result<Vec<String>> {
 
 /// The state of the view of the `stamp` card of `call_id` (`"absent"` when the card is not in the
 /// document, `"none"` when it has no view).
-fn call_view_state(s: &Session, call_id: &str) -> Result<String> {
+fn call_view_state(s: &Session, card: &str, call_id: &str) -> Result<String> {
     let v = s.execute(
         "const card = Array.from(document.querySelectorAll(arguments[0])).find((c) => c.dataset.callId === arguments[1]);
          if (!card) return 'absent';
          const state = card.querySelector('[data-testid=view-state]');
          return state ? state.dataset.state : 'none';",
-        json!([CARD, call_id]),
+        json!([card, call_id]),
     )?;
     Ok(v.as_str().unwrap_or("?").to_string())
 }
@@ -282,13 +334,14 @@ fn call_view_state(s: &Session, call_id: &str) -> Result<String> {
 /// failed or was refused.
 fn wait_for_views(
     s: &Session,
+    card: &str,
     n: usize,
     all_in_document: bool,
     timeout: Duration,
     settled: impl Fn(&str) -> bool,
 ) -> Result<Vec<String>> {
     s.wait_for(&format!("{n} settled views"), timeout, |s| {
-        let states = view_states(s)?;
+        let states = view_states(s, card)?;
         if states.iter().any(|st| st == "failed" || st == "refused") {
             let texts: Vec<String> = s
                 .find_all("[data-testid=view-state]")?
@@ -303,7 +356,7 @@ fn wait_for_views(
         let count_ok = if all_in_document {
             states.len() == n
         } else {
-            states.len() <= n && call_view_state(s, &format!("call_{}", n - 1))? != "absent"
+            states.len() <= n && call_view_state(s, card, &format!("call_{}", n - 1))? != "absent"
         };
         Ok((count_ok && states.iter().all(|st| settled(st))).then_some(states))
     })
@@ -408,7 +461,7 @@ fn porthole_latency(runs: usize, cached: bool) -> Result<PortholeLatency> {
             scroll_to_end(s)?;
             // Cards far out of sight leave the document (the transcript is windowed): the new
             // one is found by its call id, not by counting.
-            seen = call_view_state(s, &call_id)?;
+            seen = call_view_state(s, CARD, &call_id)?;
             parked |= seen == "parked";
             let answered = match s.find_all("[data-testid=message][data-role=assistant]")?.last() {
                 Some(last) => s.text(last)? == answer,
@@ -678,12 +731,13 @@ struct MemoryRun {
 /// `keep_all_live`, the transcript is first taken out of the layout and made 200 000 px tall
 /// (behind the rest of the window), so that every card stays in its "near sight" zone (the
 /// transcript is the zone's root) and the window parks no view.
-fn memory_with(n: usize, keep_all_live: bool) -> Result<MemoryRun> {
+fn memory_with(kind: &ViewKind, n: usize, keep_all_live: bool) -> Result<MemoryRun> {
     let calls = (0..n)
-        .map(|i| FakeToolCall::new(format!("call_{i}"), "stamp", "{}"))
+        .map(|i| FakeToolCall::new(format!("call_{i}"), kind.tool(), kind.arguments()))
         .collect();
-    let chat = chat(vec![Reply::ToolCalls { text: None, calls }, Reply::text("Done.")])?;
-    let app = launch(&chat, false)?;
+    let chat = chat_with(vec![Reply::ToolCalls { text: None, calls }, Reply::text("Done.")], kind)?;
+    let app = launch_with(&chat, false, kind)?;
+    let card = kind.card();
     let s = &app.session;
     let pid = porthole_pid(chat.dir.path())?;
     if keep_all_live {
@@ -701,24 +755,26 @@ fn memory_with(n: usize, keep_all_live: bool) -> Result<MemoryRun> {
     send(s, "stamp")?;
     wait_for_answer(s, "Done.")?;
     if keep_all_live {
-        wait_for_views(s, n, true, Duration::from_secs(180), |st| st == "ready")?;
+        wait_for_views(s, &card, n, true, Duration::from_secs(180), |st| st == "ready")?;
     } else {
         // A reader at the end of the transcript; parked views count as settled, and the
         // parking is given time to settle too.
         scroll_to_end(s)?;
-        wait_for_views(s, n, false, Duration::from_secs(180), |st| {
+        wait_for_views(s, &card, n, false, Duration::from_secs(180), |st| {
             st == "ready" || st == "parked"
         })?;
         std::thread::sleep(Duration::from_secs(2));
-        wait_for_views(s, n, false, Duration::from_secs(60), |st| {
+        wait_for_views(s, &card, n, false, Duration::from_secs(60), |st| {
             st == "ready" || st == "parked"
         })?;
     }
     let with = settled_memory(pid);
     let frames = s.find_all("iframe[data-testid=mcp-app-view]")?;
     // Sanity: every live view got its result.
-    for frame in &frames {
-        read_frame(s, frame)?;
+    if let ViewKind::Stamp = kind {
+        for frame in &frames {
+            read_frame(s, frame)?;
+        }
     }
     Ok(MemoryRun {
         idle,
@@ -948,15 +1004,29 @@ fn memory() -> Result<()> {
         "2. Memory of porthole and all its descendants, 3 s after the turn's views settled \
          (median of 3 readings 1 s apart)"
     );
-    let one = memory_with(1, false)?;
-    let many = memory_with(MANY_VIEWS, false)?;
-    let one_live = memory_with(1, true)?;
-    let many_live = memory_with(MANY_VIEWS, true)?;
-    print_memory_runs("as the window runs (views far out of sight are parked):", &one, &many);
-    print_memory_runs(
-        "every view kept live (the transcript made 200 000 px tall, so none is out of sight):",
-        &one_live,
-        &many_live,
-    );
+    for (kind, label) in [
+        (ViewKind::Stamp, "the bench server's stamp view (3 KB, plain JS)"),
+        (
+            ViewKind::Sdk,
+            "the demo server's folder view (about 600 KB: React and the official ext-apps SDK)",
+        ),
+    ] {
+        println!("  with {label}:");
+        let one = memory_with(&kind, 1, false)?;
+        let many = memory_with(&kind, MANY_VIEWS, false)?;
+        let one_live = memory_with(&kind, 1, true)?;
+        let many_live = memory_with(&kind, MANY_VIEWS, true)?;
+        print_memory_runs("as the window runs (views far out of sight are parked):", &one, &many);
+        print_memory_runs(
+            "every view kept live (the transcript made 200 000 px tall, so none is out of sight):",
+            &one_live,
+            &many_live,
+        );
+        println!(
+            "  ratio {MANY_VIEWS} views / 1 view, PSS: {:.2}x as the window runs, {:.2}x every view live",
+            totals(&many.with).1 / totals(&one.with).1,
+            totals(&many_live.with).1 / totals(&one_live.with).1
+        );
+    }
     Ok(())
 }
