@@ -11,7 +11,8 @@ test("reopening a conversation shows what was said, and its expired view says so
   const card = page.getByTestId("tool-call");
   await expect(card).toHaveAttribute("data-status", "ok");
   await expect(card.getByTestId("view-state")).toHaveText("This view expired; the result the model got is still here.");
-  expect(await invocations(page, "reopen_views")).toEqual([{ conversationId: WEATHER, callId: null }]);
+  // The card asks for its own call's view as it comes into the document, once.
+  expect(await invocations(page, "reopen_views")).toEqual([{ conversationId: WEATHER, callId: "call-forecast" }]);
 });
 
 test("search shows the store's hits, opens one, and Esc clears it", async ({ page }) => {
