@@ -2,7 +2,7 @@
 //! `make bench`, or under `xvfb-run -a -s "-screen 0 1280x900x24" dbus-run-session --
 //! cargo bench -p porthole-e2e --bench views`. Uses the release `porthole` (and
 //! `porthole-baseline-window`) when built, else the debug ones. `PORTHOLE_BENCH_VIEWS=latency`
-//! (or `=memory`) runs one of the two parts only.
+//! (or `=memory`) runs one of the two parts only; `=memory-sdk` only the memory with SDK views.
 //!
 //! The view is `tests/bench-view-server/stamp.html`, a small plain-JS MCP Apps client served by
 //! `porthole-bench-view-server` (stdio) for its UI tool `stamp {delay_ms}`. It records, in wall
@@ -722,6 +722,9 @@ fn print_memory(label: &str, b: &Breakdown) {
 struct MemoryRun {
     idle: Breakdown,
     with: Breakdown,
+    /// Read again a minute later, nothing happening meanwhile: whether what parked views left
+    /// behind is given back in time.
+    later: Breakdown,
     /// Views with a frame when `with` was read, and views parked by the window.
     live: usize,
     parked: usize,
@@ -770,6 +773,8 @@ fn memory_with(kind: &ViewKind, n: usize, keep_all_live: bool) -> Result<MemoryR
     }
     let with = settled_memory(pid);
     let frames = s.find_all("iframe[data-testid=mcp-app-view]")?;
+    std::thread::sleep(Duration::from_secs(60));
+    let later = settled_memory(pid);
     // Sanity: every live view got its result.
     if let ViewKind::Stamp = kind {
         for frame in &frames {
@@ -779,6 +784,7 @@ fn memory_with(kind: &ViewKind, n: usize, keep_all_live: bool) -> Result<MemoryR
     Ok(MemoryRun {
         idle,
         with,
+        later,
         live: frames.len(),
         parked: n - frames.len().min(n),
     })
@@ -793,6 +799,7 @@ fn print_memory_runs(label: &str, one: &MemoryRun, many: &MemoryRun) {
         &format!("{MANY_VIEWS} calls: {} live, {} parked", many.live, many.parked),
         &many.with,
     );
+    print_memory("the same, a minute later", &many.later);
     let (r1, p1, _) = totals(&one.with);
     let (r50, p50, _) = totals(&many.with);
     let calls = (MANY_VIEWS - 1) as f64;
@@ -836,13 +843,14 @@ fn main() -> Result<()> {
         baseline.display()
     );
 
-    // `PORTHOLE_BENCH_VIEWS=latency` or `=memory` runs one part only.
+    // `PORTHOLE_BENCH_VIEWS=latency` or `=memory` runs one part only (`=memory-sdk`: only the
+    // memory with SDK-built views).
     let part = std::env::var("PORTHOLE_BENCH_VIEWS").unwrap_or_default();
-    if part != "memory" {
+    if !part.starts_with("memory") {
         latency(runs, &baseline)?;
     }
     if part != "latency" {
-        memory()?;
+        memory(part == "memory-sdk")?;
     }
     Ok(())
 }
@@ -998,7 +1006,7 @@ fn latency(runs: usize, baseline: &Path) -> Result<()> {
     Ok(())
 }
 
-fn memory() -> Result<()> {
+fn memory(sdk_only: bool) -> Result<()> {
     println!();
     println!(
         "2. Memory of porthole and all its descendants, 3 s after the turn's views settled \
@@ -1011,6 +1019,9 @@ fn memory() -> Result<()> {
             "the demo server's folder view (about 600 KB: React and the official ext-apps SDK)",
         ),
     ] {
+        if sdk_only && matches!(kind, ViewKind::Stamp) {
+            continue;
+        }
         println!("  with {label}:");
         let one = memory_with(&kind, 1, false)?;
         let many = memory_with(&kind, MANY_VIEWS, false)?;
