@@ -16,7 +16,6 @@
 //!    the first and in the last fifth of it.
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -42,10 +41,6 @@ fn sizes() -> Vec<usize> {
 const PIECE: &str = "word ";
 const PACED_DELTAS: usize = 5_000;
 const PACED_PER_SECOND: u64 = 500;
-
-fn binary() -> PathBuf {
-    porthole_e2e::bench::binary("porthole")
-}
 
 fn profile() -> Result<tempfile::TempDir> {
     let dir = tempfile::Builder::new().prefix("porthole-bench-streaming-").tempdir()?;
@@ -252,10 +247,7 @@ fn in_window() -> Result<()> {
 }
 
 fn main() -> Result<()> {
-    if std::env::var_os("PORTHOLE_BIN").is_none() {
-        // SAFETY: no other thread has been started yet.
-        unsafe { std::env::set_var("PORTHOLE_BIN", binary()) };
-    }
+    porthole_e2e::bench::use_release_porthole();
     println!("Long streamed replies: {}", porthole_e2e::porthole_binary().display());
     let part = std::env::var("PORTHOLE_BENCH_STREAMING").unwrap_or_default();
     if part != "window" {

@@ -199,10 +199,7 @@ fn main() -> Result<()> {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(5);
-    if std::env::var_os("PORTHOLE_BIN").is_none() {
-        // SAFETY: set before any thread is started.
-        unsafe { std::env::set_var("PORTHOLE_BIN", porthole_e2e::bench::binary("porthole")) };
-    }
+    porthole_e2e::bench::use_release_porthole();
     let runtime = tokio::runtime::Runtime::new()?;
     let mut replies = long_turns();
     replies.extend(short_turn());

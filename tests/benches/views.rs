@@ -825,10 +825,7 @@ fn main() -> Result<()> {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(30);
-    if std::env::var_os("PORTHOLE_BIN").is_none() {
-        // SAFETY: no other thread has been started yet.
-        unsafe { std::env::set_var("PORTHOLE_BIN", binary("porthole")) };
-    }
+    porthole_e2e::bench::use_release_porthole();
     let porthole = porthole_e2e::porthole_binary();
     let baseline = binary("porthole-baseline-window");
     let webkit = Command::new("dpkg-query")

@@ -18,6 +18,16 @@ pub fn binary(name: &str) -> PathBuf {
     }
 }
 
+/// Makes the window tests' harness ([`crate::App`]) start the release `porthole` when there is
+/// one, unless `PORTHOLE_BIN` already names a binary. Call first thing in `main`, before any
+/// thread is started.
+pub fn use_release_porthole() {
+    if std::env::var_os("PORTHOLE_BIN").is_none() {
+        // SAFETY: the caller has started no other thread yet.
+        unsafe { std::env::set_var("PORTHOLE_BIN", binary("porthole")) };
+    }
+}
+
 /// The median of `v` (0 when empty).
 pub fn median(mut v: Vec<f64>) -> f64 {
     if v.is_empty() {
