@@ -212,6 +212,11 @@ async fn teardown_view(host: State<'_, Host>, webview: Webview, Args(a): Args<Vi
 }
 
 #[tauri::command]
+async fn allow_view_devices(host: State<'_, Host>, webview: Webview, Args(a): Args<ViewRef>) -> Answer<()> {
+    host.allow_view_devices(webview.label(), &a.view_id).await
+}
+
+#[tauri::command]
 async fn pop_out_view(host: State<'_, Host>, webview: Webview, Args(a): Args<ViewRef>) -> Answer<String> {
     host.pop_out_view(webview.label(), &a.view_id).await
 }

@@ -1,7 +1,9 @@
 //! The rules every window of the app follows (its own pages only: no navigation away, no new
-//! windows, no downloads, no device permissions), and pop-out windows.
+//! windows, no downloads, no devices but those the person let a live view use), and pop-out
+//! windows.
 
-use tauri::webview::{NewWindowResponse, PermissionResponse};
+use porthole_host::Host;
+use tauri::webview::{NewWindowResponse, PermissionKind, PermissionResponse};
 use tauri::{AppHandle, Manager, Url, WebviewUrl, WebviewWindowBuilder};
 
 /// Whether the main webview may navigate to `url`: only the app's own pages.
@@ -26,7 +28,9 @@ fn navigation_allowed(url: &Url) -> bool {
 }
 
 /// The app's rules for any of its windows: no navigation away from its own pages, no new
-/// windows, no downloads, no device permissions.
+/// windows, no downloads, and a device (camera, microphone, location) only while a live view
+/// was given it by the person (only such a view's frame has it in its `allow` attribute, so
+/// only it can ask); the app's own pages never use one.
 pub fn guarded<'a, R: tauri::Runtime, M: Manager<R>>(
     builder: WebviewWindowBuilder<'a, R, M>,
 ) -> WebviewWindowBuilder<'a, R, M> {
@@ -46,9 +50,21 @@ pub fn guarded<'a, R: tauri::Runtime, M: Manager<R>>(
             tracing::warn!("download refused");
             false
         })
-        .on_permission_request(|_, kind| {
-            tracing::warn!(?kind, "permission request refused");
-            PermissionResponse::Deny
+        .on_permission_request(|webview, kind| {
+            let device = match kind {
+                PermissionKind::Camera => Some("camera"),
+                PermissionKind::Microphone => Some("microphone"),
+                PermissionKind::Geolocation => Some("geolocation"),
+                _ => None,
+            };
+            let host = webview.try_state::<Host>();
+            match (device, host) {
+                (Some(device), Some(host)) if host.device_request(device) => PermissionResponse::Allow,
+                _ => {
+                    tracing::warn!(?kind, "permission request refused");
+                    PermissionResponse::Deny
+                }
+            }
         })
 }
 

@@ -206,6 +206,13 @@ fn the_host_requirements_hold_in_the_real_window() -> Result<()> {
         sandbox == "allow-scripts allow-same-origin",
         format!("sandbox=\"{sandbox}\""),
     );
+    // The devices the view asks for (camera, clipboard): nothing until the person allows them.
+    let allow_before = s.attribute(&frame, "allow")?.unwrap_or_default();
+    let asked = s.text(
+        &s.find(&format!("{CARD} [data-testid=view-devices-ask]"))
+            .context("the card offers the devices the view asks for")?,
+    )?;
+    let granted_before = wait_for_event(s, profile, "granted", |e| e["case"] == "main");
     let src = s.attribute(&frame, "src")?.unwrap_or_default();
     let window_url = s.url()?;
     host(
@@ -416,6 +423,61 @@ fn the_host_requirements_hold_in_the_real_window() -> Result<()> {
         "lifecycle/teardown-await",
         answered.is_ok(),
         format!("the note posted 150 ms after the request arrived: {answered:?}"),
+    );
+
+    // Back in the conversation, the person allows the devices the view asks for: it is loaded
+    // again with them in its frame's `allow`, and told so (`hostCapabilities.sandbox`).
+    click(s, "[data-testid=conversation]")?;
+    s.wait_for("the view to offer its devices again", WAIT, |s| {
+        s.execute(
+            "const c = document.querySelector(arguments[0]); if (c) c.scrollIntoView();",
+            json!([CARD]),
+        )?;
+        Ok((!s
+            .find_all(&format!("{CARD} [data-testid=view-devices-allow]"))?
+            .is_empty())
+        .then_some(()))
+    })?;
+    let grants_before = logged(profile, "conformance-event")
+        .iter()
+        .filter(|e| e["event"] == "granted")
+        .count();
+    click(s, &format!("{CARD} [data-testid=view-devices-allow]"))?;
+    let allow_after = s.wait_for("the view to be loaded again with its devices", WAIT, |s| {
+        Ok(
+            match s.find_all(&format!("{CARD} iframe[data-testid=mcp-app-view]"))?.first() {
+                Some(frame) => s.attribute(frame, "allow")?.filter(|a| a.contains("camera")),
+                None => None,
+            },
+        )
+    });
+    let granted_after = s.wait_for("the reloaded view to say what it was granted", WAIT, |_| {
+        let granted: Vec<Value> = logged(profile, "conformance-event")
+            .into_iter()
+            .filter(|e| e["event"] == "granted")
+            .collect();
+        Ok((granted.len() > grants_before).then(|| granted.last().cloned().unwrap_or_default()))
+    });
+    let audited = Store::open(&profile.join("porthole.db"))?
+        .audit_entries(1000)?
+        .iter()
+        .any(|e| e.kind == AuditKind::Devices && e.detail["granted"] == json!(["camera", "clipboard-write"]));
+    host(
+        "security/permissions-allow-attr",
+        allow_before.is_empty()
+            && asked.contains("your camera and the clipboard")
+            && granted_before.as_ref().is_ok_and(|e| e["permissions"] == json!({}))
+            && allow_after.as_deref().is_ok_and(|a| a == "camera; clipboard-write")
+            && granted_after
+                .as_ref()
+                .is_ok_and(|e| e["permissions"] == json!({"camera": {}, "clipboardWrite": {}}))
+            && audited,
+        format!(
+            "asked for camera and clipboardWrite; before the person allowed them: allow=\"{allow_before}\", \
+             granted {:?}, the card says \"{asked}\"; after: allow={allow_after:?}, granted {:?}, audited: {audited}",
+            granted_before.map(|e| e["permissions"].clone()),
+            granted_after.map(|e| e["permissions"].clone()),
+        ),
     );
 
     // The report.

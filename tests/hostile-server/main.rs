@@ -151,9 +151,10 @@ fn views() -> Vec<View> {
             uri: CONFORMANCE_URI,
             name: "conformance",
             mime: MCP_APP_MIME,
-            meta: Some(
-                json!({ "ui": { "csp": { "connectDomains": ["https://ok.example", "https://blocked.example"] } } }),
-            ),
+            meta: Some(json!({ "ui": {
+                    "csp": { "connectDomains": ["https://ok.example", "https://blocked.example"] },
+                    "permissions": { "camera": {}, "clipboardWrite": {} },
+                } })),
         },
         View {
             uri: STORAGE_URI,

@@ -316,6 +316,7 @@ export class FakeBackend {
       case "clipboard_write_requested":
       case "close_view":
       case "teardown_view":
+      case "allow_view_devices":
       case "teardown_views":
       case "set_view_container":
       case "set_view_display_mode":

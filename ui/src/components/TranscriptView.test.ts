@@ -508,6 +508,8 @@ describe("TranscriptView: long transcripts", () => {
       displayModes: ["inline"],
       cspDropped: [],
       reaches: [],
+      devices: [],
+      devicesAsked: [],
     });
     flushSync();
     expect(queryByTestId("tool-call")?.dataset.callId).toBe("t1");

@@ -19,6 +19,7 @@ const viewMessage = vi.fn(async (_viewId: string, _message: unknown) => {});
 const reopenViews = vi.fn(async (_conversationId: string, _callId?: string) => {});
 const setViewContainer = vi.fn(async (_viewId: string, _width: number) => {});
 const popOutView = vi.fn(async (_viewId: string) => "view-1");
+const allowViewDevices = vi.fn(async (_viewId: string) => {});
 /** Teardowns Rust was asked for and has not finished, by view id. */
 const teardowns = new Map<string, { resolve: () => void; reject: (e: unknown) => void }>();
 const teardownView = vi.fn(
@@ -35,6 +36,7 @@ vi.mock("../lib/api", async (original) => ({
     setViewContainer: (viewId: string, width: number) => setViewContainer(viewId, width),
     teardownView: (viewId: string) => teardownView(viewId),
     popOutView: (viewId: string) => popOutView(viewId),
+    allowViewDevices: (viewId: string) => allowViewDevices(viewId),
   },
 }));
 
@@ -73,6 +75,8 @@ const opened = (callId: string, viewId: string, over: Partial<Extract<ViewEvent,
   displayModes: ["inline", "fullscreen", "pip"],
   cspDropped: [],
   reaches: [],
+  devices: [],
+  devicesAsked: [],
   ...over,
 });
 const state = (callId: string, viewId: string | null, s: Extract<ViewEvent, { type: "state" }>["state"], reason: string | null = null): ViewEvent => ({
@@ -577,6 +581,40 @@ describe("ViewFrame's content-security warning", () => {
     views.handle(state("call-1", "v1", "refused", "no"));
     flushSync();
     expect(first.container.querySelector("[data-testid=view-reaches]")).toBeNull();
+  });
+
+  it("offers the devices a view asks for, and says which it may use once they are allowed", async () => {
+    allowViewDevices.mockReset();
+    views.handle(opened("call-1", "v1", { allow: "", devicesAsked: ["camera", "clipboard-write"] }));
+    const first = showView("call-1");
+    expect(first.getByTestId("mcp-app-view").getAttribute("allow")).toBe("");
+    expect(first.getByTestId("view-devices-ask").textContent?.replace(/\s+/g, " ").trim()).toBe(
+      "This view asks to use your camera and the clipboard (to copy into it). Nothing is shared until you allow it. Allow for this server",
+    );
+    expect(first.container.querySelector("[data-testid=view-devices]")).toBeNull();
+    await fireEvent.click(first.getByTestId("view-devices-allow"));
+    expect(allowViewDevices).toHaveBeenCalledExactlyOnceWith("v1");
+    cleanup();
+    // Rust loads it again with them: a new view for the call.
+    views.handle({ type: "closed", viewId: "v1" });
+    views.handle(opened("call-1", "v2", { allow: "camera; clipboard-write", devices: ["camera", "clipboard-write"] }));
+    const again = showView("call-1");
+    expect(again.getByTestId("mcp-app-view").getAttribute("allow")).toBe("camera; clipboard-write");
+    expect(again.container.querySelector("[data-testid=view-devices-ask]")).toBeNull();
+    expect(again.getByTestId("view-devices").textContent).toContain("This view may use your camera and the clipboard (to copy into it)");
+  });
+
+  it("says why the devices could not be allowed", async () => {
+    allowViewDevices.mockReset();
+    allowViewDevices.mockRejectedValueOnce(refused("invalid", "answer the tool call's approval first"));
+    views.handle(opened("call-1", "v1", { devicesAsked: ["microphone"] }));
+    const { getByTestId } = showView("call-1");
+    await fireEvent.click(getByTestId("view-devices-allow"));
+    await vi.waitFor(() =>
+      expect(getByTestId("view-devices-error").textContent).toBe(
+        "The devices could not be allowed: answer the tool call's approval first",
+      ),
+    );
   });
 
   it("says how many content-security entries Porthole refused, and lists them", () => {

@@ -168,6 +168,9 @@ export const api = {
   /** A view about to leave the screen while its frame is still there gets ui/resource-teardown
    * (resolves once it answered or timed out, ~2 s at most); Rust then forgets it. */
   teardownView: (viewId: string) => commands.teardownView({ viewId }),
+  /** Lets the view's server use the devices the view asks for (kept for its views until its
+   * view data is cleared); the view is loaded again with them. */
+  allowViewDevices: (viewId: string) => commands.allowViewDevices({ viewId }),
   /** The person's answer to a view's download offer; resolves to the number of files saved
    * (each through the system's save dialog). */
   answerDownload: (requestId: string, accept: boolean) => commands.answerDownload({ requestId, accept }),

@@ -53,6 +53,10 @@ export interface ViewEntry {
   cspDropped: string[];
   /** The origins the view may contact (granted connections, resources and frames). */
   reaches: string[];
+  /** The devices the view may use (`camera`, `microphone`, `geolocation`, `clipboard-write`). */
+  devices: string[];
+  /** The devices it asks for and its server was not let use; the card offers them. */
+  devicesAsked: string[];
 }
 
 /** A message a view proposed for the composer; `id` tells repeated proposals apart. */
@@ -181,6 +185,8 @@ export class ViewRegistry {
         entry.displayModes = (event.displayModes ?? []).filter((m) => MODES.has(m));
         entry.cspDropped = Array.isArray(event.cspDropped) ? event.cspDropped.filter((d) => typeof d === "string") : [];
         entry.reaches = Array.isArray(event.reaches) ? event.reaches.filter((d) => typeof d === "string") : [];
+        entry.devices = Array.isArray(event.devices) ? event.devices.filter((d) => typeof d === "string") : [];
+        entry.devicesAsked = Array.isArray(event.devicesAsked) ? event.devicesAsked.filter((d) => typeof d === "string") : [];
         break;
       }
       case "state": {
@@ -396,6 +402,8 @@ export class ViewRegistry {
       leaving: false,
       cspDropped: [],
       reaches: [],
+      devices: [],
+      devicesAsked: [],
     };
     return this.entries[callId];
   }

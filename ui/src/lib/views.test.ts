@@ -39,6 +39,8 @@ const opened = (callId: string, viewId: string, over: Partial<Extract<ViewEvent,
   displayModes: ["inline", "fullscreen", "pip"],
   cspDropped: [],
   reaches: [],
+  devices: [],
+  devicesAsked: [],
   ...over,
 });
 const state = (callId: string, viewId: string | null, s: Extract<ViewEvent, { type: "state" }>["state"], reason: string | null = null, conversationId = "c1"): ViewEvent => ({

@@ -15,7 +15,7 @@
 //! quirk the reference host tolerates; `_meta` wins).
 
 use base64::Engine as _;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -32,8 +32,8 @@ pub const LEGACY_MIME: &str = "text/html+mcp";
 
 /// The Permission-Policy features a view asks for (`_meta.ui.permissions`). The host may honour
 /// them; a view must not assume they are granted.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct Permissions {
     pub camera: bool,
     pub microphone: bool,
@@ -56,6 +56,70 @@ impl Permissions {
         .map(|(_, name)| *name)
         .collect::<Vec<_>>()
         .join("; ")
+    }
+
+    fn features(&self) -> [(bool, &'static str, &'static str); 4] {
+        [
+            (self.camera, "camera", "camera"),
+            (self.microphone, "microphone", "microphone"),
+            (self.geolocation, "geolocation", "geolocation"),
+            (self.clipboard_write, "clipboardWrite", "clipboard-write"),
+        ]
+    }
+
+    /// Whether nothing is asked for (or granted).
+    pub fn is_empty(&self) -> bool {
+        *self == Permissions::default()
+    }
+
+    /// What both hold: what a view asked for and its server was granted.
+    pub fn and(&self, other: &Permissions) -> Permissions {
+        Permissions {
+            camera: self.camera && other.camera,
+            microphone: self.microphone && other.microphone,
+            geolocation: self.geolocation && other.geolocation,
+            clipboard_write: self.clipboard_write && other.clipboard_write,
+        }
+    }
+
+    /// What either holds.
+    pub fn or(&self, other: &Permissions) -> Permissions {
+        Permissions {
+            camera: self.camera || other.camera,
+            microphone: self.microphone || other.microphone,
+            geolocation: self.geolocation || other.geolocation,
+            clipboard_write: self.clipboard_write || other.clipboard_write,
+        }
+    }
+
+    /// What this holds and `other` does not.
+    pub fn without(&self, other: &Permissions) -> Permissions {
+        Permissions {
+            camera: self.camera && !other.camera,
+            microphone: self.microphone && !other.microphone,
+            geolocation: self.geolocation && !other.geolocation,
+            clipboard_write: self.clipboard_write && !other.clipboard_write,
+        }
+    }
+
+    /// The spec's shape (`McpUiResourcePermissions`): `{"camera": {}, "clipboardWrite": {}}`.
+    pub fn to_spec(&self) -> Value {
+        Value::Object(
+            self.features()
+                .iter()
+                .filter(|(on, _, _)| *on)
+                .map(|(_, name, _)| (name.to_string(), Value::Object(Default::default())))
+                .collect(),
+        )
+    }
+
+    /// The Permission-Policy feature names (`camera`, `clipboard-write`), in a fixed order.
+    pub fn feature_names(&self) -> Vec<String> {
+        self.features()
+            .iter()
+            .filter(|(on, _, _)| *on)
+            .map(|(_, _, feature)| feature.to_string())
+            .collect()
     }
 }
 
@@ -352,6 +416,45 @@ mod tests {
                 .unwrap_err()
                 .reason
                 .starts_with("wrong MIME type")
+        );
+    }
+
+    #[test]
+    fn what_a_view_asks_for_meets_what_its_server_was_granted() {
+        let asked = Permissions {
+            camera: true,
+            clipboard_write: true,
+            ..Permissions::default()
+        };
+        let granted = Permissions {
+            camera: true,
+            microphone: true,
+            ..Permissions::default()
+        };
+        let given = asked.and(&granted);
+        assert_eq!(
+            given,
+            Permissions {
+                camera: true,
+                ..Permissions::default()
+            }
+        );
+        assert_eq!(given.allow_attribute(), "camera");
+        assert_eq!(given.to_spec(), json!({"camera": {}}));
+        assert_eq!(asked.without(&given).feature_names(), ["clipboard-write"]);
+        assert_eq!(
+            asked.or(&granted).feature_names(),
+            ["camera", "microphone", "clipboard-write"]
+        );
+        assert!(Permissions::default().is_empty() && Permissions::default().to_spec() == json!({}));
+        // Kept as JSON; a field a later version adds or drops is no harm.
+        let kept: Permissions = serde_json::from_value(json!({"camera": true, "usb": true})).unwrap();
+        assert_eq!(
+            kept,
+            Permissions {
+                camera: true,
+                ..Permissions::default()
+            }
         );
     }
 

@@ -65,6 +65,7 @@ macro_rules! app_command_list {
                 set_view_display_mode: SetViewDisplayMode => (),
                 set_view_container: SetViewContainer => (),
                 teardown_view: ViewRef => (),
+                allow_view_devices: ViewRef => (),
             }
             // Only pop-out windows.
             pop_out: {

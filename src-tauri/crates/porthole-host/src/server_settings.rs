@@ -379,15 +379,15 @@ impl Host {
     }
 
     /// Deletes a remote server's stored sign-in from the keyring and reconnects it without one.
-    /// Clears what `name`'s views stored (`localStorage`, IndexedDB): its next view starts on a
-    /// new origin with nothing kept.
+    /// Clears what `name`'s views stored (`localStorage`, IndexedDB) and the devices they were
+    /// let use: its next view starts on a new origin with nothing kept and nothing allowed.
     pub fn clear_view_data(&self, name: &str) -> AppResult<String> {
         if !self.inner.servers.statuses().iter().any(|s| s.name == name) {
             return Err(AppError::not_found(format!("there is no server named {name:?}")));
         }
         self.inner.views.clear_view_data(name);
         Ok(format!(
-            "Cleared what {name}'s views stored. Views of it open now keep theirs until they close."
+            "Cleared what {name}'s views stored and the devices they were let use. Views of it open now keep theirs until they close."
         ))
     }
 

@@ -8,16 +8,22 @@
 //! next start. Clearing a server's view data gives it a new origin (so what the engine holds
 //! for the old one for the rest of the session is out of reach too) and forgets what was kept;
 //! removing the server forgets both.
+//!
+//! So are the devices the person let a server's views use (`_meta.ui.permissions`: camera,
+//! microphone, location, writing the clipboard), like a browser's site permissions: granted
+//! per server, forgotten with its view data.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use porthole_apps::resource::Permissions;
 use porthole_store::Store;
 use serde_json::{Map, Value};
 
 const ORIGIN_SETTING: &str = "view_origin:";
 const DOMAIN_CLAIM_SETTING: &str = "view_domain:";
 const STORAGE_SETTING: &str = "view_storage:";
+const DEVICES_SETTING: &str = "view_devices:";
 
 /// Origins of servers' views, and what their `localStorage` held.
 pub struct ViewOrigins {
@@ -31,6 +37,7 @@ struct Memory {
     origins: HashMap<String, String>,
     claims: HashMap<String, String>,
     storage: HashMap<String, Map<String, Value>>,
+    devices: HashMap<String, Value>,
 }
 
 fn random_origin() -> String {
@@ -79,6 +86,7 @@ impl ViewOrigins {
                 match kind {
                     ORIGIN_SETTING => memory.origins.get(rest).cloned().map(Value::String),
                     DOMAIN_CLAIM_SETTING => memory.claims.get(rest).cloned().map(Value::String),
+                    DEVICES_SETTING => memory.devices.get(rest).cloned(),
                     _ => memory.storage.get(rest).cloned().map(Value::Object),
                 }
             }
@@ -98,6 +106,7 @@ impl ViewOrigins {
                 match (kind, value) {
                     (ORIGIN_SETTING, Value::String(v)) => drop(memory.origins.insert(rest.into(), v)),
                     (DOMAIN_CLAIM_SETTING, Value::String(v)) => drop(memory.claims.insert(rest.into(), v)),
+                    (DEVICES_SETTING, v) => drop(memory.devices.insert(rest.into(), v)),
                     (_, Value::Object(v)) => drop(memory.storage.insert(rest.into(), v)),
                     _ => {}
                 }
@@ -118,6 +127,7 @@ impl ViewOrigins {
                 match kind {
                     ORIGIN_SETTING => drop(memory.origins.remove(rest)),
                     DOMAIN_CLAIM_SETTING => drop(memory.claims.remove(rest)),
+                    DEVICES_SETTING => drop(memory.devices.remove(rest)),
                     _ => drop(memory.storage.remove(rest)),
                 }
             }
@@ -183,9 +193,27 @@ impl ViewOrigins {
         }
     }
 
-    /// Forgets `server`'s view data: what was kept, and its origin (the next view gets a new
-    /// one). A domain it asked for stays its own, with nothing kept.
+    /// The devices `server`'s views may use.
+    pub fn devices(&self, server: &str) -> Permissions {
+        self.get(&format!("{DEVICES_SETTING}{server}"))
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default()
+    }
+
+    /// Lets `server`'s views use `devices` too (what was granted before stays).
+    pub fn grant_devices(&self, server: &str, devices: Permissions) {
+        let all = self.devices(server).or(&devices);
+        match serde_json::to_value(all) {
+            Ok(value) => self.set(&format!("{DEVICES_SETTING}{server}"), value),
+            Err(e) => tracing::error!("cannot keep the devices of {server}'s views: {e}"),
+        }
+    }
+
+    /// Forgets `server`'s view data: what was kept, its origin (the next view gets a new
+    /// one) and the devices its views were let use. A domain it asked for stays its own, with
+    /// nothing kept.
     pub fn clear(&self, server: &str) {
+        self.remove(&format!("{DEVICES_SETTING}{server}"));
         let key = format!("{ORIGIN_SETTING}{server}");
         if let Some(Value::String(origin)) = self.get(&key) {
             self.remove(&format!("{STORAGE_SETTING}{origin}"));
@@ -281,6 +309,35 @@ mod tests {
             origins.forget("a");
             assert_eq!(origins.origin("b", Some("widgets.example.com")), "widgets.example.com");
         }
+    }
+
+    #[test]
+    fn devices_are_granted_per_server_kept_and_forgotten_with_its_view_data() {
+        let camera = Permissions {
+            camera: true,
+            ..Permissions::default()
+        };
+        let clipboard = Permissions {
+            clipboard_write: true,
+            ..Permissions::default()
+        };
+        for (origins, _dir) in both() {
+            assert!(origins.devices("a").is_empty(), "nothing until the person allows it");
+            origins.grant_devices("a", camera);
+            origins.grant_devices("a", clipboard);
+            assert_eq!(origins.devices("a"), camera.or(&clipboard), "a grant adds to the last");
+            assert!(origins.devices("b").is_empty(), "never another server's");
+            origins.clear("a");
+            assert!(origins.devices("a").is_empty(), "cleared with the server's view data");
+            origins.grant_devices("b", camera);
+            origins.forget("b");
+            assert!(origins.devices("b").is_empty(), "forgotten with the server");
+        }
+        // Kept in the profile.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.db");
+        ViewOrigins::new(Some(Store::open(&path).unwrap())).grant_devices("a", camera);
+        assert_eq!(ViewOrigins::new(Some(Store::open(&path).unwrap())).devices("a"), camera);
     }
 
     #[test]

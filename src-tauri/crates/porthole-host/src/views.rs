@@ -16,7 +16,7 @@ use porthole_apps::display::{DisplayMode, container_dimensions};
 use porthole_apps::download::{self, DownloadFile};
 use porthole_apps::host_context::{HostEnvironment, host_context};
 use porthole_apps::partial_json::heal_json;
-use porthole_apps::resource::LoadedView;
+use porthole_apps::resource::{LoadedView, Permissions};
 
 use crate::view_cache::{Source, ViewCache};
 use crate::view_origins::ViewOrigins;
@@ -78,6 +78,11 @@ pub enum ViewEvent {
         csp_dropped: Vec<String>,
         /// The origins the view may contact (connections, resources, frames), as granted.
         reaches: Vec<String>,
+        /// The devices the view may use (Permission-Policy names: `camera`, `microphone`,
+        /// `geolocation`, `clipboard-write`): what it asked for and its server was granted.
+        devices: Vec<String>,
+        /// The devices it asked for that its server was not granted (the card offers them).
+        devices_asked: Vec<String>,
     },
     #[serde(rename_all = "camelCase")]
     State {
@@ -220,6 +225,10 @@ struct LiveView {
     /// The store's row for this view, once both the tool call row and the HTML are known.
     store_id: Option<i64>,
     loaded: Option<(String, String, String)>, // (uri, sha256, csp)
+    /// The devices its HTML asks for (`_meta.ui.permissions`) and those it was given (what its
+    /// server was granted of them), once served.
+    devices_asked: Permissions,
+    devices: Permissions,
     /// The webview whose frame shows the view: the main window, or a pop-out window.
     webview: String,
 }
@@ -857,6 +866,8 @@ impl Views {
                 app_tools: Vec::new(),
                 store_id: None,
                 loaded: None,
+                devices_asked: Permissions::default(),
+                devices: Permissions::default(),
                 webview: webview.to_string(),
             },
         );
@@ -948,6 +959,8 @@ impl Views {
         // The server's own origin, and its views' localStorage from the last run put back.
         let origin = self.inner.origins.origin(&tool.server, loaded.domain.as_deref());
         let shim = view_storage::shim(&self.inner.origins.storage(&origin));
+        // Devices only as the person allowed them for this server, and only those asked for.
+        let devices = loaded.permissions.and(&self.inner.origins.devices(&tool.server));
         let token = self.inner.tokens.mint(ServedView {
             view_id: view_id.to_string(),
             owner_webview: webview,
@@ -961,11 +974,12 @@ impl Views {
             let Some(view) = live.get_mut(view_id) else { return };
             view.loaded = Some((loaded.uri.clone(), loaded.sha256.clone(), loaded.csp.policy.clone()));
             view.origin = Some(origin.clone());
+            view.devices_asked = loaded.permissions;
+            view.devices = devices;
             view.call_id.clone()
         };
         if let Some(bridge) = self.bridge(view_id) {
-            // Device permissions are not granted to views (yet); the CSP is what was accepted.
-            bridge.grant(json!({"permissions": {}, "csp": loaded.csp.granted}));
+            bridge.grant(json!({"permissions": devices.to_spec(), "csp": loaded.csp.granted}));
         }
         self.try_record(view_id);
         self.emit(ViewEvent::Opened {
@@ -973,8 +987,9 @@ impl Views {
             call_id,
             view_id: view_id.to_string(),
             url: view_url(&origin, &token),
-            // Device permissions are not granted to views (yet): nothing is delegated.
-            allow: String::new(),
+            allow: devices.allow_attribute(),
+            devices: devices.feature_names(),
+            devices_asked: loaded.permissions.without(&devices).feature_names(),
             prefers_border: loaded.prefers_border,
             display_modes: DisplayMode::ALL.to_vec(),
             csp_dropped: loaded
@@ -1361,6 +1376,83 @@ impl Views {
         Ok(())
     }
 
+    /// The person let the view's server use the devices the view asks for (`_meta.ui.permissions`)
+    /// from its card. The grant is kept for the server's views (until its view data is
+    /// cleared or it is removed), and the view is loaded again with them (a frame's `allow`
+    /// takes effect when it loads).
+    pub async fn allow_devices(&self, view_id: &str) -> AppResult<()> {
+        let (server, tool, asked, conversation_id, call_id, webview, input_allowed) = {
+            let live = self.inner.live.lock().unwrap();
+            let view = live.get(view_id).ok_or_else(|| AppError::not_found("no such view"))?;
+            (
+                view.server.clone(),
+                view.tool.clone(),
+                view.devices_asked.without(&view.devices),
+                view.conversation_id.clone(),
+                view.call_id.clone(),
+                view.webview.clone(),
+                view.input_allowed,
+            )
+        };
+        if asked.is_empty() {
+            return Err(AppError::invalid("the view asks for no device it does not have"));
+        }
+        if !input_allowed {
+            // Loading it again replays the call's arguments, which it may not see yet.
+            return Err(AppError::invalid("answer the tool call's approval first"));
+        }
+        self.inner.origins.grant_devices(&server, asked);
+        self.audit(
+            porthole_store::AuditKind::Devices,
+            &conversation_id,
+            &server,
+            Some(&tool),
+            None,
+            json!({"granted": asked.feature_names(), "by": "person"}),
+        );
+        self.close(view_id, true).await;
+        self.reopen(&conversation_id, Some(&call_id), &webview)?;
+        if self.view_for(&conversation_id, &call_id).is_none() {
+            self.emit_to(
+                &webview,
+                ViewEvent::State {
+                    conversation_id,
+                    call_id,
+                    view_id: None,
+                    state: ViewStatus::Failed,
+                    reason: Some("the view could not be loaded again; its next view gets the devices".into()),
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// Whether the engine may give a frame the `device` it asks for: only while a live view
+    /// was given it (a frame without it in its `allow` attribute cannot ask at all). Each
+    /// decision is in the audit log.
+    pub fn device_request(&self, device: &str) -> bool {
+        let holder = self
+            .inner
+            .live
+            .lock()
+            .unwrap()
+            .values()
+            .find(|v| v.devices.feature_names().iter().any(|d| d == device))
+            .map(|v| (v.conversation_id.clone(), v.server.clone(), v.tool.clone()));
+        match &holder {
+            Some((conversation_id, server, tool)) => self.audit(
+                porthole_store::AuditKind::Devices,
+                conversation_id,
+                server,
+                Some(tool),
+                None,
+                json!({"requested": device, "outcome": "allowed"}),
+            ),
+            None => tracing::warn!(device, "a device request no live view was given is refused"),
+        }
+        holder.is_some()
+    }
+
     /// The card's room for the view changed (the window was resized): the view is told its
     /// container's width (`host-context-changed`, `containerDimensions`).
     pub fn set_container(&self, view_id: &str, width: f64) -> AppResult<()> {
@@ -1651,6 +1743,18 @@ impl Host {
     pub fn set_view_display_mode(&self, window: &str, view_id: &str, mode: DisplayMode) -> AppResult<()> {
         self.owned(window, view_id)?;
         self.inner.views.set_display_mode(view_id, mode)
+    }
+
+    /// The person let the view's server use the devices the view asks for; it is loaded again.
+    pub async fn allow_view_devices(&self, window: &str, view_id: &str) -> AppResult<()> {
+        self.owned(window, view_id)?;
+        self.inner.views.allow_devices(view_id).await
+    }
+
+    /// Whether a frame's request for `device` (`camera`, `microphone`, `geolocation`) is
+    /// allowed: only while a live view was given it.
+    pub fn device_request(&self, device: &str) -> bool {
+        self.inner.views.device_request(device)
     }
 
     /// The card's room for a view changed; the view is told its container's width.

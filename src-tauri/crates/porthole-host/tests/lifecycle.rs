@@ -625,6 +625,17 @@ async fn the_settings_block_list_takes_an_origin_from_every_view() {
     );
     let initialized = app.initialize_answer(MAIN_WINDOW, &view).await;
     assert_eq!(initialized["result"]["hostCapabilities"]["sandbox"]["csp"], json!({}));
+    // It asks for no device, so none is offered, none can be allowed, and the engine's device
+    // prompt is refused.
+    assert_eq!(opened["allow"], "", "{opened}");
+    assert_eq!(opened["devicesAsked"], json!([]), "{opened}");
+    assert_eq!(
+        initialized["result"]["hostCapabilities"]["sandbox"]["permissions"],
+        json!({})
+    );
+    let none = host.allow_view_devices(MAIN_WINDOW, &view).await.unwrap_err();
+    assert_eq!(none.code, ErrorCode::Invalid, "{none:?}");
+    assert!(!host.device_request("camera") && !host.device_request("microphone"));
     let audit = host.store().unwrap().audit_entries(100).unwrap();
     assert!(
         audit.iter().any(|e| e.kind == porthole_store::AuditKind::CspDropped

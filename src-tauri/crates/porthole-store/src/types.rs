@@ -163,6 +163,9 @@ pub enum AuditKind {
     /// A view caused more audit entries in one second than are written; the rest were dropped.
     #[serde(rename = "suppressed")]
     Suppressed,
+    /// The person let a server's views use devices, or a view's request for one was decided.
+    #[serde(rename = "devices")]
+    Devices,
     /// A kind this version does not know, as stored.
     #[serde(untagged)]
     Other(String),
@@ -176,6 +179,7 @@ impl AuditKind {
         AuditKind::Call,
         AuditKind::CspDropped,
         AuditKind::Suppressed,
+        AuditKind::Devices,
     ];
 
     /// The text stored in the database (and used by serde).
@@ -186,6 +190,7 @@ impl AuditKind {
             AuditKind::Call => "call",
             AuditKind::CspDropped => "csp-dropped",
             AuditKind::Suppressed => "suppressed",
+            AuditKind::Devices => "devices",
             AuditKind::Other(text) => text,
         }
     }

@@ -709,7 +709,7 @@ fn roles_view_states_and_audit_kinds_are_stored_as_text() {
     );
     assert_eq!(
         texts("SELECT kind FROM audit ORDER BY id"),
-        ["view", "refused", "call", "csp-dropped", "suppressed"]
+        ["view", "refused", "call", "csp-dropped", "suppressed", "devices"]
     );
     // A kind this version does not know, as a later version could write it.
     conn.execute(
@@ -727,7 +727,7 @@ fn roles_view_states_and_audit_kinds_are_stored_as_text() {
     assert_eq!(last.kind, AuditKind::Other("widget-opened".into()));
     assert_eq!(
         serde_json::to_string(last).unwrap(),
-        r#"{"id":6,"at":1,"kind":"widget-opened","conversationId":null,"server":null,"tool":null,"uri":null,"detail":{"n":1}}"#
+        r#"{"id":7,"at":1,"kind":"widget-opened","conversationId":null,"server":null,"tool":null,"uri":null,"detail":{"n":1}}"#
     );
     let csp = &audit[3];
     assert_eq!(csp.kind, AuditKind::CspDropped);

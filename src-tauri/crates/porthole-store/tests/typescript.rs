@@ -82,6 +82,6 @@ fn enums_are_unions_of_their_stored_texts() {
     // A kind a later version wrote reads as its text.
     assert_eq!(
         decl::<AuditKind>(),
-        r#"type AuditKind = "view" | "refused" | "call" | "csp-dropped" | "suppressed" | string;"#
+        r#"type AuditKind = "view" | "refused" | "call" | "csp-dropped" | "suppressed" | "devices" | string;"#
     );
 }

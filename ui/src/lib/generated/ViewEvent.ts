@@ -20,4 +20,13 @@ cspDropped: Array<string>,
 /**
  * The origins the view may contact (connections, resources, frames), as granted.
  */
-reaches: Array<string>, } | { "type": "state", conversationId: string, callId: string, viewId: string | null, state: ViewStatus, reason: string | null, } | { "type": "message", viewId: string, message: JsonValue, } | { "type": "display_mode", viewId: string, mode: DisplayMode, } | { "type": "size", viewId: string, width: number | null, height: number | null, } | { "type": "proposed_message", viewId: string, text: string, } | { "type": "closed", viewId: string, } | { "type": "download_request", viewId: string, requestId: string, tool: string, files: Array<DownloadFile>, } | { "type": "download_result", viewId: string, message: string, } | { "type": "sampling_request", viewId: string, requestId: number, server: string, tool: string, systemPrompt: string | null, messages: Array<SampledMessage>, maxTokens: number, } | { "type": "sampling_settled", viewId: string, requestId: number, };
+reaches: Array<string>, 
+/**
+ * The devices the view may use (Permission-Policy names: `camera`, `microphone`,
+ * `geolocation`, `clipboard-write`): what it asked for and its server was granted.
+ */
+devices: Array<string>, 
+/**
+ * The devices it asked for that its server was not granted (the card offers them).
+ */
+devicesAsked: Array<string>, } | { "type": "state", conversationId: string, callId: string, viewId: string | null, state: ViewStatus, reason: string | null, } | { "type": "message", viewId: string, message: JsonValue, } | { "type": "display_mode", viewId: string, mode: DisplayMode, } | { "type": "size", viewId: string, width: number | null, height: number | null, } | { "type": "proposed_message", viewId: string, text: string, } | { "type": "closed", viewId: string, } | { "type": "download_request", viewId: string, requestId: string, tool: string, files: Array<DownloadFile>, } | { "type": "download_result", viewId: string, message: string, } | { "type": "sampling_request", viewId: string, requestId: number, server: string, tool: string, systemPrompt: string | null, messages: Array<SampledMessage>, maxTokens: number, } | { "type": "sampling_settled", viewId: string, requestId: number, };

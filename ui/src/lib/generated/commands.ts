@@ -103,6 +103,7 @@ export const commands = {
   setViewDisplayMode: (args: SetViewDisplayMode) => invoke<void>("set_view_display_mode", args),
   setViewContainer: (args: SetViewContainer) => invoke<void>("set_view_container", args),
   teardownView: (args: ViewRef) => invoke<void>("teardown_view", args),
+  allowViewDevices: (args: ViewRef) => invoke<void>("allow_view_devices", args),
   popOutReady: () => invoke<string>("pop_out_ready"),
   popInView: () => invoke<void>("pop_in_view"),
 };
