@@ -119,6 +119,14 @@ fn open_conversation(
 }
 
 #[tauri::command]
+fn earlier_messages(
+    host: State<'_, Host>,
+    Args(a): Args<EarlierMessages>,
+) -> Answer<porthole_host::conversations::StoredConversation> {
+    host.earlier_messages(&a.id, a.before)
+}
+
+#[tauri::command]
 fn rename_conversation(host: State<'_, Host>, Args(a): Args<RenameConversation>) -> Answer<()> {
     host.rename_conversation(&a.id, &a.title)
 }

@@ -709,6 +709,66 @@ fn a_long_conversation_list_comes_a_page_at_a_time_as_it_is_scrolled() -> Result
     Ok(())
 }
 
+/// A long conversation opens with its last turns; scrolling up brings the earlier ones, a page
+/// at a time, until its first message.
+#[test]
+fn a_long_conversation_opens_at_its_end_and_loads_earlier_turns_as_it_is_scrolled_up() -> Result<()> {
+    use porthole_store::{MessageRole, MessageStatus};
+    let dir = profile();
+    {
+        let store = porthole_store::Store::open(&dir.path().join("porthole.db"))?;
+        let conversation = store.create_conversation("Long")?;
+        for i in 0..300 {
+            let text = |t: String| json!([{ "type": "text", "text": t }]);
+            store.append_message(
+                &conversation.id,
+                MessageRole::User,
+                &text(format!("question {i}")),
+                MessageStatus::Complete,
+            )?;
+            store.append_message(
+                &conversation.id,
+                MessageRole::Assistant,
+                &text(format!("answer {i}")),
+                MessageStatus::Complete,
+            )?;
+        }
+    }
+    let app = App::launch(dir.path(), &[], &[])?;
+    let s = &app.session;
+    s.click(&s.wait_for_element("[data-testid=conversation]", WAIT)?)?;
+    let earlier = |s: &porthole_e2e::Session| -> Result<String> {
+        Ok(s.attribute(&s.find("[data-testid=transcript]")?, "data-earlier")?
+            .unwrap_or_default())
+    };
+    s.wait_for("the last answer", WAIT, |s| {
+        let messages = s.find_all("[data-testid=message]")?;
+        Ok(match messages.last() {
+            Some(last) => (s.text(last)? == "answer 299").then_some(()),
+            None => None,
+        })
+    })?;
+    assert_eq!(
+        earlier(s)?,
+        "true",
+        "a 600-message conversation opens with its end only"
+    );
+    // Scrolled to the top again and again: the first question comes, and nothing is earlier.
+    s.wait_for("the first question", WAIT, |s| {
+        s.execute(
+            "document.querySelector('[data-testid=transcript]').scrollTop = 0;",
+            json!([]),
+        )?;
+        let first = s.find_all("[data-testid=message]")?;
+        Ok(match first.first() {
+            Some(el) => (s.text(el)? == "question 0").then_some(()),
+            None => None,
+        })
+    })?;
+    assert_eq!(earlier(s)?, "false");
+    Ok(())
+}
+
 /// SIGTERM (a session ending, `kill`) closes the app as its close button does: it ends at once,
 /// successfully, with its store recorded as left sound, so the next start need not read every page.
 #[test]

@@ -335,6 +335,9 @@ export class FakeBackend {
       }
       case "open_conversation":
         return this.#stored(this.#thread(args.id));
+      case "earlier_messages":
+        // Conversations here open whole: nothing precedes what was shown.
+        return { ...this.#stored(this.#thread(args.id)), messages: [], toolCalls: [], viewUris: {}, earlier: false };
       case "rename_conversation": {
         const title = String(args.title ?? "").trim();
         if (!title) throw new CommandError("invalid", "a conversation needs a title");

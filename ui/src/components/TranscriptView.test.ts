@@ -2,7 +2,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vite
 import { cleanup, fireEvent, render } from "@testing-library/svelte";
 import { flushSync } from "svelte";
 import type { TurnEvent } from "../lib/api";
-import { ev, textBlock } from "../lib/testing/turns";
+import { ev, record, textBlock } from "../lib/testing/turns";
 import { Transcript } from "../lib/transcript.svelte";
 import { views } from "../lib/views.svelte";
 import { loadHighlighter } from "../lib/markdown";
@@ -427,6 +427,49 @@ describe("TranscriptView: long transcripts", () => {
     const gaps = getAllByTestId("transcript-gap");
     expect(gaps).toHaveLength(1);
     expect(parseFloat(gaps[0].style.height)).toBeGreaterThan(10_000);
+  });
+
+  it("loads the earlier turns when the reader nears the top, keeping in place what they see", async () => {
+    const qa = (from: number, to: number) =>
+      Array.from({ length: to - from }, (_, k) => [ev.user(`question ${from + k}`), ev.step(1), ev.assistant([{ type: "text", text: `answer ${from + k}` }]), ev.done("end_turn")]).flat();
+    const all = record([...qa(0, 100), ...qa(100, 160)]);
+    const cut = all.messages.filter((m) => m.role === "user")[100].id;
+    const end = { ...all, messages: all.messages.filter((m) => m.id >= cut), earlier: true };
+    const before = { ...all, messages: all.messages.filter((m) => m.id < cut), earlier: false };
+    const transcript = new Transcript();
+    transcript.load(end);
+    const onEarlier = vi.fn(async () => transcript.prepend(before));
+    const view = render(TranscriptView, { transcript, servers: [], conversationId: "c1", onEarlier });
+    const log = view.getByTestId("transcript");
+    Object.defineProperty(log, "clientHeight", { get: () => 800, configurable: true });
+    Object.defineProperty(log, "scrollHeight", {
+      get: () => Array.from(log.querySelectorAll<HTMLElement>("[data-testid=transcript-gap]")).reduce((sum, g) => sum + parseFloat(g.style.height), 0) + log.querySelectorAll(".row").length * 50,
+      configurable: true,
+    });
+    const scrollTo = (top: number) => {
+      log.scrollTop = top;
+      fireEvent.scroll(log);
+      flushSync();
+    };
+    scrollTo(log.scrollHeight - 800);
+    expect(log.dataset.earlier).toBe("true");
+    // At the end, far from the top: nothing is asked for.
+    expect(onEarlier).not.toHaveBeenCalled();
+    scrollTo(0);
+    await vi.waitFor(() => expect(onEarlier).toHaveBeenCalledOnce());
+    await vi.waitFor(() => expect(log.dataset.earlier).toBe("false"));
+    await vi.waitFor(() => expect(log.scrollTop).toBeGreaterThan(5000));
+    // The reader still sees question 100 at the top, with 100 earlier turns above it now.
+    const top = view.getAllByTestId("message").find((m) => {
+      const row = m.closest<HTMLElement>(".row")!;
+      return Number(row.dataset.index) === 200;
+    });
+    expect(top?.textContent).toBe("question 100");
+    expect(transcript.items).toHaveLength(320);
+    scrollTo(0);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(onEarlier).toHaveBeenCalledOnce();
+    expect(view.getAllByTestId("message")[0].textContent).toBe("question 0");
   });
 
   it("renders the start when the reader scrolls there, and a new reply does not pull them back", () => {

@@ -141,7 +141,10 @@ export const api = {
   listConversations: () => commands.listConversations(),
   /** Up to `limit` conversations, most recently updated first, after the one with id `after`. */
   listConversationPage: (limit: number, after: string | null) => commands.listConversationPage({ limit, after }),
+  /** A stored conversation's last turns (`earlier` says whether more precede them). */
   openConversation: (id: string) => commands.openConversation({ id }),
+  /** The turns of conversation `id` before its message `before` (the first one loaded). */
+  earlierMessages: (id: string, before: number) => commands.earlierMessages({ id, before }),
   renameConversation: (id: string, title: string) => commands.renameConversation({ id, title }),
   deleteConversation: (id: string) => commands.deleteConversation({ id }),
   searchConversations: (query: string) => commands.searchConversations({ query }),

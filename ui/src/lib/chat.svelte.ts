@@ -8,6 +8,7 @@ export type ChatApi = Pick<
   | "sendMessage"
   | "stopTurn"
   | "openConversation"
+  | "earlierMessages"
   | "listConversationPage"
   | "modelInfo"
   | "onChatEvent"
@@ -407,6 +408,26 @@ export class ChatSession {
       this.transcript.addNotice("error", `Could not open the conversation: ${errorMessage(e)}`);
     } finally {
       if (generation === this.#generation) this.loading = false;
+    }
+  }
+
+  /** Puts the open conversation's earlier turns (a page of them) in front of what is shown;
+   * resolves to how many items were added (0 when there is nothing earlier, or the window moved
+   * on meanwhile). */
+  async loadEarlier(): Promise<number> {
+    const id = this.conversationId;
+    const before = this.transcript.firstMessageId;
+    if (id === null || before === null || !this.transcript.earlier || this.loading) return 0;
+    const generation = this.#generation;
+    try {
+      const page = await this.#api.earlierMessages(id, before);
+      if (generation !== this.#generation || this.transcript.firstMessageId !== before) return 0;
+      return this.transcript.prepend(page);
+    } catch (e) {
+      if (generation !== this.#generation) return 0;
+      this.transcript.earlier = false;
+      this.transcript.addNotice("error", `Could not load the earlier messages: ${errorMessage(e)}`);
+      return 0;
     }
   }
 

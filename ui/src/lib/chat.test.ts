@@ -23,6 +23,7 @@ function fakeApi(over: Partial<ChatApi> = {}) {
     sendMessage: vi.fn(async (_id: string | null, _text: string) => "c1"),
     stopTurn: vi.fn(async (_id: string) => true),
     openConversation: vi.fn(async (_id: string): Promise<StoredConversation> => record([])),
+    earlierMessages: vi.fn(async (_id: string, _before: number): Promise<StoredConversation> => record([])),
     listConversationPage: vi.fn(async (_limit: number, _after: string | null) => page(conversations)),
     teardownViews: vi.fn(async (_id: string) => {}),
     renameConversation: vi.fn(async (_id: string, _title: string) => {}),
@@ -222,6 +223,42 @@ describe("ChatSession", () => {
     expect(chat.transcript.items.find((i) => i.kind === "tool-call")).toMatchObject({ status: "awaiting-approval" });
   });
 
+
+  it("loads the earlier turns of a long conversation before the first one shown, once", async () => {
+    const first = [ev.user("first"), ev.step(1), ev.assistant([{ type: "text", text: "one" }]), ev.done("end_turn")];
+    const second = [ev.user("second"), ev.step(1), ev.assistant([{ type: "text", text: "two" }]), ev.done("end_turn")];
+    const all = record([...first, ...second], { id: "c2" });
+    const end = { ...all, messages: all.messages.slice(2), earlier: true };
+    const before = { ...all, messages: all.messages.slice(0, 2), earlier: false };
+    const { fake } = fakeApi({
+      openConversation: vi.fn(async () => end),
+      earlierMessages: vi.fn(async () => before),
+    });
+    const chat = new ChatSession(fake);
+    await chat.start();
+    await chat.open("c2");
+    expect(chat.transcript.messages.map((m) => m.text)).toEqual(["second", "two"]);
+    expect(await chat.loadEarlier()).toBe(2);
+    expect(fake.earlierMessages).toHaveBeenCalledExactlyOnceWith("c2", end.messages[0].id);
+    expect(chat.transcript.messages.map((m) => m.text)).toEqual(["first", "one", "second", "two"]);
+    // Nothing is earlier now: no second request.
+    expect(await chat.loadEarlier()).toBe(0);
+    expect(fake.earlierMessages).toHaveBeenCalledOnce();
+  });
+
+  it("says when the earlier turns cannot be loaded, and stops asking", async () => {
+    const all = record([ev.user("only"), ev.step(1), ev.assistant([{ type: "text", text: "reply" }]), ev.done("end_turn")], { id: "c2" });
+    const { fake } = fakeApi({
+      openConversation: vi.fn(async () => ({ ...all, earlier: true })),
+      earlierMessages: vi.fn(async () => Promise.reject(refused("store", "disk I/O error"))),
+    });
+    const chat = new ChatSession(fake);
+    await chat.start();
+    await chat.open("c2");
+    expect(await chat.loadEarlier()).toBe(0);
+    expect(chat.transcript.earlier).toBe(false);
+    expect(chat.transcript.notices.map((n) => n.text)).toEqual(["Could not load the earlier messages: disk I/O error"]);
+  });
 
   it("says when a conversation cannot be opened", async () => {
     const { fake } = fakeApi({ openConversation: vi.fn(async () => Promise.reject(refused("not_found", "no conversation c404"))) });

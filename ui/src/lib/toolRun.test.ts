@@ -23,6 +23,7 @@ function session() {
     sendMessage: vi.fn(async () => "c1"),
     stopTurn: vi.fn(async () => true),
     openConversation: vi.fn(async (): Promise<StoredConversation> => record([])),
+    earlierMessages: vi.fn(async (): Promise<StoredConversation> => record([])),
     listConversationPage: vi.fn(async () => ({ conversations: [], more: false })),
     teardownViews: vi.fn(async () => {}),
     modelInfo: vi.fn(async (): Promise<ModelInfo> => ({ provider: "openai", baseUrl: null, model: "m", keySource: null, error: null })),
@@ -145,6 +146,7 @@ describe("a reopened conversation with runs", () => {
     // What porthole_agent::record writes: a run's call belongs to an empty tool message.
     const stored: StoredConversation = {
       viewUris: {},
+      earlier: false,
       conversation: { id: "c1", title: "Run system_monitor", createdAt: 0, updatedAt: 0 },
       messages: [
         message(1, "tool", []),

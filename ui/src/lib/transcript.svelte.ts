@@ -253,6 +253,11 @@ export class Transcript {
   /** Bumped on every change, for followers (scrolling) that cannot watch deep state cheaply. */
   revision = $state(0);
 
+  /** Earlier turns of the conversation are in the store, not loaded yet (see `prepend`). */
+  earlier = $state(false);
+  /** The store's id of the first message loaded: earlier turns are those before it. */
+  firstMessageId: number | null = null;
+
   /** `items` as rows, in the same order. */
   #rows: Row[] = [];
   /** Index of the user message sent from this window and not yet confirmed by its turn. */
@@ -359,6 +364,8 @@ export class Transcript {
   clear() {
     this.items = [];
     this.#rows = [];
+    this.earlier = false;
+    this.firstMessageId = null;
     this.listRevision++;
     this.#pending = null;
     this.busy = false;
@@ -563,7 +570,32 @@ export class Transcript {
     for (const record of stored.toolCalls) if (!placed.has(record)) this.#pushRecord(record, record.tool, running, waiting, stored.viewUris);
 
     this.busy = running;
+    this.earlier = stored.earlier ?? false;
+    this.firstMessageId = stored.messages[0]?.id ?? null;
     this.#touch();
+  }
+
+  /** Puts the turns before the first loaded message (a page the store gave) in front of what is
+   * shown; returns how many items were added. A turn under way at the end is not disturbed. */
+  prepend(stored: StoredConversation): number {
+    const page = new Transcript();
+    page.load({ ...stored, running: false });
+    const added = page.items.length;
+    this.earlier = stored.earlier ?? false;
+    if (stored.messages.length > 0) this.firstMessageId = stored.messages[0].id;
+    if (added === 0) return 0;
+    this.items.unshift(...page.items);
+    this.#rows.unshift(...page.#rows);
+    const shift = (index: number | null) => (index === null ? null : index + added);
+    this.#pending = shift(this.#pending);
+    this.#streaming = shift(this.#streaming);
+    this.#turnAssistant = shift(this.#turnAssistant);
+    const calls = new Map(page.#calls);
+    for (const [callId, index] of this.#calls) calls.set(callId, index + added);
+    this.#calls = calls;
+    this.listRevision++;
+    this.#touch();
+    return added;
   }
 
   #pushRecord(record: ToolCallRecord, name: string, running: boolean, waiting: Set<string>, viewUris: Partial<Record<string, string>> = {}) {

@@ -309,6 +309,7 @@ describe("Transcript: loading a stored conversation", () => {
   it("shows an interrupted tool call on its card and no bubble for the tool message", () => {
     const stored: StoredConversation = {
       viewUris: {},
+      earlier: false,
       conversation: { id: "c9", title: "Crash", createdAt: 1, updatedAt: 2 },
       running: false,
       messages: [
@@ -540,5 +541,106 @@ describe("Transcript: running the last turn again", () => {
     // Started without streaming first: the same.
     const direct = run([ev.turnStarted(), ev.user("Chart it"), ev.step(1), ev.callStarted("c3", "demo__chart", "demo", "chart", {}, view)]);
     expect(rowOf(direct, "c3").estimate).toBe(withView);
+  });
+});
+
+describe("Transcript: a long conversation a page at a time", () => {
+  /** Turn `i`: a question, a tool call (`t{i}`), its result, the answer. */
+  const turn = (i: number, finished = true): TurnEvent[] => {
+    const args = { n: i };
+    const model = { content: [textBlock(`result ${i}`)], isError: false };
+    const start = [
+      ev.turnStarted(),
+      ev.user(`question ${i}`),
+      ev.step(1),
+      ev.text(`Looking ${i}.`),
+      ev.assistant([
+        { type: "text", text: `Looking ${i}.` },
+        { type: "tool_use", id: `t${i}`, name: "demo__count", arguments: args },
+      ]),
+      ev.callStarted(`t${i}`, "demo__count", "demo", "count", args),
+      ev.running(`t${i}`),
+    ];
+    if (!finished) return start;
+    return [
+      ...start,
+      ev.finished(`t${i}`, "ok", model, model, 5),
+      ev.toolResults([{ type: "tool_result", tool_use_id: `t${i}`, content: model.content, is_error: false }]),
+      ev.step(2),
+      ev.text(`Answer ${i}.`),
+      ev.assistant([{ type: "text", text: `Answer ${i}.` }]),
+      ev.done("end_turn", `Answer ${i}.`),
+    ];
+  };
+
+  /** The turns before the `n`-th user message, and those from it on, as the store pages them. */
+  function split(stored: StoredConversation, n: number): [StoredConversation, StoredConversation] {
+    const cut = stored.messages.filter((m) => m.role === "user")[n].id;
+    const part = (keep: (id: number) => boolean, earlier: boolean): StoredConversation => ({
+      ...stored,
+      messages: stored.messages.filter((m) => keep(m.id)),
+      toolCalls: stored.toolCalls.filter((c) => keep(c.messageId)),
+      earlier,
+    });
+    return [part((id) => id < cut, false), part((id) => id >= cut, true)];
+  }
+
+  it("opens with the last turns and puts the earlier ones in front as they load", () => {
+    const turns = [0, 1, 2, 3, 4].flatMap((i) => turn(i));
+    const all = record(turns);
+    const [before, end] = split(all, 3);
+    const t = new Transcript();
+    t.load(end);
+    expect(t.earlier).toBe(true);
+    expect(t.firstMessageId).toBe(end.messages[0].id);
+    expect(t.items[0]).toMatchObject({ kind: "user", text: "question 3" });
+    const added = t.prepend(before);
+    expect(added).toBe(t.items.length - 8);
+    expect(t.earlier).toBe(false);
+    expect(t.firstMessageId).toBe(all.messages[0].id);
+    expect(t.rows.map((r) => r.id)).toEqual(t.items.map((i) => i.id));
+    const whole = new Transcript();
+    whole.load(all);
+    expect(shown(t.items)).toEqual(shown(whole.items));
+  });
+
+  it("keeps following a turn under way at the end when earlier turns come in front", () => {
+    const turns = [...[0, 1, 2].flatMap((i) => turn(i)), ...turn(3, false)];
+    const [before, end] = split(record(turns, { running: true }), 2);
+    const t = new Transcript();
+    t.load({ ...end, running: true });
+    expect(call(t, "t3").status).toBe("running");
+    t.prepend(before);
+    expect(call(t, "t0").status).toBe("ok");
+    const model = { content: [textBlock("result 3")], isError: false };
+    run(
+      [
+        ev.finished("t3", "ok", model, model, 5),
+        ev.toolResults([{ type: "tool_result", tool_use_id: "t3", content: model.content, is_error: false }]),
+        ev.step(2),
+        ev.text("Answer 3."),
+      ],
+      t,
+    );
+    expect(call(t, "t3").status).toBe("ok");
+    expect(call(t, "t3").modelResult).toEqual(model);
+    expect(assistants(t).at(-1)?.text).toBe("Answer 3.");
+    expect(assistants(t).filter((a) => a.text === "Answer 3.")).toHaveLength(1);
+    expect(t.items.filter((i) => i.kind === "user").map((i) => (i.kind === "user" ? i.text : ""))).toEqual([
+      "question 0",
+      "question 1",
+      "question 2",
+      "question 3",
+    ]);
+  });
+
+  it("adds nothing for an empty page, and says nothing is earlier", () => {
+    const [, end] = split(record([0, 1].flatMap((i) => turn(i))), 1);
+    const t = new Transcript();
+    t.load(end);
+    const count = t.items.length;
+    expect(t.prepend({ ...end, messages: [], toolCalls: [], earlier: false })).toBe(0);
+    expect(t.items.length).toBe(count);
+    expect(t.earlier).toBe(false);
   });
 });

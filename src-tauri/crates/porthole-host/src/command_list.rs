@@ -19,6 +19,7 @@ macro_rules! app_command_list {
                 list_conversations: NoArgs => Vec<Conversation>,
                 list_conversation_page: ConversationPage => ConversationList,
                 open_conversation: ConversationRef => StoredConversation,
+                earlier_messages: EarlierMessages => StoredConversation,
                 rename_conversation: RenameConversation => (),
                 delete_conversation: ConversationRef => (),
                 search_conversations: SearchConversations => Vec<SearchHit>,

@@ -8,13 +8,17 @@ use ts_rs::TS;
 use crate::Host;
 use crate::error::{AppError, AppResult};
 
-/// A stored conversation: its messages and tool calls (both facings).
+/// A stored conversation, or a page of it: its messages (whole turns, from its end when it is
+/// opened) and their tool calls (both facings).
 #[derive(Debug, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct StoredConversation {
     pub conversation: Conversation,
     pub messages: Vec<StoredMessage>,
     pub tool_calls: Vec<ToolCallRecord>,
+    /// Earlier messages precede these: the window asks for them (`earlier_messages`, before the
+    /// first of these) when the reader scrolls up to here.
+    pub earlier: bool,
     /// A turn is writing to it now.
     pub running: bool,
     /// The view (`ui://` URI) each call that had one showed, by call id: its card is re-created
@@ -35,6 +39,12 @@ pub struct ConversationList {
 /// How many hits a search returns at most.
 const SEARCH_LIMIT: usize = 50;
 
+/// Messages a conversation opens with, at least (whole turns: a long last turn is all there).
+pub const OPEN_PAGE: usize = 100;
+
+/// Messages each earlier page holds, at least.
+pub const EARLIER_PAGE: usize = 200;
+
 /// The most conversations one page holds.
 pub const MAX_PAGE: u32 = 1000;
 
@@ -53,22 +63,43 @@ impl Host {
         Ok(ConversationList { conversations, more })
     }
 
+    /// A conversation as the window opens it: its last turns (at least [`OPEN_PAGE`] messages
+    /// when it has that many), the rest a page at a time as the reader scrolls up.
     pub fn open_conversation(&self, id: &str) -> AppResult<StoredConversation> {
+        self.conversation_page(id, None, OPEN_PAGE)
+    }
+
+    /// The turns before message `before` (at least [`EARLIER_PAGE`] messages when there are).
+    pub fn earlier_messages(&self, id: &str, before: i64) -> AppResult<StoredConversation> {
+        self.conversation_page(id, Some(before), EARLIER_PAGE)
+    }
+
+    fn conversation_page(&self, id: &str, before: Option<i64>, at_least: usize) -> AppResult<StoredConversation> {
         let store = self.store()?;
         let conversation = self.existing_conversation(id)?;
-        let tool_calls = store.tool_calls(id)?;
+        let (messages, earlier) = store.messages_page(id, before, at_least)?;
+        let tool_calls = match messages.first() {
+            Some(first) => store.tool_calls_of_messages(id, first.id, before)?,
+            None => Vec::new(),
+        };
         let call_ids: std::collections::HashMap<i64, &str> =
             tool_calls.iter().map(|c| (c.id, c.call_id.as_str())).collect();
-        let view_uris = store
-            .views(id)?
-            .into_iter()
-            .filter_map(|v| call_ids.get(&v.tool_call_id).map(|call| (call.to_string(), v.uri)))
-            .collect();
+        let view_uris = if call_ids.is_empty() {
+            Default::default()
+        } else {
+            store
+                .views(id)?
+                .into_iter()
+                .filter_map(|v| call_ids.get(&v.tool_call_id).map(|call| (call.to_string(), v.uri)))
+                .collect()
+        };
         Ok(StoredConversation {
             conversation,
-            messages: store.messages(id)?,
+            messages,
             tool_calls,
-            running: self.inner.turns.is_running(id),
+            earlier,
+            // Only the end is being written.
+            running: before.is_none() && self.inner.turns.is_running(id),
             view_uris,
         })
     }

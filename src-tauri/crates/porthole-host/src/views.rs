@@ -1304,27 +1304,41 @@ impl Views {
     pub fn reopen(&self, conversation_id: &str, only_call: Option<&str>, webview: &str) -> AppResult<()> {
         let Some(store) = &self.inner.store else { return Ok(()) };
         store.expire_views(now_ms())?;
-        let calls = store.tool_calls(conversation_id)?;
-        let mut latest: HashMap<i64, porthole_store::ViewRecord> = HashMap::new();
-        for view in store.views(conversation_id)? {
-            // A call's newest view row stands for it (a view re-created after scrolling back
-            // gets a row of its own).
-            match latest.get(&view.tool_call_id) {
-                Some(seen) if seen.id > view.id => {}
-                _ => {
-                    latest.insert(view.tool_call_id, view);
+        // Each call that had a view, with its newest view row (a view re-created after
+        // scrolling back gets a row of its own), in the order the views were recorded. One
+        // card's view reads that call's rows only.
+        let shown: Vec<(porthole_store::ToolCallRecord, porthole_store::ViewRecord)> = match only_call {
+            Some(call_id) => match store.tool_call_by_call_id(conversation_id, call_id)? {
+                Some(call) => match store.views_of_call(call.id)?.into_iter().max_by_key(|v| v.id) {
+                    Some(view) => vec![(call, view)],
+                    None => Vec::new(),
+                },
+                None => Vec::new(),
+            },
+            None => {
+                let mut calls: HashMap<i64, porthole_store::ToolCallRecord> = store
+                    .tool_calls(conversation_id)?
+                    .into_iter()
+                    .map(|c| (c.id, c))
+                    .collect();
+                let mut latest: HashMap<i64, porthole_store::ViewRecord> = HashMap::new();
+                for view in store.views(conversation_id)? {
+                    match latest.get(&view.tool_call_id) {
+                        Some(seen) if seen.id > view.id => {}
+                        _ => {
+                            latest.insert(view.tool_call_id, view);
+                        }
+                    }
                 }
+                let mut views: Vec<_> = latest.into_values().collect();
+                views.sort_by_key(|v| v.id);
+                views
+                    .into_iter()
+                    .filter_map(|v| calls.remove(&v.tool_call_id).map(|c| (c, v)))
+                    .collect()
             }
-        }
-        let mut views: Vec<_> = latest.into_values().collect();
-        views.sort_by_key(|v| v.id);
-        for view in views {
-            let Some(call) = calls.iter().find(|c| c.id == view.tool_call_id) else {
-                continue;
-            };
-            if only_call.is_some_and(|id| id != call.call_id) {
-                continue;
-            }
+        };
+        for (call, view) in shown {
             if let Some(live) = self.view_for(conversation_id, &call.call_id) {
                 // A view in a pop-out window stays there; the asking window's card says so.
                 if self.webview_of(Some(&live)) != webview {

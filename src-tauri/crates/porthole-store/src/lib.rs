@@ -162,6 +162,31 @@ fn conversation_from_row(row: &Row<'_>) -> rusqlite::Result<Conversation> {
     })
 }
 
+const VIEW_COLUMNS: &str = "v.id, v.tool_call_id, t.conversation_id, v.server, v.tool, v.uri, v.html_sha256, v.csp, \
+     v.state, v.reason, v.created_at, v.updated_at, v.expires_at";
+
+/// A row of [`VIEW_COLUMNS`]; `now` decides whether it has expired.
+fn view_from_row(row: &Row<'_>, now: i64) -> rusqlite::Result<ViewRecord> {
+    let state: ViewState = row.get(8)?;
+    let expires_at: i64 = row.get(12)?;
+    Ok(ViewRecord {
+        id: row.get(0)?,
+        tool_call_id: row.get(1)?,
+        conversation_id: row.get(2)?,
+        server: row.get(3)?,
+        tool: row.get(4)?,
+        uri: row.get(5)?,
+        html_sha256: row.get(6)?,
+        csp: row.get(7)?,
+        expired: state == ViewState::Expired || expires_at <= now,
+        state,
+        reason: row.get(9)?,
+        created_at: row.get(10)?,
+        updated_at: row.get(11)?,
+        expires_at,
+    })
+}
+
 const MESSAGE_COLUMNS: &str = "id, conversation_id, role, parts, status, error, created_at, updated_at";
 
 fn message_from_row(row: &Row<'_>) -> rusqlite::Result<StoredMessage> {
@@ -768,6 +793,54 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// A conversation's messages a page at a time, from its end: whole turns (a page starts at
+    /// a user message, or at the first message), at least `at_least` messages when there are
+    /// that many, all before message `before` (None: up to the end). Returns the page, in
+    /// order, and whether earlier messages remain. Opening a long conversation reads its end,
+    /// not all of it.
+    pub fn messages_page(
+        &self,
+        conversation_id: &str,
+        before: Option<i64>,
+        at_least: usize,
+    ) -> Result<(Vec<StoredMessage>, bool)> {
+        let inner = self.lock();
+        let before = before.unwrap_or(i64::MAX);
+        // The `at_least`-th message from the end, then the user message that starts its turn.
+        let pivot: Option<i64> = inner
+            .conn
+            .prepare_cached(
+                "SELECT id FROM messages WHERE conversation_id = ?1 AND id < ?2 ORDER BY id DESC LIMIT 1 OFFSET ?3",
+            )?
+            .query_row(params![conversation_id, before, at_least.max(1) as i64 - 1], |row| {
+                row.get(0)
+            })
+            .optional()?;
+        let start: Option<i64> = match pivot {
+            None => None,
+            Some(pivot) => inner
+                .conn
+                .prepare_cached(
+                    "SELECT id FROM messages WHERE conversation_id = ?1 AND role = 'user' AND id <= ?2 \
+                     ORDER BY id DESC LIMIT 1",
+                )?
+                .query_row(params![conversation_id, pivot], |row| row.get(0))
+                .optional()?,
+        };
+        let start = start.unwrap_or(i64::MIN);
+        let mut stmt = inner.conn.prepare_cached(&format!(
+            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ?1 AND id >= ?2 AND id < ?3 ORDER BY id"
+        ))?;
+        let page = stmt
+            .query_map(params![conversation_id, start, before], message_from_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let earlier: bool = inner
+            .conn
+            .prepare_cached("SELECT EXISTS (SELECT 1 FROM messages WHERE conversation_id = ?1 AND id < ?2)")?
+            .query_row(params![conversation_id, start.min(before)], |row| row.get(0))?;
+        Ok((page, earlier))
+    }
+
     /// Deletes a message and every later one in its conversation, with their tool calls and views
     /// (edit-and-resend, retry).
     pub fn delete_messages_from(&self, conversation_id: &str, message_id: i64) -> Result<()> {
@@ -940,6 +1013,38 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// The tool calls of a conversation's messages from `from_message` (inclusive) to `before`
+    /// (exclusive; None: to the end), in order: those of a page of [`Store::messages_page`].
+    pub fn tool_calls_of_messages(
+        &self,
+        conversation_id: &str,
+        from_message: i64,
+        before: Option<i64>,
+    ) -> Result<Vec<ToolCallRecord>> {
+        let inner = self.lock();
+        let mut stmt = inner.conn.prepare_cached(&format!(
+            "SELECT {TOOL_CALL_COLUMNS} FROM tool_calls \
+             WHERE message_id >= ?2 AND message_id < ?3 AND conversation_id = ?1 ORDER BY id"
+        ))?;
+        let rows = stmt.query_map(
+            params![conversation_id, from_message, before.unwrap_or(i64::MAX)],
+            tool_call_from_row,
+        )?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The newest tool call of a conversation with this call id (the model's), if any.
+    pub fn tool_call_by_call_id(&self, conversation_id: &str, call_id: &str) -> Result<Option<ToolCallRecord>> {
+        let inner = self.lock();
+        let mut stmt = inner.conn.prepare_cached(&format!(
+            "SELECT {TOOL_CALL_COLUMNS} FROM tool_calls WHERE conversation_id = ?1 AND call_id = ?2 \
+             ORDER BY id DESC LIMIT 1"
+        ))?;
+        Ok(stmt
+            .query_row(params![conversation_id, call_id], tool_call_from_row)
+            .optional()?)
+    }
+
     /// The tool call with this row id, if any.
     pub fn tool_call(&self, id: i64) -> Result<Option<ToolCallRecord>> {
         let inner = self.lock();
@@ -1003,32 +1108,23 @@ impl Store {
     pub fn views(&self, conversation_id: &str) -> Result<Vec<ViewRecord>> {
         let now = wall_clock_ms();
         let inner = self.lock();
-        let mut stmt = inner.conn.prepare_cached(
-            "SELECT v.id, v.tool_call_id, t.conversation_id, v.server, v.tool, v.uri, v.html_sha256, v.csp, v.state, \
-             v.reason, v.created_at, v.updated_at, v.expires_at
-             FROM views AS v JOIN tool_calls AS t ON t.id = v.tool_call_id
-             WHERE t.conversation_id = ?1 ORDER BY v.id",
-        )?;
-        let rows = stmt.query_map([conversation_id], |row| {
-            let state: ViewState = row.get(8)?;
-            let expires_at: i64 = row.get(12)?;
-            Ok(ViewRecord {
-                id: row.get(0)?,
-                tool_call_id: row.get(1)?,
-                conversation_id: row.get(2)?,
-                server: row.get(3)?,
-                tool: row.get(4)?,
-                uri: row.get(5)?,
-                html_sha256: row.get(6)?,
-                csp: row.get(7)?,
-                expired: state == ViewState::Expired || expires_at <= now,
-                state,
-                reason: row.get(9)?,
-                created_at: row.get(10)?,
-                updated_at: row.get(11)?,
-                expires_at,
-            })
-        })?;
+        let mut stmt = inner.conn.prepare_cached(&format!(
+            "SELECT {VIEW_COLUMNS} FROM views AS v JOIN tool_calls AS t ON t.id = v.tool_call_id \
+             WHERE t.conversation_id = ?1 ORDER BY v.id"
+        ))?;
+        let rows = stmt.query_map([conversation_id], |row| view_from_row(row, now))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The views of one tool call (by its row id), in the order they were recorded.
+    pub fn views_of_call(&self, tool_call_id: i64) -> Result<Vec<ViewRecord>> {
+        let now = wall_clock_ms();
+        let inner = self.lock();
+        let mut stmt = inner.conn.prepare_cached(&format!(
+            "SELECT {VIEW_COLUMNS} FROM views AS v JOIN tool_calls AS t ON t.id = v.tool_call_id \
+             WHERE v.tool_call_id = ?1 ORDER BY v.id"
+        ))?;
+        let rows = stmt.query_map([tool_call_id], |row| view_from_row(row, now))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 

@@ -254,6 +254,102 @@ fn tool_calls_left_pending_or_running_come_back_interrupted() {
     assert_eq!(calls[0].duration_ms, None);
 }
 
+/// 10 turns of a user message, then 4 assistant messages each with a tool call.
+fn ten_turns(store: &Store) -> (String, Vec<i64>, Vec<i64>) {
+    let conversation = store.create_conversation("long").unwrap();
+    let (mut messages, mut calls) = (Vec::new(), Vec::new());
+    for t in 0..10 {
+        messages.push(
+            store
+                .append_message(
+                    &conversation.id,
+                    MessageRole::User,
+                    &text(&format!("turn {t}")),
+                    MessageStatus::Complete,
+                )
+                .unwrap(),
+        );
+        for i in 0..4 {
+            let m = store
+                .append_message(
+                    &conversation.id,
+                    MessageRole::Assistant,
+                    &text("step"),
+                    MessageStatus::Complete,
+                )
+                .unwrap();
+            messages.push(m);
+            calls.push(
+                store
+                    .insert_tool_call(&new_call(
+                        &conversation.id,
+                        m,
+                        &format!("c{t}_{i}"),
+                        ToolCallStatus::Running,
+                    ))
+                    .unwrap(),
+            );
+        }
+    }
+    (conversation.id, messages, calls)
+}
+
+#[test]
+fn a_conversation_is_read_from_its_end_a_page_of_whole_turns_at_a_time() {
+    let store = Store::open_in_memory().unwrap();
+    let (id, messages, calls) = ten_turns(&store);
+    // At least 7 messages, from the start of a turn: the last two turns (10 messages).
+    let (page, earlier) = store.messages_page(&id, None, 7).unwrap();
+    assert_eq!(page.iter().map(|m| m.id).collect::<Vec<_>>(), messages[40..]);
+    assert_eq!(page[0].role, MessageRole::User);
+    assert!(earlier);
+    let page_calls = store.tool_calls_of_messages(&id, page[0].id, None).unwrap();
+    assert_eq!(page_calls.iter().map(|c| c.id).collect::<Vec<_>>(), calls[32..]);
+    // Exactly a turn's worth: that turn alone.
+    let (page, _) = store.messages_page(&id, None, 5).unwrap();
+    assert_eq!(page.len(), 5);
+    // The turns before it, then the rest; the last page says nothing is earlier.
+    let (before, earlier) = store.messages_page(&id, Some(messages[40]), 12).unwrap();
+    assert_eq!(before.iter().map(|m| m.id).collect::<Vec<_>>(), messages[25..40]);
+    assert!(earlier);
+    let before_calls = store
+        .tool_calls_of_messages(&id, before[0].id, Some(messages[40]))
+        .unwrap();
+    assert_eq!(before_calls.iter().map(|c| c.id).collect::<Vec<_>>(), calls[20..32]);
+    let (first, earlier) = store.messages_page(&id, Some(messages[25]), 1000).unwrap();
+    assert_eq!(first.iter().map(|m| m.id).collect::<Vec<_>>(), messages[..25]);
+    assert!(!earlier);
+    // Asking for more than there is, or for a page before the first message.
+    let (all, earlier) = store.messages_page(&id, None, 1000).unwrap();
+    assert_eq!((all.len(), earlier), (50, false));
+    let (none, earlier) = store.messages_page(&id, Some(messages[0]), 10).unwrap();
+    assert!(none.is_empty() && !earlier);
+    // A conversation that does not start with a user message still pages from its start.
+    let other = store.create_conversation("runs").unwrap();
+    for _ in 0..3 {
+        store
+            .append_message(&other.id, MessageRole::Tool, &json!([]), MessageStatus::Complete)
+            .unwrap();
+    }
+    let (page, earlier) = store.messages_page(&other.id, None, 2).unwrap();
+    assert_eq!((page.len(), earlier), (3, false));
+}
+
+#[test]
+fn one_calls_views_and_a_call_by_its_id_are_read_alone() {
+    let store = Store::open_in_memory().unwrap();
+    let (id, _, calls) = ten_turns(&store);
+    let first = store.insert_view(&new_view(calls[3], i64::MAX)).unwrap();
+    store.insert_view(&new_view(calls[5], i64::MAX)).unwrap();
+    let again = store.insert_view(&new_view(calls[3], i64::MAX)).unwrap();
+    let views = store.views_of_call(calls[3]).unwrap();
+    assert_eq!(views.iter().map(|v| v.id).collect::<Vec<_>>(), [first, again]);
+    assert_eq!(views[0].conversation_id, id);
+    assert_eq!(store.tool_call_by_call_id(&id, "c0_3").unwrap().unwrap().id, calls[3]);
+    assert!(store.tool_call_by_call_id(&id, "nope").unwrap().is_none());
+    assert!(store.tool_call_by_call_id("other", "c0_3").unwrap().is_none());
+}
+
 #[test]
 fn tool_calls_record_their_outcome() {
     let store = Store::open_in_memory().unwrap();

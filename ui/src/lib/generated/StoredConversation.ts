@@ -4,9 +4,15 @@ import type { StoredMessage } from "./StoredMessage";
 import type { ToolCallRecord } from "./ToolCallRecord";
 
 /**
- * A stored conversation: its messages and tool calls (both facings).
+ * A stored conversation, or a page of it: its messages (whole turns, from its end when it is
+ * opened) and their tool calls (both facings).
  */
 export type StoredConversation = { conversation: Conversation, messages: Array<StoredMessage>, toolCalls: Array<ToolCallRecord>, 
+/**
+ * Earlier messages precede these: the window asks for them (`earlier_messages`, before the
+ * first of these) when the reader scrolls up to here.
+ */
+earlier: boolean, 
 /**
  * A turn is writing to it now.
  */

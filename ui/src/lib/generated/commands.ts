@@ -10,6 +10,7 @@ import type { Conversation } from "./Conversation";
 import type { ConversationList } from "./ConversationList";
 import type { ConversationPage } from "./ConversationPage";
 import type { ConversationRef } from "./ConversationRef";
+import type { EarlierMessages } from "./EarlierMessages";
 import type { EditAndResend } from "./EditAndResend";
 import type { GeneralSettings } from "./GeneralSettings";
 import type { ImportPath } from "./ImportPath";
@@ -60,6 +61,7 @@ export const commands = {
   listConversations: () => invoke<Array<Conversation>>("list_conversations"),
   listConversationPage: (args: ConversationPage) => invoke<ConversationList>("list_conversation_page", args),
   openConversation: (args: ConversationRef) => invoke<StoredConversation>("open_conversation", args),
+  earlierMessages: (args: EarlierMessages) => invoke<StoredConversation>("earlier_messages", args),
   renameConversation: (args: RenameConversation) => invoke<void>("rename_conversation", args),
   deleteConversation: (args: ConversationRef) => invoke<void>("delete_conversation", args),
   searchConversations: (args: SearchConversations) => invoke<Array<SearchHit>>("search_conversations", args),

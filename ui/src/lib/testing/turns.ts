@@ -206,6 +206,7 @@ export function record(events: TurnEvent[], opts: { id?: string; running?: boole
     toolCalls,
     running: opts.running ?? false,
     viewUris,
+    earlier: false,
   };
 }
 
