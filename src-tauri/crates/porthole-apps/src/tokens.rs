@@ -33,6 +33,9 @@ pub struct ServedView {
     pub html: String,
     /// The `Content-Security-Policy` header value.
     pub csp: String,
+    /// The devices the person let this view use (Permission-Policy feature names, e.g.
+    /// `camera`); every other feature is off for its document.
+    pub devices: Vec<String>,
     pub minted_at: Instant,
 }
 
@@ -41,6 +44,8 @@ pub struct ServedView {
 pub struct Served {
     pub html: String,
     pub csp: String,
+    /// The `Permissions-Policy` header value: the view's devices for its own origin, nothing else.
+    pub permissions_policy: String,
 }
 
 /// Why a request got nothing. All of them answer the same 404 ([`response`]).
@@ -150,6 +155,7 @@ impl ViewTokens {
         Ok(Served {
             html: entry.view.html.clone(),
             csp: entry.view.csp.clone(),
+            permissions_policy: permissions_policy(&entry.view.devices),
         })
     }
 
@@ -184,12 +190,43 @@ impl ViewTokens {
 /// The policy sent with refusals, and instead of a policy that is not a valid header value.
 const REFUSAL_CSP: &str = "default-src 'none'; base-uri 'none'; form-action 'none'";
 
-/// The HTTP answer to a view request: `(status, headers, body)`. 200 with the document and its
-/// policy; every refusal an empty 404 with the same hardening headers.
-pub const PERMISSIONS_POLICY: &str = "camera=(), microphone=(), geolocation=(), clipboard-read=(), clipboard-write=(), display-capture=(), usb=(), serial=(), hid=(), bluetooth=(), payment=()";
+/// The features a view's `Permissions-Policy` names: off unless the view was given them.
+const POLICY_FEATURES: &[&str] = &[
+    "camera",
+    "microphone",
+    "geolocation",
+    "clipboard-read",
+    "clipboard-write",
+    "display-capture",
+    "usb",
+    "serial",
+    "hid",
+    "bluetooth",
+    "payment",
+];
+
+/// The `Permissions-Policy` of a view given `devices`: each of them for the view's own origin
+/// (`camera=(self)`), every other feature off (`usb=()`). Only the four a view may ask for
+/// (camera, microphone, geolocation, clipboard-write) can be on.
+pub fn permissions_policy(devices: &[String]) -> String {
+    const GRANTABLE: &[&str] = &["camera", "microphone", "geolocation", "clipboard-write"];
+    POLICY_FEATURES
+        .iter()
+        .map(|f| {
+            let on = GRANTABLE.contains(f) && devices.iter().any(|d| d == f);
+            format!("{f}={}", if on { "(self)" } else { "()" })
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 /// The HTTP response for a view request.
 pub fn response(result: &Result<Served, NotServed>) -> (u16, Vec<(String, String)>, Vec<u8>) {
+    let nothing = permissions_policy(&[]);
+    let policy = match result {
+        Ok(served) => served.permissions_policy.as_str(),
+        Err(_) => nothing.as_str(),
+    };
     let (status, csp, body) = match result {
         Ok(served) => {
             // A header value must be visible ASCII and spaces; anything else (a CR/LF above all)
@@ -209,8 +246,8 @@ pub fn response(result: &Result<Served, NotServed>) -> (u16, Vec<(String, String
         ("X-Content-Type-Options", "nosniff"),
         ("Referrer-Policy", "no-referrer"),
         ("Cache-Control", "no-store"),
-        // Device and clipboard features are not delegated to views (where the engine honours it).
-        ("Permissions-Policy", PERMISSIONS_POLICY),
+        // Device and clipboard features only as the person gave them (where the engine honours it).
+        ("Permissions-Policy", policy),
     ]
     .iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -230,8 +267,24 @@ mod tests {
             origin: "srv".into(),
             html: format!("<p>{id}</p>"),
             csp: "default-src 'none'".into(),
+            devices: Vec::new(),
             minted_at: at,
         }
+    }
+
+    #[test]
+    fn a_views_permissions_policy_turns_on_only_the_devices_it_was_given() {
+        let none = permissions_policy(&[]);
+        assert!(none.contains("camera=()") && none.contains("clipboard-write=()") && !none.contains("(self)"));
+        let some = permissions_policy(&["camera".into(), "clipboard-write".into(), "usb".into()]);
+        assert!(
+            some.contains("camera=(self)") && some.contains("clipboard-write=(self)"),
+            "{some}"
+        );
+        assert!(
+            some.contains("microphone=()") && some.contains("usb=()"),
+            "never more than the four: {some}"
+        );
     }
 
     #[test]
@@ -379,6 +432,7 @@ mod tests {
         let bad = Served {
             html: "x".into(),
             csp: "default-src *\r\nX-Injected: 1".into(),
+            permissions_policy: permissions_policy(&[]),
         };
         let (status, headers, _) = response(&Ok(bad));
         assert_eq!(status, 200);

@@ -967,6 +967,7 @@ impl Views {
             origin: origin.clone(),
             html: view_storage::inject(&loaded.html, &shim),
             csp: loaded.csp.policy.clone(),
+            devices: devices.feature_names(),
             minted_at: Instant::now(),
         });
         let call_id = {
