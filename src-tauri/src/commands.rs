@@ -165,6 +165,11 @@ fn stop_turn(host: State<'_, Host>, Args(a): Args<InConversation>) -> bool {
 }
 
 #[tauri::command]
+fn send_without_waiting(host: State<'_, Host>, Args(a): Args<InConversation>) -> bool {
+    host.send_without_waiting(&a.conversation_id)
+}
+
+#[tauri::command]
 fn answer_approval(host: State<'_, Host>, Args(a): Args<AnswerApproval>) -> Answer<()> {
     host.answer_approval(&a.call_id, a.decision)
 }

@@ -862,3 +862,112 @@ async fn a_call_the_person_ran_is_not_sent_to_the_model_as_its_own() {
         assert_eq!(bench.store.tool_calls(&bench.conversation).unwrap().len(), 3);
     }
 }
+
+/// A message sent while servers are still starting waits for them before the model is asked,
+/// so the first request has their tools; a server that fails is named; and the person may send
+/// without one that is still starting.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_turn_waits_for_servers_still_starting_and_names_those_it_goes_without() {
+    let fake = FakeLlm::start(Script::new(vec![Reply::text("one"), Reply::text("two")]))
+        .await
+        .unwrap();
+    let slow = ServerConfig::stdio("slow", TEST_SERVER)
+        .with_args(["--delay-ms", "2500"])
+        .with_timeout(Duration::from_secs(20));
+    let broken = ServerConfig::stdio("broken", "sh")
+        .with_args(["-c", "sleep 1; echo 'no such module' >&2; exit 3"])
+        .with_timeout(Duration::from_secs(20));
+    let servers = Servers::start(vec![slow, broken], ConnectOptions::default());
+    let provider = build(ProviderConfig {
+        kind: ProviderKind::OpenAi,
+        base_url: Some(fake.base_url()),
+        api_key: None,
+        retry: RetryPolicy::default(),
+        max_tokens: None,
+    });
+    let agent = Agent::new(provider.clone(), "fake-model", servers.clone());
+    let events = Mutex::new(Vec::new());
+    let sink = |e: &TurnEvent| events.lock().unwrap().push(e.clone());
+    let started = std::time::Instant::now();
+    agent
+        .run_turn(None, Vec::new(), Message::user("hi"), &sink, CancellationToken::new())
+        .await;
+    let waited = started.elapsed();
+    let events = events.into_inner().unwrap();
+    let kinds: Vec<String> = events
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap()["type"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        &kinds[..4],
+        ["turn_started", "user_message", "waiting_for_servers", "servers_waited"],
+        "{kinds:?}"
+    );
+    let json = serde_json::to_value(&events[2]).unwrap();
+    let mut waiting: Vec<&str> = json["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    waiting.sort();
+    assert_eq!(waiting, ["broken", "slow"]);
+    let missing = serde_json::to_value(&events[3]).unwrap()["missing"].clone();
+    assert_eq!(missing.as_array().unwrap().len(), 1, "{missing}");
+    assert_eq!(missing[0]["name"], "broken");
+    assert!(missing[0]["reason"].as_str().unwrap().contains("status 3"), "{missing}");
+    assert!(
+        waited >= Duration::from_millis(2000),
+        "waited for the slow one: {waited:?}"
+    );
+    // The first request has the slow server's tools.
+    let first = fake.requests().into_iter().find(|r| r.method == "POST").unwrap();
+    let names: Vec<&str> = first.body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(names.contains(&"echo"), "{names:?}");
+
+    // A server that would take a while: the person sends without it.
+    let hanging = ServerConfig::stdio("hanging", TEST_SERVER)
+        .with_args(["--delay-ms", "8000"])
+        .with_timeout(Duration::from_secs(30));
+    let servers = Servers::start(vec![hanging], ConnectOptions::default());
+    let mut agent = Agent::new(provider, "fake-model", servers.clone());
+    let skip = CancellationToken::new();
+    agent.skip_wait = skip.clone();
+    let events = Mutex::new(Vec::new());
+    let sink = |e: &TurnEvent| {
+        if matches!(e, TurnEvent::WaitingForServers { .. }) {
+            skip.cancel();
+        }
+        events.lock().unwrap().push(e.clone());
+    };
+    let started = std::time::Instant::now();
+    let result = agent
+        .run_turn(
+            None,
+            Vec::new(),
+            Message::user("again"),
+            &sink,
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    assert_eq!(result.text, "two");
+    let events = events.into_inner().unwrap();
+    let missing = events
+        .iter()
+        .find_map(|e| match e {
+            TurnEvent::ServersWaited { missing } => Some(missing.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(missing.len(), 1);
+    assert_eq!(
+        (missing[0].name.as_str(), missing[0].reason.as_str()),
+        ("hanging", "still starting")
+    );
+}

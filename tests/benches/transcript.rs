@@ -287,7 +287,13 @@ fn main() -> Result<()> {
         ready(&long_open) / ready(&short_open)
     );
 
-    // The long one is open: scroll it, then the same rows as a static page.
+    // The long one is open: scroll it, then the same rows as a static page. Its earlier turns
+    // load by themselves while it is left still (a scroll that reaches them first loads them
+    // as it goes): scrolled once they are all there.
+    s.wait_for("the long conversation's earlier turns", WAIT, |s| {
+        let t = s.find("[data-testid=transcript]")?;
+        Ok((s.attribute(&t, "data-earlier")?.as_deref() == Some("false")).then_some(()))
+    })?;
     std::thread::sleep(Duration::from_secs(2));
     let transcript = scroll_frames(s, "[data-testid=transcript]", true)?;
     let rows = s.execute(

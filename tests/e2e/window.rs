@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use porthole_e2e::{App, screenshot_dir};
 use porthole_fake_llm::{FakeLlm, FakeToolCall, Reply, Script};
 use serde_json::json;
@@ -709,8 +709,63 @@ fn a_long_conversation_list_comes_a_page_at_a_time_as_it_is_scrolled() -> Result
     Ok(())
 }
 
-/// A long conversation opens with its last turns; scrolling up brings the earlier ones, a page
-/// at a time, until its first message.
+/// A message sent right after opening the app, while a server is still starting (it takes
+/// several seconds to answer `initialize`, as `npx` servers do), waits for it: the transcript
+/// says so, and the model's first request has the server's tools. A server that fails is named.
+#[test]
+fn a_message_sent_while_a_server_starts_waits_for_it_and_names_one_that_fails() -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let fake = runtime.block_on(FakeLlm::start(Script::new(vec![Reply::text("Hello with tools.")])))?;
+    let dir = profile();
+    let config = json!({"mcpServers": {
+        "slow": {"command": env!("CARGO_BIN_EXE_porthole-test-server"), "args": ["--delay-ms", "6000"]},
+        "broken": {"command": "sh", "args": ["-c", "sleep 2; echo 'no such module' >&2; exit 3"]},
+    }});
+    std::fs::write(dir.path().join("config.json"), config.to_string())?;
+    let url = fake.base_url();
+    let app = App::launch(
+        dir.path(),
+        &["--provider", "openai", "--base-url", &url, "--model", "fake-model"],
+        &[("OPENAI_API_KEY", "sk-x")],
+    )?;
+    let s = &app.session;
+    let composer = s.wait_for_element("[data-testid=composer]", WAIT)?;
+    s.send_keys(&composer, "Hi\u{E007}")?;
+    let waiting = s.wait_for_element("[data-testid=servers-waiting]", WAIT)?;
+    let text = s.text(&waiting)?;
+    assert!(text.contains("slow") && text.contains("broken"), "{text}");
+    assert!(
+        fake.requests().iter().all(|r| r.method != "POST"),
+        "the model is not asked while the servers start"
+    );
+    s.wait_for("the reply", WAIT, |s| {
+        let replies = s.find_all("[data-testid=message][data-role=assistant]")?;
+        Ok(match replies.last() {
+            Some(last) => (s.text(last)? == "Hello with tools.").then_some(()),
+            None => None,
+        })
+    })?;
+    assert!(s.find_all("[data-testid=servers-waiting]")?.is_empty());
+    let notice = s.text(&s.find("[data-testid=notice]")?)?;
+    assert!(
+        notice.starts_with("Sent without broken (") && notice.contains("status 3"),
+        "{notice}"
+    );
+    let first = fake
+        .requests()
+        .into_iter()
+        .find(|r| r.method == "POST")
+        .context("a model request")?;
+    let tools = first.body["tools"].to_string();
+    assert!(
+        tools.contains("\"echo\""),
+        "the slow server's tools are offered: {tools}"
+    );
+    Ok(())
+}
+
+/// A long conversation opens with its last turns; earlier ones load by themselves up to a
+/// point, and scrolling up brings the rest, a page at a time, until its first message.
 #[test]
 fn a_long_conversation_opens_at_its_end_and_loads_earlier_turns_as_it_is_scrolled_up() -> Result<()> {
     use porthole_store::{MessageRole, MessageStatus};
@@ -718,7 +773,7 @@ fn a_long_conversation_opens_at_its_end_and_loads_earlier_turns_as_it_is_scrolle
     {
         let store = porthole_store::Store::open(&dir.path().join("porthole.db"))?;
         let conversation = store.create_conversation("Long")?;
-        for i in 0..300 {
+        for i in 0..2000 {
             let text = |t: String| json!([{ "type": "text", "text": t }]);
             store.append_message(
                 &conversation.id,
@@ -744,14 +799,15 @@ fn a_long_conversation_opens_at_its_end_and_loads_earlier_turns_as_it_is_scrolle
     s.wait_for("the last answer", WAIT, |s| {
         let messages = s.find_all("[data-testid=message]")?;
         Ok(match messages.last() {
-            Some(last) => (s.text(last)? == "answer 299").then_some(()),
+            Some(last) => (s.text(last)? == "answer 1999").then_some(()),
             None => None,
         })
     })?;
+    std::thread::sleep(Duration::from_secs(3));
     assert_eq!(
         earlier(s)?,
         "true",
-        "a 600-message conversation opens with its end only"
+        "a 4,000-message conversation is not read whole by itself"
     );
     // Scrolled to the top again and again: the first question comes, and nothing is earlier.
     s.wait_for("the first question", WAIT, |s| {

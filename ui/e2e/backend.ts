@@ -317,6 +317,7 @@ export class FakeBackend {
       case "close_view":
       case "teardown_view":
       case "allow_view_devices":
+      case "send_without_waiting":
       case "teardown_views":
       case "set_view_container":
       case "set_view_display_mode":

@@ -179,6 +179,25 @@ describe("TranscriptView", () => {
   });
 });
 
+describe("TranscriptView: servers still starting", () => {
+  it("says which servers the turn waits for, and offers to send without them", async () => {
+    const onSendWithoutWaiting = vi.fn();
+    const transcript = new Transcript();
+    for (const e of [ev.user("Hi"), { type: "waiting_for_servers", servers: ["jira", "github"] } as TurnEvent]) transcript.apply(e);
+    const { getByTestId, queryByTestId } = render(TranscriptView, { transcript, servers: [], onSendWithoutWaiting });
+    const waiting = getByTestId("servers-waiting");
+    expect(waiting.textContent?.replace(/\s+/g, " ").trim()).toBe(
+      "Waiting for jira and github to start, so the model gets their tools… Send without them",
+    );
+    await fireEvent.click(getByTestId("send-without-waiting"));
+    expect(onSendWithoutWaiting).toHaveBeenCalledOnce();
+    transcript.apply({ type: "servers_waited", missing: [{ name: "jira", reason: "still starting" }, { name: "github", reason: "still starting" }] });
+    flushSync();
+    expect(queryByTestId("servers-waiting")).toBeNull();
+    expect(getByTestId("notice").textContent).toBe("Sent without jira (still starting), github (still starting).");
+  });
+});
+
 describe("TranscriptView following the end", () => {
   it("keeps following the end when a card grows (a view's frame), but not once the reader scrolled up", () => {
     const callbacks: ResizeObserverCallback[] = [];
@@ -470,6 +489,23 @@ describe("TranscriptView: long transcripts", () => {
     await new Promise((r) => setTimeout(r, 0));
     expect(onEarlier).toHaveBeenCalledOnce();
     expect(view.getAllByTestId("message")[0].textContent).toBe("question 0");
+  });
+
+  it("loads the earlier turns by itself while left still, and stays at the end", async () => {
+    const qa = (from: number, to: number) =>
+      Array.from({ length: to - from }, (_, k) => [ev.user(`question ${from + k}`), ev.step(1), ev.assistant([{ type: "text", text: `answer ${from + k}` }]), ev.done("end_turn")]).flat();
+    const all = record(qa(0, 160));
+    const cut = all.messages.filter((m) => m.role === "user")[100].id;
+    const transcript = new Transcript();
+    transcript.load({ ...all, messages: all.messages.filter((m) => m.id >= cut), earlier: true });
+    const onEarlier = vi.fn(async () => transcript.prepend({ ...all, messages: all.messages.filter((m) => m.id < cut), earlier: false }));
+    const view = render(TranscriptView, { transcript, servers: [], conversationId: "c1", onEarlier });
+    const log = view.getByTestId("transcript");
+    expect(log.getAttribute("aria-busy")).toBe("false");
+    await vi.waitFor(() => expect(onEarlier).toHaveBeenCalledOnce());
+    await vi.waitFor(() => expect(log.dataset.earlier).toBe("false"));
+    expect(transcript.items).toHaveLength(320);
+    expect(view.getAllByTestId("message").at(-1)?.textContent).toBe("answer 159");
   });
 
   it("renders the start when the reader scrolls there, and a new reply does not pull them back", () => {

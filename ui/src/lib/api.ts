@@ -151,6 +151,8 @@ export const api = {
   /** Starts a turn; resolves to the conversation's id at once. Events follow as chat-event. */
   sendMessage: (conversationId: string | null, text: string) => commands.sendMessage({ conversationId, text }),
   stopTurn: (conversationId: string) => commands.stopTurn({ conversationId }),
+  /** The turn asks the model now, without the servers still starting; false when none runs. */
+  sendWithoutWaiting: (conversationId: string) => commands.sendWithoutWaiting({ conversationId }),
   answerApproval: (callId: string, decision: Decision) => commands.answerApproval({ callId, decision }),
   onChatEvent: (handler: (event: AppEvents["chat-event"]) => void): Promise<UnlistenFn> =>
     listenHere("chat-event", afterQueuedTasks(handler)),

@@ -7,6 +7,7 @@ export type ChatApi = Pick<
   typeof api,
   | "sendMessage"
   | "stopTurn"
+  | "sendWithoutWaiting"
   | "openConversation"
   | "earlierMessages"
   | "listConversationPage"
@@ -408,6 +409,17 @@ export class ChatSession {
       this.transcript.addNotice("error", `Could not open the conversation: ${errorMessage(e)}`);
     } finally {
       if (generation === this.#generation) this.loading = false;
+    }
+  }
+
+  /** The open conversation's turn stops waiting for servers still starting. */
+  async sendWithoutWaiting() {
+    const id = this.conversationId;
+    if (id === null) return;
+    try {
+      await this.#api.sendWithoutWaiting(id);
+    } catch (e) {
+      this.transcript.addNotice("error", `Could not send without the servers: ${errorMessage(e)}`);
     }
   }
 

@@ -22,6 +22,7 @@ function fakeApi(over: Partial<ChatApi> = {}) {
   const defaults = {
     sendMessage: vi.fn(async (_id: string | null, _text: string) => "c1"),
     stopTurn: vi.fn(async (_id: string) => true),
+    sendWithoutWaiting: vi.fn(async (_id: string) => true),
     openConversation: vi.fn(async (_id: string): Promise<StoredConversation> => record([])),
     earlierMessages: vi.fn(async (_id: string, _before: number): Promise<StoredConversation> => record([])),
     listConversationPage: vi.fn(async (_limit: number, _after: string | null) => page(conversations)),
@@ -258,6 +259,17 @@ describe("ChatSession", () => {
     expect(await chat.loadEarlier()).toBe(0);
     expect(chat.transcript.earlier).toBe(false);
     expect(chat.transcript.notices.map((n) => n.text)).toEqual(["Could not load the earlier messages: disk I/O error"]);
+  });
+
+  it("asks the open conversation's turn to go on without the servers still starting", async () => {
+    const { fake } = fakeApi({ openConversation: vi.fn(async () => record([], { id: "c2", running: true })) });
+    const chat = new ChatSession(fake);
+    await chat.start();
+    await chat.sendWithoutWaiting();
+    expect(fake.sendWithoutWaiting).not.toHaveBeenCalled();
+    await chat.open("c2");
+    await chat.sendWithoutWaiting();
+    expect(fake.sendWithoutWaiting).toHaveBeenCalledExactlyOnceWith("c2");
   });
 
   it("says when a conversation cannot be opened", async () => {

@@ -22,6 +22,7 @@ function session() {
   const fake = {
     sendMessage: vi.fn(async () => "c1"),
     stopTurn: vi.fn(async () => true),
+    sendWithoutWaiting: vi.fn(async () => true),
     openConversation: vi.fn(async (): Promise<StoredConversation> => record([])),
     earlierMessages: vi.fn(async (): Promise<StoredConversation> => record([])),
     listConversationPage: vi.fn(async () => ({ conversations: [], more: false })),

@@ -104,7 +104,15 @@ export interface NoticeItem {
   text: string;
 }
 
-export type Item = UserItem | AssistantItem | ToolCallItem | ErrorItem | NoticeItem;
+/** The turn waits for servers still starting before it asks the model (their tools would be
+ * missing otherwise); the person may send without them. */
+export interface WaitingItem {
+  kind: "waiting";
+  id: number;
+  servers: string[];
+}
+
+export type Item = UserItem | AssistantItem | ToolCallItem | ErrorItem | NoticeItem | WaitingItem;
 
 export type Role = "user" | "assistant";
 
@@ -499,8 +507,38 @@ export class Transcript {
       case "done":
         this.#finishTurn(event.stopReason === "end_turn" || event.stopReason === "step_limit");
         break;
+      case "waiting_for_servers":
+        this.#push({ kind: "waiting", id: nextId++, servers: [...event.servers] });
+        break;
+      case "servers_waited":
+        this.#endWait(event.missing);
+        break;
     }
     this.#touch();
+  }
+
+  /** The wait for starting servers is over: its item goes, or says which servers the turn went
+   * on without, and why. */
+  #endWait(missing: { name: string; reason: string }[]) {
+    let index = this.items.length - 1;
+    while (index >= 0 && this.items[index].kind !== "waiting") index--;
+    const text =
+      missing.length === 0 ? null : `Sent without ${missing.map((m) => `${m.name} (${m.reason})`).join(", ")}.`;
+    const level = missing.some((m) => m.reason !== "still starting") ? "error" : "info";
+    if (index < 0) {
+      if (text) this.addNotice(level, text);
+      return;
+    }
+    if (text === null && index === this.items.length - 1) {
+      this.items.pop();
+      this.#rows.pop();
+      this.listRevision++;
+      return;
+    }
+    const notice: NoticeItem = { kind: "notice", id: this.items[index].id, level, text: text ?? "Every server started." };
+    this.items[index] = notice;
+    this.#rows[index] = { ...this.#rows[index], kind: "notice", estimate: estimatedHeight(notice) };
+    this.listRevision++;
   }
 
   /** Rebuilds the items of a stored conversation. `awaitingApproval`: call ids known (from this

@@ -644,3 +644,27 @@ describe("Transcript: a long conversation a page at a time", () => {
     expect(t.earlier).toBe(false);
   });
 });
+
+describe("Transcript: waiting for servers still starting", () => {
+  const waiting = (servers: string[]): TurnEvent => ({ type: "waiting_for_servers", servers });
+  const waited = (missing: { name: string; reason: string }[]): TurnEvent => ({ type: "servers_waited", missing });
+
+  it("shows the wait after the message, and takes it away when every server started", () => {
+    const t = run([ev.turnStarted(), ev.user("hi"), waiting(["jira", "github"])]);
+    expect(t.items.map((i) => i.kind)).toEqual(["user", "waiting"]);
+    expect(t.items[1]).toMatchObject({ servers: ["jira", "github"] });
+    run([waited([]), ev.step(1), ev.text("Hello.")], t);
+    expect(t.items.map((i) => i.kind)).toEqual(["user", "assistant"]);
+    expect(t.rows.map((r) => r.kind)).toEqual(["user", "assistant"]);
+  });
+
+  it("names the servers the turn went on without, and why", () => {
+    const t = run([ev.user("hi"), waiting(["jira", "github"]), waited([{ name: "jira", reason: "exited with status 1" }, { name: "github", reason: "still starting" }])]);
+    expect(t.notices).toEqual([
+      { id: t.items[1].id, kind: "error", text: "Sent without jira (exited with status 1), github (still starting)." },
+    ]);
+    expect(t.rows[1].kind).toBe("notice");
+    const skipped = run([ev.user("hi"), waiting(["slow"]), waited([{ name: "slow", reason: "still starting" }])]);
+    expect(skipped.notices.map((n) => [n.kind, n.text])).toEqual([["info", "Sent without slow (still starting)."]]);
+  });
+});

@@ -150,6 +150,8 @@ pub struct Agent {
     pub context: ModelContext,
     /// Tools the conversation's live views offer (the app; none headless).
     pub app_tools: Option<Arc<dyn AppTools>>,
+    /// Cancelled to send without the servers still starting (the person chose not to wait).
+    pub skip_wait: CancellationToken,
 }
 
 impl Agent {
@@ -166,7 +168,59 @@ impl Agent {
             views: Arc::new(NoViews),
             context: ModelContext::default(),
             app_tools: None,
+            skip_wait: CancellationToken::new(),
         }
+    }
+
+    /// Holds the first model request back while configured servers are still starting, so the
+    /// model is not asked without the person's tools and nothing said: until each has connected
+    /// or failed (its connection attempt ends within its own timeout), the turn is stopped, or
+    /// [`Agent::skip_wait`] is cancelled. The servers it goes on without are named, with why.
+    async fn wait_for_servers(&self, sink: &dyn EventSink, cancel: &CancellationToken) {
+        let starting: Vec<String> = self
+            .servers
+            .statuses()
+            .into_iter()
+            .filter(|s| s.state == ServerState::Connecting)
+            .map(|s| s.name)
+            .collect();
+        if starting.is_empty() {
+            return;
+        }
+        sink.emit(&TurnEvent::WaitingForServers {
+            servers: starting.clone(),
+        });
+        let mut changes = self.servers.subscribe();
+        let settled = changes.wait_for(|all| {
+            all.iter()
+                .filter(|s| starting.contains(&s.name))
+                .all(|s| s.state != ServerState::Connecting)
+        });
+        tokio::select! {
+            _ = settled => {}
+            _ = self.skip_wait.cancelled() => {}
+            _ = cancel.cancelled() => {}
+        }
+        let statuses = self.servers.statuses();
+        let missing = starting
+            .iter()
+            .filter_map(|name| {
+                let reason = match statuses.iter().find(|s| &s.name == name) {
+                    Some(s) => match s.state {
+                        ServerState::Connected => return None,
+                        ServerState::Connecting => "still starting".to_string(),
+                        ServerState::Disabled => "turned off".to_string(),
+                        ServerState::Failed => s.error.clone().unwrap_or_else(|| "it failed to start".into()),
+                    },
+                    None => "removed".to_string(),
+                };
+                Some(crate::events::MissingServer {
+                    name: name.clone(),
+                    reason,
+                })
+            })
+            .collect();
+        sink.emit(&TurnEvent::ServersWaited { missing });
     }
 
     fn app_tools(&self) -> Vec<AppTool> {
@@ -237,6 +291,7 @@ impl Agent {
             provider: self.provider.kind().to_string(),
         });
         sink.emit(&TurnEvent::UserMessage { message: user.clone() });
+        self.wait_for_servers(sink, &cancel).await;
         let mut messages = prepare_history(history);
         messages.push(user.clone());
         let mut added = vec![user];

@@ -50,6 +50,14 @@ pub enum StopReason {
     Error,
 }
 
+/// A server a turn went on without, and why (`failed: …`, still starting, turned off).
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct MissingServer {
+    pub name: String,
+    pub reason: String,
+}
+
 /// One thing that happened in a turn, as it happened.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
@@ -62,6 +70,16 @@ pub enum TurnEvent {
     /// The user's message, as it goes into the history.
     UserMessage {
         message: Message,
+    },
+    /// Servers that are still starting (connecting) hold the first model request back, so the
+    /// model is not asked without the person's tools; each ends its attempt within its own
+    /// timeout, and the host may send without them sooner.
+    WaitingForServers {
+        servers: Vec<String>,
+    },
+    /// The wait for starting servers is over; `missing` are those the turn goes on without.
+    ServersWaited {
+        missing: Vec<MissingServer>,
     },
     /// A model request is about to be sent (step 1, 2, … of the turn).
     StepStarted {

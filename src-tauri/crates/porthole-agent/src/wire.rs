@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::conversation::{Message, Usage};
-use crate::events::{CallStatus, Decision, StopReason, TurnEvent};
+use crate::events::{CallStatus, Decision, MissingServer, StopReason, TurnEvent};
 use porthole_mcp::ModelFacing;
 
 /// A turn event as `porthole run --json` prints it, borrowing from the [`TurnEvent`].
@@ -24,6 +24,12 @@ pub enum CliEvent<'a> {
     },
     UserMessage {
         message: &'a Message,
+    },
+    WaitingForServers {
+        servers: &'a [String],
+    },
+    ServersWaited {
+        missing: &'a [MissingServer],
     },
     StepStarted {
         step: u32,
@@ -117,6 +123,8 @@ impl<'a> From<&'a TurnEvent> for CliEvent<'a> {
                 provider,
             },
             TurnEvent::UserMessage { message } => CliEvent::UserMessage { message },
+            TurnEvent::WaitingForServers { servers } => CliEvent::WaitingForServers { servers },
+            TurnEvent::ServersWaited { missing } => CliEvent::ServersWaited { missing },
             TurnEvent::StepStarted { step } => CliEvent::StepStarted { step: *step },
             TurnEvent::TextDelta { text } => CliEvent::TextDelta { text },
             TurnEvent::ReasoningDelta { text } => CliEvent::ReasoningDelta { text },

@@ -27,6 +27,7 @@ macro_rules! app_command_list {
                 retry_turn: InConversation => (),
                 edit_and_resend: EditAndResend => (),
                 stop_turn: InConversation => bool,
+                send_without_waiting: InConversation => bool,
                 answer_approval: AnswerApproval => (),
                 reopen_views: ReopenViews => (),
                 teardown_views: InConversation => (),

@@ -43,7 +43,7 @@ const SEARCH_LIMIT: usize = 50;
 pub const OPEN_PAGE: usize = 100;
 
 /// Messages each earlier page holds, at least.
-pub const EARLIER_PAGE: usize = 200;
+pub const EARLIER_PAGE: usize = 500;
 
 /// The most conversations one page holds.
 pub const MAX_PAGE: u32 = 1000;

@@ -186,15 +186,17 @@ pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result
     }
     let options = setup.connect_options(loaded.mcp_apps_enabled(), ElicitationPolicy::Decline);
     let servers = Servers::start(loaded.servers, options);
+    // Servers still starting are waited for (each within its own timeout): the model is never
+    // asked without the person's tools while nothing says why; those that fail are named.
     let Some(statuses) = settle_or_stop(&servers).await else {
         return Ok(stopped());
     };
     for s in statuses {
         if s.state == ServerState::Failed {
             note!(
-                "porthole: server {}: {}",
+                "porthole: sent without {}: {}",
                 s.name,
-                s.error.as_deref().unwrap_or("failed")
+                s.error.as_deref().unwrap_or("it failed to start")
             );
         }
     }
@@ -342,6 +344,14 @@ fn describe(event: &TurnEvent) {
             );
         }
         TurnEvent::Retrying { wait_ms, reason, .. } => note!("porthole: retrying in {wait_ms} ms: {reason}"),
+        TurnEvent::WaitingForServers { servers } => {
+            note!("porthole: waiting for {} to start", servers.join(", "))
+        }
+        TurnEvent::ServersWaited { missing } => {
+            for m in missing {
+                note!("porthole: sent without {}: {}", m.name, m.reason);
+            }
+        }
         // A turn's error ends it: `run` prints it once, as its last line.
         _ => {}
     }

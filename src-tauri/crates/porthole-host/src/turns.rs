@@ -30,10 +30,17 @@ pub struct ChatEvent {
 
 type Pending = Arc<Mutex<HashMap<String, tokio::sync::oneshot::Sender<Decision>>>>;
 
+/// What a running turn can be told: stop, or stop waiting for servers still starting.
+#[derive(Clone)]
+struct Running {
+    cancel: CancellationToken,
+    skip_wait: CancellationToken,
+}
+
 /// The turns running, by conversation, and the tool calls waiting for a decision.
 #[derive(Default)]
 pub struct Turns {
-    running: Arc<Mutex<HashMap<String, CancellationToken>>>,
+    running: Arc<Mutex<HashMap<String, Running>>>,
     approvals: Pending,
 }
 
@@ -41,9 +48,10 @@ pub struct Turns {
 /// window or in another Porthole: it holds the store's [`ConversationWriter`]), and
 /// `stop_turn` cancels it. Dropping it frees the conversation, however the turn ended.
 pub struct TurnClaim {
-    running: Arc<Mutex<HashMap<String, CancellationToken>>>,
+    running: Arc<Mutex<HashMap<String, Running>>>,
     conversation_id: String,
     cancel: CancellationToken,
+    skip_wait: CancellationToken,
     _writer: ConversationWriter,
 }
 
@@ -51,6 +59,11 @@ impl TurnClaim {
     /// The token `stop_turn` cancels.
     pub fn cancel_token(&self) -> CancellationToken {
         self.cancel.clone()
+    }
+
+    /// The token `send_without_waiting` cancels.
+    pub fn skip_wait_token(&self) -> CancellationToken {
+        self.skip_wait.clone()
     }
 }
 
@@ -75,11 +88,19 @@ impl Turns {
             StoreError::Busy { .. } => AppError::busy(e.to_string()),
             e => AppError::from(e),
         })?;
-        running.insert(conversation_id.to_string(), cancel.clone());
+        let skip_wait = CancellationToken::new();
+        running.insert(
+            conversation_id.to_string(),
+            Running {
+                cancel: cancel.clone(),
+                skip_wait: skip_wait.clone(),
+            },
+        );
         Ok(TurnClaim {
             running: self.running.clone(),
             conversation_id: conversation_id.to_string(),
             cancel,
+            skip_wait,
             _writer: writer,
         })
     }
@@ -91,8 +112,20 @@ impl Turns {
     /// Cancels the turn running in the conversation; `false` when none is.
     pub fn stop(&self, conversation_id: &str) -> bool {
         match self.running.lock().unwrap().get(conversation_id) {
-            Some(cancel) => {
-                cancel.cancel();
+            Some(running) => {
+                running.cancel.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The turn running in the conversation stops waiting for servers still starting and
+    /// asks the model without them; `false` when no turn runs there.
+    pub fn send_without_waiting(&self, conversation_id: &str) -> bool {
+        match self.running.lock().unwrap().get(conversation_id) {
+            Some(running) => {
+                running.skip_wait.cancel();
                 true
             }
             None => false,
@@ -334,6 +367,7 @@ impl Host {
             };
             let recorder = Recorder::new(store.clone(), conversation_id.clone());
             let cancel = claim.cancel_token();
+            let skip_wait = claim.skip_wait_token();
             let sink = inner.conversation_sink(recorder, &conversation_id, claim);
             let model = match choice {
                 Ok(choice) => choice
@@ -358,6 +392,7 @@ impl Host {
                     agent.context = inner.context.clone();
                     agent.views = inner.views.reports(&conversation_id);
                     agent.app_tools = Some(inner.views.app_tools(&conversation_id));
+                    agent.skip_wait = skip_wait;
                     agent
                         .run_turn(Some(conversation_id.clone()), history, user, &sink, cancel)
                         .await;
@@ -381,6 +416,11 @@ impl Host {
     /// Stops the reply being written in a conversation (the partial reply is kept).
     pub fn stop_turn(&self, conversation_id: &str) -> bool {
         self.inner.turns.stop(conversation_id)
+    }
+
+    /// The conversation's turn asks the model now, without the servers still starting.
+    pub fn send_without_waiting(&self, conversation_id: &str) -> bool {
+        self.inner.turns.send_without_waiting(conversation_id)
     }
 
     /// The person's decision on a tool call.

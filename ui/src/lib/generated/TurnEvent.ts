@@ -2,6 +2,7 @@
 import type { CallStatus } from "./CallStatus";
 import type { Decision } from "./Decision";
 import type { Message } from "./Message";
+import type { MissingServer } from "./MissingServer";
 import type { ModelFacing } from "./ModelFacing";
 import type { RetryKind } from "./RetryKind";
 import type { StopReason } from "./StopReason";
@@ -11,7 +12,7 @@ import type { JsonValue } from "./serde_json/JsonValue";
 /**
  * One thing that happened in a turn, as it happened.
  */
-export type TurnEvent = { "type": "turn_started", conversationId: string | null, model: string, provider: string, } | { "type": "user_message", message: Message, } | { "type": "step_started", step: number, } | { "type": "text_delta", text: string, } | { "type": "reasoning_delta", text: string, } | { "type": "tool_call_streaming", callId: string, name: string, argumentsText: string, } | { "type": "retrying", attempt: number, waitMs: number, kind: RetryKind, reason: string, } | { "type": "assistant_message", message: Message, interrupted: boolean, usage: Usage, } | { "type": "tool_call_started", callId: string, name: string, server: string | null, tool: string | null, arguments: JsonValue, 
+export type TurnEvent = { "type": "turn_started", conversationId: string | null, model: string, provider: string, } | { "type": "user_message", message: Message, } | { "type": "waiting_for_servers", servers: Array<string>, } | { "type": "servers_waited", missing: Array<MissingServer>, } | { "type": "step_started", step: number, } | { "type": "text_delta", text: string, } | { "type": "reasoning_delta", text: string, } | { "type": "tool_call_streaming", callId: string, name: string, argumentsText: string, } | { "type": "retrying", attempt: number, waitMs: number, kind: RetryKind, reason: string, } | { "type": "assistant_message", message: Message, interrupted: boolean, usage: Usage, } | { "type": "tool_call_started", callId: string, name: string, server: string | null, tool: string | null, arguments: JsonValue, 
 /**
  * The tool's `ui://` view, when MCP Apps is on for its server.
  */

@@ -69,6 +69,7 @@ export const commands = {
   retryTurn: (args: InConversation) => invoke<void>("retry_turn", args),
   editAndResend: (args: EditAndResend) => invoke<void>("edit_and_resend", args),
   stopTurn: (args: InConversation) => invoke<boolean>("stop_turn", args),
+  sendWithoutWaiting: (args: InConversation) => invoke<boolean>("send_without_waiting", args),
   answerApproval: (args: AnswerApproval) => invoke<void>("answer_approval", args),
   reopenViews: (args: ReopenViews) => invoke<void>("reopen_views", args),
   teardownViews: (args: InConversation) => invoke<void>("teardown_views", args),

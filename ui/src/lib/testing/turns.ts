@@ -236,6 +236,8 @@ export function shown(items: Item[]): unknown[] {
         return { kind: "error", text: item.text };
       case "notice":
         return { kind: "notice", text: item.text };
+      case "waiting":
+        return { kind: "waiting", servers: item.servers };
     }
   });
 }
