@@ -313,6 +313,52 @@ impl Approver for Counting {
     }
 }
 
+/// Answers "allow once" after the person took `after` to decide.
+struct Slow {
+    after: Duration,
+}
+
+impl Approver for Slow {
+    fn decide(&self, _: ApprovalRequest) -> BoxFuture<'static, Decision> {
+        let after = self.after;
+        async move {
+            tokio::time::sleep(after).await;
+            Decision::AllowOnce
+        }
+        .boxed()
+    }
+}
+
+/// A call's duration is how long it ran, not how long the person took to approve it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_calls_duration_leaves_out_the_wait_for_approval() {
+    let bench = Bench::start(
+        vec![
+            tool_calls(vec![FakeToolCall::new("e", "echo", r#"{"text":"hi"}"#)]),
+            Reply::text("done"),
+        ],
+        true,
+        &[],
+    )
+    .await;
+    let mut agent = bench.agent(ProviderKind::OpenAi);
+    agent.approver = Arc::new(Slow {
+        after: Duration::from_millis(1500),
+    });
+    let (_, events) = bench.turn(&agent, "echo hi").await;
+    let duration = events
+        .iter()
+        .find_map(|e| match e {
+            TurnEvent::ToolCallFinished { duration_ms, .. } => Some(*duration_ms),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        duration < 1000,
+        "an echo that waited 1.5 s for approval took {duration} ms"
+    );
+}
+
 #[tokio::test]
 async fn a_denied_call_never_runs_and_the_model_is_told() {
     let bench = Bench::start(
@@ -970,4 +1016,8 @@ async fn a_turn_waits_for_servers_still_starting_and_names_those_it_goes_without
         (missing[0].name.as_str(), missing[0].reason.as_str()),
         ("hanging", "still starting")
     );
+    // Closing while it still starts does not wait for it.
+    let closing = std::time::Instant::now();
+    servers.shutdown().await;
+    assert!(closing.elapsed() < Duration::from_secs(3), "{:?}", closing.elapsed());
 }

@@ -537,8 +537,9 @@ impl Agent {
             arguments: arguments.clone(),
             ui_resource_uri: None,
         });
+        let started = std::sync::Mutex::new(started);
         let finish = |status: CallStatus, model: ModelFacing, view: Value, error: Option<String>| {
-            finished(sink, &call_id, started, status, model, view, error)
+            finished(sink, &call_id, *started.lock().unwrap(), status, model, view, error)
         };
         let arguments = match arguments {
             Value::Object(map) => Value::Object(map),
@@ -564,6 +565,7 @@ impl Agent {
                 return finish(CallStatus::Denied, host_error(text.clone()), Value::Null, Some(text));
             }
         }
+        *started.lock().unwrap() = Instant::now();
         sink.emit(&TurnEvent::ToolCallRunning {
             call_id: call_id.clone(),
         });
@@ -793,8 +795,10 @@ impl ToolRunner {
                 resource_uri,
             });
         }
+        // A call's duration is its run, from the moment it was approved: not the person's time.
+        let started = std::sync::Mutex::new(started);
         let finish = |status: CallStatus, model: ModelFacing, view: Value, error: Option<String>| {
-            finished(sink, &call_id, started, status, model, view, error)
+            finished(sink, &call_id, *started.lock().unwrap(), status, model, view, error)
         };
         let Some((tool, _)) = tool else {
             let text = format!("There is no tool named {name:?}.");
@@ -841,6 +845,7 @@ impl ToolRunner {
             }
         }
 
+        *started.lock().unwrap() = Instant::now();
         sink.emit(&TurnEvent::ToolCallRunning {
             call_id: call_id.clone(),
         });

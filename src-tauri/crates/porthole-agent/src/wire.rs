@@ -305,6 +305,21 @@ mod tests {
                     message: Message::user("Hi \"there\"\n"),
                 },
             ),
+            (
+                "waiting_for_servers",
+                TurnEvent::WaitingForServers {
+                    servers: vec!["jira".into(), "github".into()],
+                },
+            ),
+            (
+                "servers_waited",
+                TurnEvent::ServersWaited {
+                    missing: vec![crate::events::MissingServer {
+                        name: "jira".into(),
+                        reason: "exited with status 1".into(),
+                    }],
+                },
+            ),
             ("step_started", TurnEvent::StepStarted { step: 2 }),
             ("text_delta", TurnEvent::TextDelta { text: "Hel".into() }),
             ("reasoning_delta", TurnEvent::ReasoningDelta { text: "think".into() }),
@@ -480,6 +495,14 @@ mod tests {
             "user_message",
             r#"{"type":"user_message","message":{"role":"user","parts":[{"type":"text","text":"Hi \"there\"\n"}]}}"#,
         ),
+        (
+            "waiting_for_servers",
+            r#"{"type":"waiting_for_servers","servers":["jira","github"]}"#,
+        ),
+        (
+            "servers_waited",
+            r#"{"type":"servers_waited","missing":[{"name":"jira","reason":"exited with status 1"}]}"#,
+        ),
         ("step_started", r#"{"type":"step_started","step":2}"#),
         ("text_delta", r#"{"type":"text_delta","text":"Hel"}"#),
         ("reasoning_delta", r#"{"type":"reasoning_delta","text":"think"}"#),
@@ -569,9 +592,11 @@ mod tests {
             TurnEvent::ToolResults { .. } => 15,
             TurnEvent::Error { .. } => 16,
             TurnEvent::Done { .. } => 17,
+            TurnEvent::WaitingForServers { .. } => 18,
+            TurnEvent::ServersWaited { .. } => 19,
         }
     }
-    const VARIANTS: usize = 18;
+    const VARIANTS: usize = 20;
 
     #[test]
     fn every_event_prints_todays_line() {

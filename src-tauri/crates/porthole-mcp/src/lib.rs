@@ -925,6 +925,11 @@ impl Servers {
     /// Closes every connection; stdio servers are asked to exit, then stopped.
     pub async fn shutdown(&self) {
         let entries = self.running.read().unwrap().entries.clone();
+        // A server still starting is abandoned now, not waited for (its attempt holds the
+        // session until it connects or times out: a minute, for a slow `npx` server).
+        for entry in &entries {
+            entry.retired.cancel();
+        }
         // All at once: a server slow to exit holds no other back.
         futures::future::join_all(entries.iter().map(|e| close(e))).await;
     }
