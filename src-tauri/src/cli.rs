@@ -107,6 +107,24 @@ pub enum Command {
         #[arg(long, default_value_t = 1000, value_name = "N")]
         limit: usize,
     },
+    /// Print or save a conversation: Markdown for reading, or JSON with every message, tool call
+    /// (both facings) and view record, which `porthole import` reads back.
+    Export {
+        /// The conversation's id (as `porthole run` prints it).
+        #[arg(long, value_name = "ID")]
+        conversation: String,
+        /// markdown or json
+        #[arg(long, value_enum, default_value_t = ExportFormatArg::Markdown)]
+        format: ExportFormatArg,
+        /// Write it to FILE instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<std::path::PathBuf>,
+    },
+    /// Add a conversation exported as JSON (`porthole export --format json`) as a new one; prints its id.
+    Import {
+        /// The exported file; `-` reads stdin.
+        file: std::path::PathBuf,
+    },
     /// Look after the conversation store (`porthole.db` in the profile).
     Store {
         #[command(subcommand)]
@@ -152,6 +170,13 @@ pub enum KeyVerb {
     Set,
     Delete,
     Status,
+}
+
+/// `porthole export --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormatArg {
+    Markdown,
+    Json,
 }
 
 /// `--max-steps`: a turn needs at least one model request.
@@ -255,6 +280,22 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Audit { json, limit }) => {
             let setup = setup(&cli)?;
             headless::audit(setup, json, limit)
+        }
+        Some(Command::Export {
+            ref conversation,
+            format,
+            ref out,
+        }) => {
+            let setup = setup(&cli)?;
+            let format = match format {
+                ExportFormatArg::Markdown => porthole_host::export::ExportFormat::Markdown,
+                ExportFormatArg::Json => porthole_host::export::ExportFormat::Json,
+            };
+            headless::export(setup, conversation, format, out.as_deref())
+        }
+        Some(Command::Import { ref file }) => {
+            let setup = setup(&cli)?;
+            headless::import(setup, file)
         }
         Some(Command::Store {
             action: StoreVerb::Recover,

@@ -119,6 +119,11 @@ fn open_conversation(
 }
 
 #[tauri::command]
+async fn export_conversation(host: State<'_, Host>, Args(a): Args<ExportConversation>) -> Answer<Option<String>> {
+    host.export_conversation(&a.id, a.format).await
+}
+
+#[tauri::command]
 fn earlier_messages(
     host: State<'_, Host>,
     Args(a): Args<EarlierMessages>,

@@ -27,9 +27,9 @@ impl Outbox for WindowOutbox {
 struct TauriDesktop(AppHandle);
 
 impl Desktop for TauriDesktop {
-    fn save_file(&self, suggested_name: &str) -> BoxFuture<'static, Option<PathBuf>> {
+    fn save_file(&self, title: &str, suggested_name: &str) -> BoxFuture<'static, Option<PathBuf>> {
         let dialog = rfd::AsyncFileDialog::new()
-            .set_title("Save a file from a view")
+            .set_title(title)
             .set_file_name(suggested_name);
         async move { dialog.save_file().await.map(|f| f.path().to_path_buf()) }.boxed()
     }

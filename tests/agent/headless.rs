@@ -199,6 +199,94 @@ async fn json_events_stdin_prompts_and_a_continued_conversation() {
     assert_eq!(store.search("tangerine", 10).unwrap()[0].conversation_id, id);
 }
 
+/// A conversation made by `porthole run` is exported as Markdown (to stdout) and as JSON (to a
+/// file), and the JSON comes back with `porthole import` as a new conversation with the same
+/// messages; an unknown id or a file that is not an export is refused with the reason.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_conversation_is_exported_as_markdown_or_json_and_imported_again() {
+    let fake = FakeLlm::start(Script::new(vec![Reply::text("Tangerines are orange.")]))
+        .await
+        .unwrap();
+    let dir = profile();
+    let url = fake.base_url();
+    let out = run(
+        dir.path(),
+        &[
+            "run",
+            "--json",
+            "--provider",
+            "openai",
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--prompt",
+            "Colour of tangerines?",
+        ],
+        &[],
+        None,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let first: Value = serde_json::from_str(stdout(&out).lines().next().unwrap()).unwrap();
+    let id = first["conversation_id"].as_str().unwrap().to_string();
+
+    let out = run(dir.path(), &["export", "--conversation", &id], &[], None);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let md = stdout(&out);
+    assert!(md.starts_with("# Colour of tangerines?"), "{md}");
+    assert!(
+        md.contains("## You\n\nColour of tangerines?") && md.contains("## Assistant\n\nTangerines are orange."),
+        "{md}"
+    );
+
+    let file = dir.path().join("export.json");
+    let out = run(
+        dir.path(),
+        &[
+            "export",
+            "--conversation",
+            &id,
+            "--format",
+            "json",
+            "--out",
+            file.to_str().unwrap(),
+        ],
+        &[],
+        None,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let exported: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(exported["format"], "porthole.conversation");
+    assert_eq!(exported["messages"].as_array().unwrap().len(), 2);
+
+    let other = profile();
+    let out = run(other.path(), &["import", file.to_str().unwrap()], &[], None);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let new_id = stdout(&out).trim().to_string();
+    assert_ne!(new_id, id);
+    let store = Store::open_read_only(&other.path().join("porthole.db")).unwrap();
+    let texts: Vec<String> = store
+        .messages(&new_id)
+        .unwrap()
+        .iter()
+        .map(|m| m.parts[0]["text"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(texts, ["Colour of tangerines?", "Tangerines are orange."]);
+
+    let out = run(dir.path(), &["export", "--conversation", "0000000000000000"], &[], None);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("not found"), "{}", stderr(&out));
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"hello\": 1}").unwrap();
+    let out = run(other.path(), &["import", bad.to_str().unwrap()], &[], None);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("not an exported Porthole conversation"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 /// Each failure exits non-zero with one line that says what went wrong.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failures_exit_non_zero_with_a_one_line_reason() {

@@ -336,6 +336,8 @@ export class FakeBackend {
       }
       case "open_conversation":
         return this.#stored(this.#thread(args.id));
+      case "export_conversation":
+        return `/tmp/${this.#thread(args.id).conversation.title}.${args.format === "json" ? "json" : "md"}`;
       case "earlier_messages":
         // Conversations here open whole: nothing precedes what was shown.
         return { ...this.#stored(this.#thread(args.id)), messages: [], toolCalls: [], viewUris: {}, earlier: false };

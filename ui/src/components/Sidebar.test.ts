@@ -210,6 +210,39 @@ describe("Sidebar: rename", () => {
   });
 });
 
+describe("Sidebar: export", () => {
+  it("exports as Markdown or JSON and says where the file went; a cancelled save says nothing", async () => {
+    const exportConversation = vi.fn(async (_id: string, format: string) => (format === "json" ? null : "/home/me/Weather in Paris.md"));
+    const { getAllByTestId, getByTestId, queryByTestId } = setup({ exportConversation });
+    await fireEvent.click(getAllByTestId("conversation-export")[0]);
+    expect(document.activeElement).toBe(getByTestId("conversation-export-markdown"));
+    await fireEvent.click(getByTestId("conversation-export-markdown"));
+    expect(exportConversation).toHaveBeenCalledExactlyOnceWith("a1", "markdown");
+    await waitFor(() => expect(getByTestId("conversation-note").textContent).toBe("Exported to /home/me/Weather in Paris.md"));
+    expect(queryByTestId("conversation-export-json")).toBeNull();
+    await waitFor(() => expect(document.activeElement).toBe(getAllByTestId("conversation-export")[0]));
+
+    await fireEvent.click(getAllByTestId("conversation-export")[0]);
+    await fireEvent.click(getByTestId("conversation-export-json"));
+    expect(exportConversation).toHaveBeenLastCalledWith("a1", "json");
+    await waitFor(() => expect(queryByTestId("conversation-export-json")).toBeNull());
+    expect(queryByTestId("conversation-note")).toBeNull();
+  });
+
+  it("says why an export failed, and Esc closes the choice", async () => {
+    const exportConversation = vi.fn(async () => Promise.reject(refused("io", "cannot write /ro/x.md: read-only file system")));
+    const { getAllByTestId, getByTestId, queryByTestId } = setup({ exportConversation });
+    await fireEvent.click(getAllByTestId("conversation-export")[1]);
+    await fireEvent.keyDown(getByTestId("conversation-export-markdown"), { key: "Escape" });
+    expect(queryByTestId("conversation-export-markdown")).toBeNull();
+    await fireEvent.click(getAllByTestId("conversation-export")[1]);
+    await fireEvent.click(getByTestId("conversation-export-markdown"));
+    await waitFor(() =>
+      expect(getByTestId("conversation-error").textContent).toBe("Could not export: cannot write /ro/x.md: read-only file system"),
+    );
+  });
+});
+
 describe("Sidebar: delete", () => {
   it("asks first, and deletes only when confirmed", async () => {
     const { getAllByTestId, getByTestId, queryByTestId, props } = setup();

@@ -8,6 +8,7 @@ import type { AppError } from "./generated/AppError";
 import type { DisplayMode } from "./generated/DisplayMode";
 import type { Decision } from "./generated/Decision";
 import type { ElicitationAction } from "./generated/ElicitationAction";
+import type { ExportFormat } from "./generated/ExportFormat";
 import type { ProviderKind } from "./generated/ProviderKind";
 import type { ServerDraft } from "./generated/ServerDraft";
 import type { ThemePreference } from "./generated/ThemePreference";
@@ -25,6 +26,7 @@ export type { Conversation } from "./generated/Conversation";
 export type { ConversationList } from "./generated/ConversationList";
 export type { Decision } from "./generated/Decision";
 export type { DisplayMode } from "./generated/DisplayMode";
+export type { ExportFormat } from "./generated/ExportFormat";
 export type { DownloadFile } from "./generated/DownloadFile";
 export type { ElicitationAction } from "./generated/ElicitationAction";
 export type { ErrorCode } from "./generated/ErrorCode";
@@ -147,6 +149,8 @@ export const api = {
   earlierMessages: (id: string, before: number) => commands.earlierMessages({ id, before }),
   renameConversation: (id: string, title: string) => commands.renameConversation({ id, title }),
   deleteConversation: (id: string) => commands.deleteConversation({ id }),
+  /** Exports a conversation to a file the person chooses; resolves to its path (null: cancelled). */
+  exportConversation: (id: string, format: ExportFormat) => commands.exportConversation({ id, format }),
   searchConversations: (query: string) => commands.searchConversations({ query }),
   /** Starts a turn; resolves to the conversation's id at once. Events follow as chat-event. */
   sendMessage: (conversationId: string | null, text: string) => commands.sendMessage({ conversationId, text }),

@@ -22,6 +22,7 @@ macro_rules! app_command_list {
                 earlier_messages: EarlierMessages => StoredConversation,
                 rename_conversation: RenameConversation => (),
                 delete_conversation: ConversationRef => (),
+                export_conversation: ExportConversation => Option<String>,
                 search_conversations: SearchConversations => Vec<SearchHit>,
                 send_message: SendMessage => String,
                 retry_turn: InConversation => (),

@@ -58,6 +58,8 @@ args! {
     SearchConversations { query: String }
     /// A page of the conversation list: `limit` (1 to 1000) after the one with id `after`.
     ConversationPage { limit: u32, after: Option<String> }
+    /// Conversation `id` exported as `format` to a file the person chooses.
+    ExportConversation { id: String, format: crate::export::ExportFormat }
     /// The turns of conversation `id` before its message `before` (the first one shown).
     EarlierMessages { id: String, #[ts(type = "number")] before: i64 }
     /// The person's message; a new conversation when `conversation_id` is absent.

@@ -419,6 +419,45 @@ pub fn key(action: KeyAction, kind: ProviderKind) -> Result<ExitCode> {
 }
 
 /// `porthole audit [--json]`: the MCP Apps audit log, oldest first.
+/// `porthole export`: conversation `id` as Markdown or JSON, to `out` (stdout when absent).
+pub fn export(
+    setup: Setup,
+    id: &str,
+    format: crate::export::ExportFormat,
+    out: Option<&std::path::Path>,
+) -> Result<ExitCode> {
+    let store = Store::open_read_only(&setup.profile.database_file())?;
+    let text = crate::export::export(&store, id, format)?;
+    match out {
+        Some(path) => {
+            std::fs::write(path, &text).with_context(|| format!("cannot write {}", path.display()))?;
+            note!("porthole: conversation {id} exported to {}", path.display());
+        }
+        None => {
+            for line in text.lines() {
+                out!("{line}");
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `porthole import`: an exported conversation (JSON) added as a new conversation; prints its id.
+pub fn import(setup: Setup, file: &std::path::Path) -> Result<ExitCode> {
+    let text = if file == std::path::Path::new("-") {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
+        text
+    } else {
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?
+    };
+    let store = Store::open(&setup.profile.database_file())?;
+    let conversation = crate::export::import(&store, &text)?;
+    note!("porthole: imported as {:?}", conversation.title);
+    out!("{}", conversation.id);
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn audit(setup: Setup, json: bool, limit: usize) -> Result<ExitCode> {
     let store = Store::open_read_only(&setup.profile.database_file())?;
     let entries = store.audit_entries(limit)?;

@@ -13,6 +13,7 @@ pub mod contract;
 pub mod conversations;
 pub mod error;
 pub mod exit;
+pub mod export;
 pub mod headless;
 pub mod model;
 pub mod pop_outs;

@@ -56,8 +56,8 @@ pub trait Outbox: Send + Sync {
 
 /// What only the desktop can do for the app.
 pub trait Desktop: Send + Sync {
-    /// Asks the person where to save a file (`None`: they cancelled).
-    fn save_file(&self, suggested_name: &str) -> BoxFuture<'static, Option<PathBuf>>;
+    /// Asks the person where to save a file, in a dialog titled `title` (`None`: they cancelled).
+    fn save_file(&self, title: &str, suggested_name: &str) -> BoxFuture<'static, Option<PathBuf>>;
     /// The system's light or dark appearance, when the desktop knows it.
     fn system_theme(&self) -> Option<Theme>;
     /// Opens a link in the person's browser.
@@ -127,7 +127,7 @@ pub struct RecordingDesktop {
 }
 
 impl Desktop for RecordingDesktop {
-    fn save_file(&self, suggested_name: &str) -> BoxFuture<'static, Option<PathBuf>> {
+    fn save_file(&self, _title: &str, suggested_name: &str) -> BoxFuture<'static, Option<PathBuf>> {
         let target = self.save_dir.as_ref().map(|d| d.join(suggested_name));
         async move { target }.boxed()
     }

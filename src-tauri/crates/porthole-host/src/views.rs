@@ -1233,7 +1233,12 @@ impl Views {
         }
         let mut saved = 0;
         for file in files {
-            let Some(target) = self.inner.desktop.save_file(&file.name).await else {
+            let Some(target) = self
+                .inner
+                .desktop
+                .save_file("Save a file from a view", &file.name)
+                .await
+            else {
                 continue;
             };
             std::fs::write(&target, &file.bytes)

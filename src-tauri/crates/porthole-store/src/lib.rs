@@ -9,6 +9,7 @@
 
 mod error;
 mod schema;
+mod transfer;
 mod types;
 mod writers;
 
@@ -23,6 +24,7 @@ use rusqlite::{Connection, ErrorCode, OptionalExtension, Row, TransactionBehavio
 use serde_json::Value;
 
 pub use error::{Result, StoreError, UnknownStatus};
+pub use transfer::{EXPORT_FORMAT, EXPORT_VERSION, ExportedConversation};
 pub use types::{
     AlwaysAllowed, AuditEntry, AuditKind, Conversation, MessageRole, MessageStatus, NewAuditEntry, NewToolCall,
     NewView, SearchHit, StoredMessage, ToolCallFinish, ToolCallRecord, ToolCallStatus, ViewRecord, ViewState,

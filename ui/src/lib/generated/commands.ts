@@ -12,6 +12,7 @@ import type { ConversationPage } from "./ConversationPage";
 import type { ConversationRef } from "./ConversationRef";
 import type { EarlierMessages } from "./EarlierMessages";
 import type { EditAndResend } from "./EditAndResend";
+import type { ExportConversation } from "./ExportConversation";
 import type { GeneralSettings } from "./GeneralSettings";
 import type { ImportPath } from "./ImportPath";
 import type { ImportPreview } from "./ImportPreview";
@@ -64,6 +65,7 @@ export const commands = {
   earlierMessages: (args: EarlierMessages) => invoke<StoredConversation>("earlier_messages", args),
   renameConversation: (args: RenameConversation) => invoke<void>("rename_conversation", args),
   deleteConversation: (args: ConversationRef) => invoke<void>("delete_conversation", args),
+  exportConversation: (args: ExportConversation) => invoke<string | null>("export_conversation", args),
   searchConversations: (args: SearchConversations) => invoke<Array<SearchHit>>("search_conversations", args),
   sendMessage: (args: SendMessage) => invoke<string>("send_message", args),
   retryTurn: (args: InConversation) => invoke<void>("retry_turn", args),
