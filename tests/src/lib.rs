@@ -394,6 +394,9 @@ impl Session {
             return [
               `composer ${composer ? JSON.stringify(composer.value) : 'absent'}`,
               q('[data-testid=stop]') ? 'a reply is being written' : 'no reply being written',
+              `send ${q('[data-testid=send]') ? (q('[data-testid=send]').disabled ? 'disabled' : 'enabled') : 'absent'}`,
+              `transcript busy ${q('[data-testid=transcript]')?.getAttribute('aria-busy')}`,
+              `focus on ${document.activeElement ? (document.activeElement.dataset.testid || document.activeElement.tagName) : 'nothing'}`,
               `dialogs: ${[...document.querySelectorAll('[role=dialog]')].map((d) => d.dataset.testid || d.getAttribute('aria-label') || '?').join(', ') || 'none'}`,
               `last items: ${items.join(' | ') || 'none'}`,
             ].join('; ');
