@@ -119,6 +119,14 @@ fn open_conversation(
 }
 
 #[tauri::command]
+async fn read_resource(
+    host: State<'_, Host>,
+    Args(a): Args<ResourceRef>,
+) -> Answer<porthole_host::tool_runs::ResourceRead> {
+    host.read_resource(&a.server, &a.uri).await
+}
+
+#[tauri::command]
 async fn export_conversation(host: State<'_, Host>, Args(a): Args<ExportConversation>) -> Answer<Option<String>> {
     host.export_conversation(&a.id, a.format).await
 }

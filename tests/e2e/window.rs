@@ -764,6 +764,75 @@ fn a_message_sent_while_a_server_starts_waits_for_it_and_names_one_that_fails() 
     Ok(())
 }
 
+/// A tool result's content shows on its card as a person expects: server-everything's tiny
+/// image decoded inline, and its resource links readable from the card (`resources/read`).
+#[test]
+fn a_results_image_shows_inline_and_its_resource_links_can_be_read() -> Result<()> {
+    let entry = porthole_e2e::workspace_root()
+        .join("tests/fixtures/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        entry.is_file(),
+        "run `make deps`: tests/fixtures has no server-everything"
+    );
+    let runtime = tokio::runtime::Runtime::new()?;
+    let fake = runtime.block_on(FakeLlm::start(Script::new(vec![
+        Reply::ToolCalls {
+            text: None,
+            calls: vec![
+                FakeToolCall::new("i1", "get-tiny-image", "{}"),
+                FakeToolCall::new("l1", "get-resource-links", r#"{"count": 2}"#),
+            ],
+        },
+        Reply::text("Here they are."),
+    ])))?;
+    let dir = profile();
+    let config = json!({"mcpServers": {"everything": {
+        "command": "node",
+        "args": [entry, "stdio"],
+        "alwaysAllow": ["get-tiny-image", "get-resource-links"],
+    }}});
+    std::fs::write(dir.path().join("config.json"), config.to_string())?;
+    let url = fake.base_url();
+    let app = App::launch(
+        dir.path(),
+        &["--provider", "openai", "--base-url", &url, "--model", "fake-model"],
+        &[("OPENAI_API_KEY", "sk-x")],
+    )?;
+    let s = &app.session;
+    s.wait_for_element(
+        "[data-testid=server][data-server-name=everything][data-state=connected]",
+        WAIT,
+    )?;
+    let composer = s.find("[data-testid=composer]")?;
+    s.send_keys(&composer, "Show me\u{E007}")?;
+    let image = "[data-testid=tool-call][data-tool-name=get-tiny-image] [data-testid=content-image]";
+    s.wait_for_element(image, WAIT)?;
+    let decoded = s.wait_for("the image to be decoded", WAIT, |s| {
+        let width = s.execute(
+            "const i = document.querySelector(arguments[0]); return i && i.complete ? i.naturalWidth : 0;",
+            json!([image]),
+        )?;
+        Ok((width.as_f64().unwrap_or(0.0) > 0.0).then_some(width))
+    })?;
+    assert!(decoded.as_f64().unwrap() > 0.0);
+    let links = "[data-testid=tool-call][data-tool-name=get-resource-links] [data-testid=content-link]";
+    s.wait_for_element(links, WAIT)?;
+    assert_eq!(s.find_all(links)?.len(), 2);
+    s.click(&s.find(&format!("{links} [data-testid=content-link-read]"))?)?;
+    let read = s.wait_for("the linked resource to be read", WAIT, |s| {
+        let shown = s.find_all(&format!(
+            "{links} [data-testid=content-link-text], {links} [data-testid=content-link-note], {links} [data-testid=content-link-error]"
+        ))?;
+        Ok(match shown.first() {
+            Some(el) => Some((s.attribute(el, "data-testid")?.unwrap_or_default(), s.text(el)?)),
+            None => None,
+        })
+    })?;
+    assert_ne!(read.0, "content-link-error", "{read:?}");
+    assert!(!read.1.trim().is_empty(), "{read:?}");
+    Ok(())
+}
+
 /// A long conversation opens with its last turns; earlier ones load by themselves up to a
 /// point, and scrolling up brings the rest, a page at a time, until its first message.
 #[test]

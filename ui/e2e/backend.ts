@@ -336,6 +336,8 @@ export class FakeBackend {
       }
       case "open_conversation":
         return this.#stored(this.#thread(args.id));
+      case "read_resource":
+        return { contents: [{ uri: args.uri, mimeType: "text/plain", text: `the text of ${String(args.uri)}` }] };
       case "export_conversation":
         return `/tmp/${this.#thread(args.id).conversation.title}.${args.format === "json" ? "json" : "md"}`;
       case "earlier_messages":

@@ -151,6 +151,8 @@ export const api = {
   deleteConversation: (id: string) => commands.deleteConversation({ id }),
   /** Exports a conversation to a file the person chooses; resolves to its path (null: cancelled). */
   exportConversation: (id: string, format: ExportFormat) => commands.exportConversation({ id, format }),
+  /** Reads resource `uri` of `server` (a tool result's link): its `contents`, each cut at 1 MB. */
+  readResource: (server: string, uri: string) => commands.readResource({ server, uri }),
   searchConversations: (query: string) => commands.searchConversations({ query }),
   /** Starts a turn; resolves to the conversation's id at once. Events follow as chat-event. */
   sendMessage: (conversationId: string | null, text: string) => commands.sendMessage({ conversationId, text }),

@@ -37,6 +37,7 @@ macro_rules! app_command_list {
                 pop_out_view: ViewRef => String,
                 clipboard_write_requested: NoArgs => (),
                 run_tool: RunTool => ToolRun,
+                read_resource: ResourceRef => ResourceRead,
                 model_settings: NoArgs => ModelSettings,
                 save_model_settings: SaveModelSettings => (),
                 list_provider_models: ProviderRequest => Vec<String>,

@@ -27,7 +27,7 @@ use crate::questions::{ElicitationAction, Question};
 use crate::server_settings::{ImportPreview, ImportReport, ServerLog, ServerSettings};
 use crate::settings::{GeneralSettings, ModelSettings, ModelTest};
 use crate::theme::ThemePreference;
-use crate::tool_runs::ToolRun;
+use crate::tool_runs::{ResourceRead, ToolRun};
 use crate::turns::ChatEvent;
 use crate::views::ViewEvent;
 
@@ -100,6 +100,8 @@ args! {
     /// Adds a server (`original_name` absent) or changes one (maybe renaming it).
     SaveServer { original_name: Option<String>, server: ServerDraft }
     ServerRef { name: String }
+    /// Resource `uri` of server `server` (a tool result's link).
+    ResourceRef { server: String, uri: String }
     ServerSwitch { name: String, enabled: bool }
     McpAppsSwitch { enabled: bool }
     ImportPath { path: String }

@@ -1,4 +1,5 @@
-//! The tools panel's Run: one tool call the person starts, with no model. It goes through the
+//! The tools panel's Run: one tool call the person starts, with no model; and reading a resource
+//! a result links to (the card's Read). It goes through the
 //! agent loop's own path for a call ([`ToolRunner::run_call`]), so the window shows the same
 //! card and the same view as for a model's call, and the store keeps both facings.
 //!
@@ -37,7 +38,51 @@ fn new_call_id() -> String {
     format!("{RUN_PREFIX}{hex}")
 }
 
+/// The most of a resource's contents the window is sent (the rest is cut, and it says so).
+pub const MAX_READ_BYTES: usize = 1024 * 1024;
+
+/// A resource as `resources/read` gave it: each of its contents (`uri`, `mimeType`, `text` or
+/// `blob`, and `truncated: true` when cut at [`MAX_READ_BYTES`]).
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceRead {
+    pub contents: Vec<Value>,
+}
+
 impl Host {
+    /// Reads resource `uri` of `server` (a result's `resource_link`, opened from its card):
+    /// its `contents`, each text or blob cut to [`MAX_READ_BYTES`] with `truncated: true`.
+    pub async fn read_resource(&self, server: &str, uri: &str) -> AppResult<ResourceRead> {
+        let result = self
+            .inner
+            .servers
+            .read_resource(server, uri)
+            .await
+            .map_err(|e| AppError::server(format!("{server} could not read {uri}: {e}")))?;
+        let value = serde_json::to_value(result).map_err(|e| AppError::server(e.to_string()))?;
+        let mut contents = match value.get("contents") {
+            Some(Value::Array(items)) => items.clone(),
+            _ => Vec::new(),
+        };
+        {
+            for item in contents.iter_mut() {
+                for key in ["text", "blob"] {
+                    if let Some(Value::String(s)) = item.get_mut(key)
+                        && s.len() > MAX_READ_BYTES
+                    {
+                        let mut end = MAX_READ_BYTES;
+                        while !s.is_char_boundary(end) {
+                            end -= 1;
+                        }
+                        s.truncate(end);
+                        item["truncated"] = Value::Bool(true);
+                    }
+                }
+            }
+        }
+        Ok(ResourceRead { contents })
+    }
+
     /// Runs `tool` of `server` with `arguments` (a JSON object) in `conversation_id`, or in a
     /// new conversation titled "Run <tool>" when none is given, and returns at once; the call's
     /// events arrive as `chat-event`s, like a turn's, ending with `done` (`cancelled` when it

@@ -29,6 +29,8 @@ import type { ProviderRequest } from "./ProviderRequest";
 import type { Question } from "./Question";
 import type { RenameConversation } from "./RenameConversation";
 import type { ReopenViews } from "./ReopenViews";
+import type { ResourceRead } from "./ResourceRead";
+import type { ResourceRef } from "./ResourceRef";
 import type { RunTool } from "./RunTool";
 import type { SaveApiKey } from "./SaveApiKey";
 import type { SaveGeneralSettings } from "./SaveGeneralSettings";
@@ -80,6 +82,7 @@ export const commands = {
   popOutView: (args: ViewRef) => invoke<string>("pop_out_view", args),
   clipboardWriteRequested: () => invoke<void>("clipboard_write_requested"),
   runTool: (args: RunTool) => invoke<ToolRun>("run_tool", args),
+  readResource: (args: ResourceRef) => invoke<ResourceRead>("read_resource", args),
   modelSettings: () => invoke<ModelSettings>("model_settings"),
   saveModelSettings: (args: SaveModelSettings) => invoke<void>("save_model_settings", args),
   listProviderModels: (args: ProviderRequest) => invoke<Array<string>>("list_provider_models", args),
