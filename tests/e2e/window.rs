@@ -709,6 +709,16 @@ fn a_long_conversation_list_comes_a_page_at_a_time_as_it_is_scrolled() -> Result
     Ok(())
 }
 
+/// The app on profile `dir`, its model the fake one (OpenAI's format).
+fn launch_with_model(dir: &std::path::Path, fake: &FakeLlm) -> Result<App> {
+    let url = fake.base_url();
+    App::launch(
+        dir,
+        &["--provider", "openai", "--base-url", &url, "--model", "fake-model"],
+        &[("OPENAI_API_KEY", "sk-x")],
+    )
+}
+
 /// A message sent right after opening the app, while a server is still starting (it takes
 /// several seconds to answer `initialize`, as `npx` servers do), waits for it: the transcript
 /// says so, and the model's first request has the server's tools. A server that fails is named.
@@ -722,12 +732,7 @@ fn a_message_sent_while_a_server_starts_waits_for_it_and_names_one_that_fails() 
         "broken": {"command": "sh", "args": ["-c", "sleep 2; echo 'no such module' >&2; exit 3"]},
     }});
     std::fs::write(dir.path().join("config.json"), config.to_string())?;
-    let url = fake.base_url();
-    let app = App::launch(
-        dir.path(),
-        &["--provider", "openai", "--base-url", &url, "--model", "fake-model"],
-        &[("OPENAI_API_KEY", "sk-x")],
-    )?;
+    let app = launch_with_model(dir.path(), &fake)?;
     let s = &app.session;
     let composer = s.wait_for_element("[data-testid=composer]", WAIT)?;
     s.send_keys(&composer, "Hi\u{E007}")?;
@@ -768,12 +773,7 @@ fn a_message_sent_while_a_server_starts_waits_for_it_and_names_one_that_fails() 
 /// image decoded inline, and its resource links readable from the card (`resources/read`).
 #[test]
 fn a_results_image_shows_inline_and_its_resource_links_can_be_read() -> Result<()> {
-    let entry = porthole_e2e::workspace_root()
-        .join("tests/fixtures/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(
-        entry.is_file(),
-        "run `make deps`: tests/fixtures has no server-everything"
-    );
+    let entry = porthole_e2e::server_everything_entry();
     let runtime = tokio::runtime::Runtime::new()?;
     let fake = runtime.block_on(FakeLlm::start(Script::new(vec![
         Reply::ToolCalls {
@@ -792,12 +792,7 @@ fn a_results_image_shows_inline_and_its_resource_links_can_be_read() -> Result<(
         "alwaysAllow": ["get-tiny-image", "get-resource-links"],
     }}});
     std::fs::write(dir.path().join("config.json"), config.to_string())?;
-    let url = fake.base_url();
-    let app = App::launch(
-        dir.path(),
-        &["--provider", "openai", "--base-url", &url, "--model", "fake-model"],
-        &[("OPENAI_API_KEY", "sk-x")],
-    )?;
+    let app = launch_with_model(dir.path(), &fake)?;
     let s = &app.session;
     s.wait_for_element(
         "[data-testid=server][data-server-name=everything][data-state=connected]",

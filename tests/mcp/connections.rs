@@ -1,7 +1,6 @@
 //! MCP connections against real servers: Porthole's own test server (stdio and Streamable HTTP),
 //! misbehaving on purpose, and the published `@modelcontextprotocol/server-everything` from npm.
 
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -249,21 +248,10 @@ async fn an_http_server_that_is_not_there_fails_with_the_reason() {
     assert!(!status.error.as_deref().unwrap_or("").is_empty());
 }
 
-/// The entry script of the published server-everything, installed by `make deps`.
-fn everything_entry() -> PathBuf {
-    let path = porthole_e2e::workspace_root()
-        .join("tests/fixtures/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(
-        path.is_file(),
-        "run `make deps`: tests/fixtures has no server-everything"
-    );
-    path
-}
-
 /// server-everything over stdio, named "everything".
 fn everything_over_stdio() -> ServerConfig {
     ServerConfig::stdio("everything", "node")
-        .with_args([everything_entry().to_str().unwrap(), "stdio"])
+        .with_args([porthole_e2e::server_everything_entry().to_str().unwrap(), "stdio"])
         .with_timeout(Duration::from_secs(30))
 }
 
@@ -291,7 +279,7 @@ async fn server_everything_over_stdio() {
 
 #[tokio::test]
 async fn server_everything_over_streamable_http() {
-    let entry = everything_entry();
+    let entry = porthole_e2e::server_everything_entry();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

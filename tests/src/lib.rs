@@ -23,6 +23,18 @@ pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
+/// The entry script of the published `@modelcontextprotocol/server-everything`, installed by
+/// `make deps` (run it with `node <entry> stdio`).
+pub fn server_everything_entry() -> PathBuf {
+    let path =
+        workspace_root().join("tests/fixtures/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        path.is_file(),
+        "run `make deps`: tests/fixtures has no server-everything"
+    );
+    path
+}
+
 /// The cargo target folder the tests were built in (honours `CARGO_TARGET_DIR`).
 pub fn target_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {

@@ -415,21 +415,29 @@ describe("TranscriptView: retry and edit", () => {
 describe("TranscriptView: long transcripts", () => {
   /** A transcript of `n` exchanges, shown in a log of 800 px whose scroll height follows the
    * spacers and rows (jsdom lays nothing out: rows are taken at their estimated heights). */
-  function long(n: number, before: TurnEvent[] = [], conversationId: string | null = null) {
-    const events: TurnEvent[] = [...before];
-    for (let i = 0; i < n; i++) events.push(ev.user(`question ${i}`), ev.step(1), ev.assistant([{ type: "text", text: `answer ${i}` }]), ev.done("end_turn"));
-    const view = show(events, new Transcript(), conversationId);
-    const log = view.getByTestId("transcript");
+  /** Exchanges `from` to `to` (exclusive): a question, its answer. */
+  const exchanges = (from: number, to: number): TurnEvent[] =>
+    Array.from({ length: to - from }, (_, k) => [ev.user(`question ${from + k}`), ev.step(1), ev.assistant([{ type: "text", text: `answer ${from + k}` }]), ev.done("end_turn")]).flat();
+
+  /** Gives the rendered log a height of 800 px and a scroll height that follows its spacers
+   * and rows; returns a way to scroll it as a reader would. */
+  function sized(log: HTMLElement) {
     Object.defineProperty(log, "clientHeight", { get: () => 800, configurable: true });
     Object.defineProperty(log, "scrollHeight", {
       get: () => Array.from(log.querySelectorAll<HTMLElement>("[data-testid=transcript-gap]")).reduce((sum, g) => sum + parseFloat(g.style.height), 0) + log.querySelectorAll(".row").length * 50,
       configurable: true,
     });
-    const scrollTo = (top: number) => {
+    return (top: number) => {
       log.scrollTop = top;
       fireEvent.scroll(log);
       flushSync();
     };
+  }
+
+  function long(n: number, before: TurnEvent[] = [], conversationId: string | null = null) {
+    const view = show([...before, ...exchanges(0, n)], new Transcript(), conversationId);
+    const log = view.getByTestId("transcript");
+    const scrollTo = sized(log);
     // Where a browser has it once laid out: at the end, which the transcript follows.
     scrollTo(log.scrollHeight - 800);
     const texts = () => view.getAllByTestId("message").map((m) => m.textContent);
@@ -449,9 +457,7 @@ describe("TranscriptView: long transcripts", () => {
   });
 
   it("loads the earlier turns when the reader nears the top, keeping in place what they see", async () => {
-    const qa = (from: number, to: number) =>
-      Array.from({ length: to - from }, (_, k) => [ev.user(`question ${from + k}`), ev.step(1), ev.assistant([{ type: "text", text: `answer ${from + k}` }]), ev.done("end_turn")]).flat();
-    const all = record([...qa(0, 100), ...qa(100, 160)]);
+    const all = record(exchanges(0, 160));
     const cut = all.messages.filter((m) => m.role === "user")[100].id;
     const end = { ...all, messages: all.messages.filter((m) => m.id >= cut), earlier: true };
     const before = { ...all, messages: all.messages.filter((m) => m.id < cut), earlier: false };
@@ -460,16 +466,7 @@ describe("TranscriptView: long transcripts", () => {
     const onEarlier = vi.fn(async () => transcript.prepend(before));
     const view = render(TranscriptView, { transcript, servers: [], conversationId: "c1", onEarlier });
     const log = view.getByTestId("transcript");
-    Object.defineProperty(log, "clientHeight", { get: () => 800, configurable: true });
-    Object.defineProperty(log, "scrollHeight", {
-      get: () => Array.from(log.querySelectorAll<HTMLElement>("[data-testid=transcript-gap]")).reduce((sum, g) => sum + parseFloat(g.style.height), 0) + log.querySelectorAll(".row").length * 50,
-      configurable: true,
-    });
-    const scrollTo = (top: number) => {
-      log.scrollTop = top;
-      fireEvent.scroll(log);
-      flushSync();
-    };
+    const scrollTo = sized(log);
     scrollTo(log.scrollHeight - 800);
     expect(log.dataset.earlier).toBe("true");
     // At the end, far from the top: nothing is asked for.
@@ -492,9 +489,7 @@ describe("TranscriptView: long transcripts", () => {
   });
 
   it("loads the earlier turns by itself while left still, and stays at the end", async () => {
-    const qa = (from: number, to: number) =>
-      Array.from({ length: to - from }, (_, k) => [ev.user(`question ${from + k}`), ev.step(1), ev.assistant([{ type: "text", text: `answer ${from + k}` }]), ev.done("end_turn")]).flat();
-    const all = record(qa(0, 160));
+    const all = record(exchanges(0, 160));
     const cut = all.messages.filter((m) => m.role === "user")[100].id;
     const transcript = new Transcript();
     transcript.load({ ...all, messages: all.messages.filter((m) => m.id >= cut), earlier: true });

@@ -32,7 +32,7 @@ function dataUrl(mimeType: string | null, data: string | null, allowed: RegExp):
 }
 
 /** Roughly how many bytes a base64 string holds. */
-function base64Bytes(data: string): number {
+export function base64Bytes(data: string): number {
   return Math.floor((data.length * 3) / 4) - (data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0);
 }
 

@@ -17,7 +17,7 @@ pub struct StoredConversation {
     pub messages: Vec<StoredMessage>,
     pub tool_calls: Vec<ToolCallRecord>,
     /// Earlier messages precede these: the window asks for them (`earlier_messages`, before the
-    /// first of these) when the reader scrolls up to here.
+    /// first of these) when the reader nears the top, or by itself while the transcript is idle.
     pub earlier: bool,
     /// A turn is writing to it now.
     pub running: bool,

@@ -31,7 +31,6 @@ pub struct ChatEvent {
 type Pending = Arc<Mutex<HashMap<String, tokio::sync::oneshot::Sender<Decision>>>>;
 
 /// What a running turn can be told: stop, or stop waiting for servers still starting.
-#[derive(Clone)]
 struct Running {
     cancel: CancellationToken,
     skip_wait: CancellationToken,

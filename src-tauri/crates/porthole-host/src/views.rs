@@ -1448,8 +1448,8 @@ impl Views {
     }
 
     /// Whether the engine may give a frame the `device` it asks for: only while a live view
-    /// was given it (a frame without it in its `allow` attribute cannot ask at all). Each
-    /// decision is in the audit log.
+    /// was given it (a frame without it in its `allow` attribute cannot ask at all). A request
+    /// allowed is in the audit log, attributed to that view; a refusal is logged.
     pub fn device_request(&self, device: &str) -> bool {
         let holder = self
             .inner
