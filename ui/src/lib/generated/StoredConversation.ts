@@ -10,7 +10,7 @@ import type { ToolCallRecord } from "./ToolCallRecord";
 export type StoredConversation = { conversation: Conversation, messages: Array<StoredMessage>, toolCalls: Array<ToolCallRecord>, 
 /**
  * Earlier messages precede these: the window asks for them (`earlier_messages`, before the
- * first of these) when the reader scrolls up to here.
+ * first of these) when the reader nears the top, or by itself while the transcript is idle.
  */
 earlier: boolean, 
 /**
