@@ -159,7 +159,45 @@ fn search_conversations(
 
 #[tauri::command]
 async fn send_message(host: State<'_, Host>, Args(a): Args<SendMessage>) -> Answer<String> {
-    host.send_message(a.conversation_id, &a.text)
+    host.send_message_with(a.conversation_id, &a.text, &a.attachments).await
+}
+
+#[tauri::command]
+async fn list_prompts(host: State<'_, Host>, _: Args<NoArgs>) -> Answer<porthole_host::prompts::PromptList> {
+    Ok(host.list_prompts().await)
+}
+
+#[tauri::command]
+async fn complete_argument(
+    host: State<'_, Host>,
+    Args(a): Args<CompleteArgument>,
+) -> Answer<porthole_host::prompts::Completions> {
+    host.complete_argument(&a.server, a.target, &a.argument, &a.value, a.context)
+        .await
+}
+
+#[tauri::command]
+async fn send_prompt(host: State<'_, Host>, Args(a): Args<SendPrompt>) -> Answer<String> {
+    host.send_prompt(a.conversation_id, &a.server, &a.name, a.arguments)
+        .await
+}
+
+#[tauri::command]
+async fn list_attachable(host: State<'_, Host>, _: Args<NoArgs>) -> Answer<porthole_host::attachments::ResourceList> {
+    Ok(host.list_attachable().await)
+}
+
+#[tauri::command]
+async fn template_uri(host: State<'_, Host>, Args(a): Args<TemplateUri>) -> Answer<String> {
+    Ok(host.template_uri(&a.uri_template, &a.values))
+}
+
+#[tauri::command]
+async fn attach_resource(
+    host: State<'_, Host>,
+    Args(a): Args<ResourceRef>,
+) -> Answer<porthole_host::attachments::AttachmentInfo> {
+    host.attach_resource(&a.server, &a.uri).await
 }
 
 #[tauri::command]

@@ -47,6 +47,14 @@ pub enum Part {
         name: String,
         arguments: Value,
     },
+    /// Content from a server the person put in their message: a resource they attached, or a
+    /// prompt's image, audio or embedded resource. `content` is one MCP content block (a text
+    /// resource is `{"type": "resource", "resource": {"uri", "mimeType", "text"}}`), kept as the
+    /// server sent it.
+    Attachment {
+        server: String,
+        content: Value,
+    },
     /// What the model gets back for one tool call: MCP content blocks exactly as the server
     /// returned them (plus at most a host note, see `agent::view_note`), and `isError`.
     ToolResult {
@@ -80,6 +88,14 @@ impl Message {
             }
         }
         out
+    }
+
+    /// The message's attachments: (server, MCP content block).
+    pub fn attachments(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.parts.iter().filter_map(|p| match p {
+            Part::Attachment { server, content } => Some((server.as_str(), content)),
+            _ => None,
+        })
     }
 
     pub fn tool_uses(&self) -> impl Iterator<Item = (&str, &str, &Value)> {

@@ -5,7 +5,7 @@
 //! capability files. `tests/contract.rs` fails when the committed files are stale.
 
 use std::any::TypeId;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use porthole_agent::Decision;
@@ -20,9 +20,11 @@ use serde_json::Value;
 use ts_rs::{Config, ExportError, TS, TypeVisitor};
 
 use crate::AppInfo;
+use crate::attachments::{AttachmentInfo, AttachmentRef, ResourceList};
 use crate::conversations::{ConversationList, StoredConversation};
 use crate::error::AppError;
 use crate::model::ModelInfo;
+use crate::prompts::{CompletionTarget, Completions, PromptList};
 use crate::questions::{ElicitationAction, Question};
 use crate::server_settings::{ImportPreview, ImportReport, ServerLog, ServerSettings};
 use crate::settings::{GeneralSettings, ModelSettings, ModelTest};
@@ -62,8 +64,16 @@ args! {
     ExportConversation { id: String, format: crate::export::ExportFormat }
     /// The turns of conversation `id` before its message `before` (the first one shown).
     EarlierMessages { id: String, #[ts(type = "number")] before: i64 }
-    /// The person's message; a new conversation when `conversation_id` is absent.
-    SendMessage { conversation_id: Option<String>, text: String }
+    /// The person's message, with the resources attached to it; a new conversation when
+    /// `conversation_id` is absent.
+    SendMessage { conversation_id: Option<String>, text: String, #[serde(default)] #[ts(optional, as = "Option<_>")] attachments: Vec<AttachmentRef> }
+    /// Suggestions for `argument` of a prompt or resource template of `server`, typed so far as
+    /// `value`, knowing the other arguments' values (`context`).
+    CompleteArgument { server: String, target: CompletionTarget, argument: String, value: String, #[serde(default)] context: HashMap<String, String> }
+    /// Prompt `name` of `server`, with its arguments, sent as the person's turn.
+    SendPrompt { conversation_id: Option<String>, server: String, name: String, #[serde(default)] arguments: HashMap<String, String> }
+    /// The URI `uri_template` makes with `values`.
+    TemplateUri { uri_template: String, values: HashMap<String, String> }
     InConversation { conversation_id: String }
     EditAndResend { conversation_id: String, text: String }
     AnswerApproval { call_id: String, decision: Decision }

@@ -8,6 +8,7 @@
 //! [`ports::Desktop`] (save dialogs, the system theme, the browser, pop-out windows), so its
 //! tests run with a recording outbox, the real store and real MCP servers — no window.
 
+pub mod attachments;
 pub mod call_arguments;
 pub mod contract;
 pub mod conversations;
@@ -18,6 +19,7 @@ pub mod headless;
 pub mod model;
 pub mod pop_outs;
 pub mod ports;
+pub mod prompts;
 pub mod questions;
 pub mod server_settings;
 pub mod settings;

@@ -16,6 +16,7 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 use ts_rs::TS;
 
+use crate::attachments::AttachmentRef;
 use crate::error::{AppError, AppResult};
 use crate::ports::{MAIN_WINDOW, Outbound};
 use crate::{Host, HostInner};
@@ -203,7 +204,7 @@ pub(crate) fn rewind_point(store: &Store, conversation_id: &str) -> AppResult<Re
         role: Role::User,
         parts,
     };
-    if user.text().trim().is_empty() {
+    if user.text().trim().is_empty() && user.attachments().next().is_none() {
         return Err(AppError::invalid("your last message has no text to send again"));
     }
     // A tools-panel run made since (held by an empty `tool` message) would go with the rewind.
@@ -286,6 +287,21 @@ impl EventSink for ConversationSink {
     }
 }
 
+/// A new conversation's title: its first message's text, else what it attached.
+fn title_of(message: &Message) -> String {
+    let text = message.text();
+    if !text.trim().is_empty() {
+        return title_from(&text);
+    }
+    let first = message.attachments().next().map(|(_, content)| {
+        content["resource"]["uri"]
+            .as_str()
+            .unwrap_or("an attachment")
+            .to_string()
+    });
+    title_from(&first.unwrap_or_default())
+}
+
 impl Host {
     pub(crate) fn existing_conversation(&self, id: &str) -> AppResult<porthole_store::Conversation> {
         self.store()?
@@ -301,13 +317,38 @@ impl Host {
         if text.is_empty() {
             return Err(AppError::invalid("the message is empty"));
         }
+        self.send(conversation_id, Message::user(text))
+    }
+
+    /// Sends the person's message with resources attached (each read now, and refused with why
+    /// when a model cannot take it: then nothing is sent).
+    pub async fn send_message_with(
+        &self,
+        conversation_id: Option<String>,
+        text: &str,
+        attachments: &[AttachmentRef],
+    ) -> AppResult<String> {
+        if attachments.is_empty() {
+            return self.send_message(conversation_id, text);
+        }
+        let mut message = Message::user(text.trim());
+        message
+            .parts
+            .retain(|p| !matches!(p, Part::Text { text } if text.is_empty()));
+        message.parts.extend(self.attachments_of(attachments).await?);
+        self.send(conversation_id, message)
+    }
+
+    /// Starts a turn with `message` (the person's) in `conversation_id`, or in a new
+    /// conversation titled after it; returns the conversation's id.
+    pub(crate) fn send(&self, conversation_id: Option<String>, message: Message) -> AppResult<String> {
         let store = self.store()?;
         let id = match conversation_id {
             Some(id) => self.existing_conversation(&id)?.id,
-            None => store.create_conversation(&title_from(text))?.id,
+            None => store.create_conversation(&title_of(&message))?.id,
         };
         let claim = self.inner.turns.claim(store, &id)?;
-        self.start_turn(id.clone(), Message::user(text), claim);
+        self.start_turn(id.clone(), message, claim);
         Ok(id)
     }
 
@@ -324,14 +365,14 @@ impl Host {
         if text.is_empty() {
             return Err(AppError::invalid("the message is empty"));
         }
-        self.rerun(conversation_id, Some(Message::user(text))).await
+        self.rerun(conversation_id, Some(text.to_string())).await
     }
 
     /// Drops the conversation's last user message and everything after it, then runs a turn
     /// with `replacement` (a retry: the same message). When views go with the dropped tool
     /// calls, the conversation's views are torn down first, while their frames still show
     /// them, and those of the calls that stay are re-created after.
-    async fn rerun(&self, conversation_id: &str, replacement: Option<Message>) -> AppResult<()> {
+    async fn rerun(&self, conversation_id: &str, replacement: Option<String>) -> AppResult<()> {
         let store = self.store()?.clone();
         self.existing_conversation(conversation_id)?;
         // Released on any error below, as the claim is dropped.
@@ -349,7 +390,13 @@ impl Host {
         {
             tracing::warn!(conversation_id, "the views that stay could not be re-created: {e}");
         }
-        self.start_turn(conversation_id.to_string(), replacement.unwrap_or(point.user), claim);
+        let mut user = point.user;
+        if let Some(text) = replacement {
+            // The new text takes the old text's place; what was attached stays attached.
+            user.parts.retain(|p| !matches!(p, Part::Text { .. }));
+            user.parts.insert(0, Part::Text { text });
+        }
+        self.start_turn(conversation_id.to_string(), user, claim);
         Ok(())
     }
 

@@ -18,6 +18,7 @@ pub mod server_log;
 pub mod stdio;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_support;
+pub mod uri_template;
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -81,6 +82,23 @@ pub struct CallOptions {
     pub cancel: CancellationToken,
     /// Overrides the server's timeout for this call.
     pub timeout: Option<Duration>,
+}
+
+/// What a `completion/complete` request completes an argument of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Completing {
+    /// A prompt, by name.
+    Prompt(String),
+    /// A resource template, by its URI template.
+    Resource(String),
+}
+
+/// A capability a server may declare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Offer {
+    Prompts,
+    Resources,
+    Completions,
 }
 
 /// Where a server's connection is.
@@ -781,6 +799,57 @@ impl Servers {
         let mut params = rmcp::model::GetPromptRequestParams::new(name.to_string());
         params.arguments = arguments;
         request_result(timeout, peer.get_prompt(params)).await
+    }
+
+    /// `completion/complete`: suggestions for one argument of a prompt (`Completing::Prompt`)
+    /// or of a resource template (`Completing::Resource`), given the other arguments so far.
+    /// A server that does not offer completions gives none.
+    pub async fn complete(
+        &self,
+        server: &str,
+        completing: Completing,
+        argument: &str,
+        value: &str,
+        context: std::collections::HashMap<String, String>,
+    ) -> Result<Vec<String>, CallError> {
+        if !self.offers(server, Offer::Completions).await {
+            return Ok(Vec::new());
+        }
+        let (peer, timeout) = self.peer_of(server).await?;
+        let reference = match completing {
+            Completing::Prompt(name) => rmcp::model::Reference::for_prompt(name),
+            Completing::Resource(template) => rmcp::model::Reference::for_resource(template),
+        };
+        let mut params =
+            rmcp::model::CompleteRequestParams::new(reference, rmcp::model::ArgumentInfo::new(argument, value));
+        if !context.is_empty() {
+            params = params.with_context(rmcp::model::CompletionContext::with_arguments(context));
+        }
+        let result = request_result(timeout, peer.complete(params)).await?;
+        Ok(result.completion.values)
+    }
+
+    /// Whether a connected server offers `what` (from the capabilities it declared).
+    pub async fn offers(&self, server: &str, what: Offer) -> bool {
+        let Some(entry) = self.entry_named(server) else {
+            return false;
+        };
+        // A server still connecting holds its session's lock: it offers nothing yet.
+        if self.status_of(&entry).is_none_or(|s| s.state != ServerState::Connected) {
+            return false;
+        }
+        let session = entry.session.lock().await;
+        let Some(caps) = session
+            .as_ref()
+            .and_then(|s| s.peer().peer_info().map(|info| info.capabilities.clone()))
+        else {
+            return false;
+        };
+        match what {
+            Offer::Prompts => caps.prompts.is_some(),
+            Offer::Resources => caps.resources.is_some(),
+            Offer::Completions => caps.completions.is_some(),
+        }
     }
 
     async fn call_tool_once(

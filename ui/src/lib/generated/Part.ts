@@ -4,4 +4,4 @@ import type { JsonValue } from "./serde_json/JsonValue";
 /**
  * One piece of a message.
  */
-export type Part = { "type": "text", text: string, } | { "type": "reasoning", text: string, signature?: string, field?: string, } | { "type": "redacted_reasoning", data: string, } | { "type": "tool_use", id: string, name: string, arguments: JsonValue, } | { "type": "tool_result", tool_use_id: string, content: Array<JsonValue>, is_error: boolean, };
+export type Part = { "type": "text", text: string, } | { "type": "reasoning", text: string, signature?: string, field?: string, } | { "type": "redacted_reasoning", data: string, } | { "type": "tool_use", id: string, name: string, arguments: JsonValue, } | { "type": "attachment", server: string, content: JsonValue, } | { "type": "tool_result", tool_use_id: string, content: Array<JsonValue>, is_error: boolean, };

@@ -6,6 +6,9 @@ import type { AnswerDownload } from "./AnswerDownload";
 import type { AnswerElicitation } from "./AnswerElicitation";
 import type { AnswerSampling } from "./AnswerSampling";
 import type { AppInfo } from "./AppInfo";
+import type { AttachmentInfo } from "./AttachmentInfo";
+import type { CompleteArgument } from "./CompleteArgument";
+import type { Completions } from "./Completions";
 import type { Conversation } from "./Conversation";
 import type { ConversationList } from "./ConversationList";
 import type { ConversationPage } from "./ConversationPage";
@@ -24,11 +27,13 @@ import type { McpAppsSwitch } from "./McpAppsSwitch";
 import type { ModelInfo } from "./ModelInfo";
 import type { ModelSettings } from "./ModelSettings";
 import type { ModelTest } from "./ModelTest";
+import type { PromptList } from "./PromptList";
 import type { ProviderRef } from "./ProviderRef";
 import type { ProviderRequest } from "./ProviderRequest";
 import type { Question } from "./Question";
 import type { RenameConversation } from "./RenameConversation";
 import type { ReopenViews } from "./ReopenViews";
+import type { ResourceList } from "./ResourceList";
 import type { ResourceRead } from "./ResourceRead";
 import type { ResourceRef } from "./ResourceRef";
 import type { RunTool } from "./RunTool";
@@ -39,6 +44,7 @@ import type { SaveServer } from "./SaveServer";
 import type { SearchConversations } from "./SearchConversations";
 import type { SearchHit } from "./SearchHit";
 import type { SendMessage } from "./SendMessage";
+import type { SendPrompt } from "./SendPrompt";
 import type { ServerLog } from "./ServerLog";
 import type { ServerRef } from "./ServerRef";
 import type { ServerSettings } from "./ServerSettings";
@@ -48,6 +54,7 @@ import type { SetViewContainer } from "./SetViewContainer";
 import type { SetViewDisplayMode } from "./SetViewDisplayMode";
 import type { StoredConversation } from "./StoredConversation";
 import type { SystemThemeChanged } from "./SystemThemeChanged";
+import type { TemplateUri } from "./TemplateUri";
 import type { TestModel } from "./TestModel";
 import type { ToolRun } from "./ToolRun";
 import type { ViewMessage } from "./ViewMessage";
@@ -70,6 +77,12 @@ export const commands = {
   exportConversation: (args: ExportConversation) => invoke<string | null>("export_conversation", args),
   searchConversations: (args: SearchConversations) => invoke<Array<SearchHit>>("search_conversations", args),
   sendMessage: (args: SendMessage) => invoke<string>("send_message", args),
+  listPrompts: () => invoke<PromptList>("list_prompts"),
+  completeArgument: (args: CompleteArgument) => invoke<Completions>("complete_argument", args),
+  sendPrompt: (args: SendPrompt) => invoke<string>("send_prompt", args),
+  listAttachable: () => invoke<ResourceList>("list_attachable"),
+  templateUri: (args: TemplateUri) => invoke<string>("template_uri", args),
+  attachResource: (args: ResourceRef) => invoke<AttachmentInfo>("attach_resource", args),
   retryTurn: (args: InConversation) => invoke<void>("retry_turn", args),
   editAndResend: (args: EditAndResend) => invoke<void>("edit_and_resend", args),
   stopTurn: (args: InConversation) => invoke<boolean>("stop_turn", args),

@@ -187,6 +187,9 @@ fn user_blocks(message: &Message) -> Vec<Value> {
     for part in &message.parts {
         match part {
             Part::Text { text } if !text.is_empty() => blocks.push(json!({"type": "text", "text": text})),
+            Part::Attachment { server, content } => {
+                blocks.extend(content::attachment(server, content).into_iter().map(content_block))
+            }
             Part::ToolResult {
                 tool_use_id,
                 content,
@@ -822,6 +825,37 @@ data: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}
             tools: vec![],
             max_tokens: None,
         }
+    }
+
+    #[test]
+    fn a_message_with_attachments_is_sent_as_blocks() {
+        let body = request_body(
+            &request(vec![Message {
+                role: Role::User,
+                parts: vec![
+                    Part::Text {
+                        text: "Summarise".into(),
+                    },
+                    Part::Attachment {
+                        server: "docs".into(),
+                        content: json!({"type": "resource", "resource": {"uri": "file:///a.md", "mimeType": "text/markdown", "text": "# A"}}),
+                    },
+                    Part::Attachment {
+                        server: "docs".into(),
+                        content: json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}),
+                    },
+                ],
+            }]),
+            None,
+        );
+        assert_eq!(
+            body["messages"][0],
+            json!({"role": "user", "content": [
+                {"type": "text", "text": "Summarise"},
+                {"type": "text", "text": "[file:///a.md from docs]\n# A"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
+            ]})
+        );
     }
 
     #[test]

@@ -26,6 +26,22 @@ pub(crate) fn blocks(content: &[Value]) -> Vec<Block> {
         .collect()
 }
 
+/// What the model gets for something the person attached to their message from `server`: an
+/// embedded resource's text under a line naming it (so the model knows what it is reading),
+/// images as images, and anything else as [`blocks`] gives it.
+pub(crate) fn attachment(server: &str, content: &Value) -> Vec<Block> {
+    let resource = content
+        .get("resource")
+        .filter(|_| content.get("type").and_then(Value::as_str) == Some("resource"));
+    if let Some(resource) = resource
+        && let Some(text) = resource.get("text").and_then(Value::as_str)
+    {
+        let uri = resource.get("uri").and_then(Value::as_str).unwrap_or("");
+        return vec![Block::Text(format!("[{uri} from {server}]\n{text}"))];
+    }
+    blocks(std::slice::from_ref(content))
+}
+
 fn block(value: &Value) -> Option<Block> {
     let str_field = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_string);
     let kind = value.get("type").and_then(Value::as_str).unwrap_or("");
@@ -93,6 +109,23 @@ fn image(media_type: String, data: String, what: &str) -> Block {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_attached_text_resource_is_named_above_its_text() {
+        let text = json!({"type": "resource", "resource": {"uri": "file:///a.md", "mimeType": "text/markdown", "text": "# A"}});
+        assert_eq!(
+            attachment("docs", &text),
+            vec![Block::Text("[file:///a.md from docs]\n# A".into())]
+        );
+        let image = json!({"type": "image", "data": "iVBOR", "mimeType": "image/png"});
+        assert_eq!(
+            attachment("docs", &image),
+            vec![Block::Image {
+                media_type: "image/png".into(),
+                data: "iVBOR".into()
+            }]
+        );
+    }
 
     #[test]
     fn every_block_kind_becomes_text_or_an_image() {

@@ -192,13 +192,38 @@ pub fn messages(system: Option<&str>, conversation: &[Message]) -> Vec<Value> {
             Role::Assistant => out.extend(assistant(message)),
             Role::User | Role::Tool => {
                 tool_results(message, &mut out);
-                if message.parts.iter().any(|p| matches!(p, Part::Text { .. })) {
+                if message.attachments().next().is_some() {
+                    out.push(json!({"role": "user", "content": user_content(message)}));
+                } else if message.parts.iter().any(|p| matches!(p, Part::Text { .. })) {
                     out.push(json!({"role": "user", "content": message.text()}));
                 }
             }
         }
     }
     out
+}
+
+/// A user message with attachments, as content parts: its text, then each attachment's text
+/// and images.
+fn user_content(message: &Message) -> Vec<Value> {
+    let mut content = Vec::new();
+    for part in &message.parts {
+        let blocks = match part {
+            Part::Text { text } if !text.is_empty() => vec![Block::Text(text.clone())],
+            Part::Attachment { server, content } => content::attachment(server, content),
+            _ => continue,
+        };
+        for block in blocks {
+            content.push(match block {
+                Block::Text(text) => json!({"type": "text", "text": text}),
+                Block::Image { media_type, data } => json!({
+                    "type": "image_url",
+                    "image_url": {"url": format!("data:{media_type};base64,{data}")},
+                }),
+            });
+        }
+    }
+    content
 }
 
 fn assistant(message: &Message) -> Option<Value> {
@@ -872,6 +897,38 @@ data: [DONE]
             tools: vec![],
             max_tokens: None,
         }
+    }
+
+    #[test]
+    fn a_message_with_attachments_is_sent_as_content_parts() {
+        let body = request_body(
+            &request(vec![Message {
+                role: Role::User,
+                parts: vec![
+                    Part::Text {
+                        text: "Summarise".into(),
+                    },
+                    Part::Attachment {
+                        server: "docs".into(),
+                        content: json!({"type": "resource", "resource": {"uri": "file:///a.md", "mimeType": "text/markdown", "text": "# A"}}),
+                    },
+                    Part::Attachment {
+                        server: "docs".into(),
+                        content: json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}),
+                    },
+                ],
+            }]),
+            None,
+            true,
+        );
+        assert_eq!(
+            body["messages"][1],
+            json!({"role": "user", "content": [
+                {"type": "text", "text": "Summarise"},
+                {"type": "text", "text": "[file:///a.md from docs]\n# A"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+            ]})
+        );
     }
 
     #[test]
