@@ -67,6 +67,29 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print the messages one of a server's prompts gives (`prompts/get`).
+    ///
+    /// Exit codes: 0 the messages; 2 none (no such server or prompt, a missing argument, the
+    /// server failed); 130 stopped.
+    Prompt {
+        /// The server's name in the config.
+        #[arg(long)]
+        server: String,
+        /// The prompt's name on that server.
+        #[arg(long)]
+        name: String,
+        /// The arguments, as a JSON object of strings; `@FILE` reads them from FILE, `-` from stdin.
+        #[arg(long, value_name = "JSON|@FILE|-")]
+        args: Option<String>,
+        /// Print the whole answer as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A server's resources.
+    Resource {
+        #[command(subcommand)]
+        action: ResourceVerb,
+    },
     /// Run one user turn to completion with the model and MCP servers, and print the answer.
     ///
     /// Exit codes: 0 the turn ended; 1 it failed or could not start (the last line of stderr
@@ -129,6 +152,24 @@ pub enum Command {
     Store {
         #[command(subcommand)]
         action: StoreVerb,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ResourceVerb {
+    /// Print one resource (`resources/read`): text as text.
+    ///
+    /// Exit codes: 0 its contents; 2 none (no such server or resource, the server failed); 130 stopped.
+    Read {
+        /// The server's name in the config.
+        #[arg(long)]
+        server: String,
+        /// The resource's URI.
+        #[arg(long)]
+        uri: String,
+        /// Print the whole answer as JSON (binary contents as base64).
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -243,6 +284,40 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             };
             // No result at all exits 2, whatever the reason: 1 is the tool's own isError.
             call().map_err(|e| exit::with_code(exit::NO_RESULT, e))
+        }
+        Some(Command::Prompt {
+            ref server,
+            ref name,
+            ref args,
+            json,
+        }) => {
+            let get = || -> Result<ExitCode> {
+                let arguments = match args {
+                    None => None,
+                    Some(spec) => Some(porthole_host::call_arguments::read(spec, std::io::stdin())?),
+                };
+                let setup = setup(&cli)?;
+                let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole-cli", Stderr::ErrorsOnly)?;
+                let runtime = tokio::runtime::Runtime::new()?;
+                runtime.block_on(headless::prompt(setup, server, name, arguments, json))
+            };
+            get().map_err(|e| exit::with_code(exit::NO_RESULT, e))
+        }
+        Some(Command::Resource {
+            action:
+                ResourceVerb::Read {
+                    ref server,
+                    ref uri,
+                    json,
+                },
+        }) => {
+            let read = || -> Result<ExitCode> {
+                let setup = setup(&cli)?;
+                let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole-cli", Stderr::ErrorsOnly)?;
+                let runtime = tokio::runtime::Runtime::new()?;
+                runtime.block_on(headless::read_resource(setup, server, uri, json))
+            };
+            read().map_err(|e| exit::with_code(exit::NO_RESULT, e))
         }
         Some(Command::Run {
             ref prompt,

@@ -766,3 +766,137 @@ fn a_closed_stdout_stops_quietly() {
     assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
     assert_eq!(stderr(&out), "");
 }
+
+/// A profile whose one server is server-everything over stdio, as `everything`.
+fn profile_with_everything() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let entry = porthole_e2e::server_everything_entry();
+    let config = json!({"mcpServers": {"everything": {"command": "node", "args": [entry, "stdio"], "timeout": 30000}}});
+    std::fs::write(dir.path().join("config.json"), config.to_string()).unwrap();
+    dir
+}
+
+/// `porthole prompt` prints a prompt's messages (with its arguments), and `porthole resource
+/// read` a resource (text sent as a blob as text); what cannot be had exits 2 with the reason.
+#[test]
+fn a_prompt_and_a_resource_are_printed_by_the_cli() {
+    let dir = profile_with_everything();
+    let args = r#"{"department": "Sales", "name": "Eve"}"#;
+    let out = run(
+        dir.path(),
+        &[
+            "prompt",
+            "--server",
+            "everything",
+            "--name",
+            "completable-prompt",
+            "--args",
+            args,
+        ],
+        &[],
+        None,
+    );
+    assert!(out.status.success(), "{:?}: {}", out.status, stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "== user ==\nPlease promote Eve to the head of the Sales team.\n"
+    );
+
+    let out = run(
+        dir.path(),
+        &[
+            "prompt",
+            "--server",
+            "everything",
+            "--name",
+            "resource-prompt",
+            "--args",
+            "-",
+            "--json",
+        ],
+        &[],
+        Some(r#"{"resourceType": "Text", "resourceId": 4}"#),
+    );
+    assert!(out.status.success(), "{:?}: {}", out.status, stderr(&out));
+    let answer: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        answer["messages"][1]["content"]["resource"]["uri"],
+        "demo://resource/dynamic/text/4"
+    );
+
+    let out = run(
+        dir.path(),
+        &["prompt", "--server", "everything", "--name", "args-prompt"],
+        &[],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2), "a missing argument: {}", stdout(&out));
+    assert!(stderr(&out).contains("everything/args-prompt: "), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("city"),
+        "the server names the argument: {}",
+        stderr(&out)
+    );
+
+    let out = run(
+        dir.path(),
+        &[
+            "resource",
+            "read",
+            "--server",
+            "everything",
+            "--uri",
+            "demo://resource/dynamic/blob/2",
+        ],
+        &[],
+        None,
+    );
+    assert!(out.status.success(), "{:?}: {}", out.status, stderr(&out));
+    assert!(
+        stdout(&out).starts_with("Resource 2: This is a base64 blob created at "),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(
+        dir.path(),
+        &[
+            "resource",
+            "read",
+            "--server",
+            "everything",
+            "--uri",
+            "demo://resource/dynamic/text/5",
+            "--json",
+        ],
+        &[],
+        None,
+    );
+    let answer: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(answer["contents"][0]["mimeType"], "text/plain");
+    assert!(
+        answer["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Resource 5: ")
+    );
+
+    let out = run(
+        dir.path(),
+        &[
+            "resource",
+            "read",
+            "--server",
+            "everything",
+            "--uri",
+            "demo://resource/dynamic/text/x",
+        ],
+        &[],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("everything: demo://resource/dynamic/text/x: "),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -1,6 +1,6 @@
 //! The headless commands that involve a model or the store: `porthole run` (one user turn to
-//! completion), `porthole models`, `porthole key`, `porthole audit`, `porthole tools` and
-//! `porthole call`. The command line itself (its flags) is the desktop binary's.
+//! completion), `porthole models`, `porthole key`, `porthole audit`, `porthole tools`,
+//! `porthole call`, `porthole prompt` and `porthole resource read`. The command line itself (its flags) is the desktop binary's.
 
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
@@ -581,16 +581,9 @@ pub async fn call(
     for problem in &loaded.problems {
         note!("porthole: config: {problem}");
     }
-    // Only the named server is started.
-    let options = setup.connect_options(loaded.mcp_apps_enabled(), ElicitationPolicy::Decline);
-    let configs: Vec<_> = loaded.servers.into_iter().filter(|s| s.name == server).collect();
-    if configs.is_empty() {
-        anyhow::bail!("no server named {server:?} in {}", setup.config_files[0].display());
-    }
-    let servers = Servers::start(configs, options);
-    if settle_or_stop(&servers).await.is_none() {
+    let Some(servers) = start_one(&setup, loaded, server).await? else {
         return Ok(stopped());
-    }
+    };
     let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
     let cancel = tokio_util::sync::CancellationToken::new();
     let printer = tokio::spawn(async move {
@@ -650,6 +643,131 @@ pub async fn call(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Starts only the server named `server`; `None` when the person stopped it while it started.
+async fn start_one(setup: &Setup, loaded: LoadedConfig, server: &str) -> Result<Option<Servers>> {
+    let options = setup.connect_options(loaded.mcp_apps_enabled(), ElicitationPolicy::Decline);
+    let configs: Vec<_> = loaded.servers.into_iter().filter(|s| s.name == server).collect();
+    if configs.is_empty() {
+        anyhow::bail!("no server named {server:?} in {}", setup.config_files[0].display());
+    }
+    let servers = Servers::start(configs, options);
+    if settle_or_stop(&servers).await.is_none() {
+        servers.shutdown().await;
+        return Ok(None);
+    }
+    Ok(Some(servers))
+}
+
+/// `porthole prompt`: the messages prompt `name` of `server` gives with `arguments` (each
+/// value a string; numbers and booleans are written as such). Exit 2 when there are none.
+pub async fn prompt(
+    setup: Setup,
+    server: &str,
+    name: &str,
+    arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    json: bool,
+) -> Result<ExitCode> {
+    let loaded = LoadedConfig::load(&setup.config_files);
+    for problem in &loaded.problems {
+        note!("porthole: config: {problem}");
+    }
+    let arguments = arguments
+        .map(|map| {
+            map.into_iter()
+                .map(|(k, v)| match v {
+                    serde_json::Value::String(s) => Ok((k, serde_json::Value::String(s))),
+                    v @ (serde_json::Value::Number(_) | serde_json::Value::Bool(_)) => {
+                        Ok((k, serde_json::Value::String(v.to_string())))
+                    }
+                    other => bail!("argument {k:?} must be a string, not {other}"),
+                })
+                .collect::<Result<serde_json::Map<_, _>>>()
+        })
+        .transpose()?;
+    let Some(servers) = start_one(&setup, loaded, server).await? else {
+        return Ok(stopped());
+    };
+    let result = servers.get_prompt(server, name, arguments).await;
+    servers.shutdown().await;
+    let result = match result {
+        Ok(result) => result,
+        Err(e) => {
+            note!("porthole: {server}/{name}: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let value = serde_json::to_value(&result)?;
+    if json {
+        out!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(description) = value["description"].as_str() {
+        out!("# {description}");
+    }
+    for message in value["messages"].as_array().into_iter().flatten() {
+        out!("== {} ==", message["role"].as_str().unwrap_or("user"));
+        let content = &message["content"];
+        match content["text"].as_str() {
+            Some(text) if content["type"] == "text" => out!("{text}"),
+            _ => out!("{}", serde_json::to_string(content)?),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `porthole resource read`: resource `uri` of `server` — text contents as text, others as a
+/// line saying what they are (`--json`: the whole `resources/read` answer). Exit 2 when it
+/// cannot be read.
+pub async fn read_resource(setup: Setup, server: &str, uri: &str, json: bool) -> Result<ExitCode> {
+    let loaded = LoadedConfig::load(&setup.config_files);
+    for problem in &loaded.problems {
+        note!("porthole: config: {problem}");
+    }
+    let Some(servers) = start_one(&setup, loaded, server).await? else {
+        return Ok(stopped());
+    };
+    let result = servers.read_resource(server, uri).await;
+    servers.shutdown().await;
+    let result = match result {
+        Ok(result) => result,
+        Err(e) => {
+            note!("porthole: {server}: {uri}: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let value = serde_json::to_value(&result)?;
+    if json {
+        out!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let contents = value["contents"].as_array().cloned().unwrap_or_default();
+    for content in &contents {
+        if contents.len() > 1 {
+            out!("== {} ==", content["uri"].as_str().unwrap_or(uri));
+        }
+        let mime = content["mimeType"].as_str().unwrap_or("");
+        let textual = mime.starts_with("text/") || mime.ends_with("json") || mime.ends_with("xml");
+        let blob_text = content["blob"]
+            .as_str()
+            .filter(|_| textual)
+            .and_then(|b| base64::Engine::decode(&base64::engine::general_purpose::STANDARD, b.trim()).ok())
+            .and_then(|bytes| String::from_utf8(bytes).ok());
+        match (
+            content["text"].as_str().or(blob_text.as_deref()),
+            content["blob"].as_str(),
+        ) {
+            (Some(text), _) => out!("{text}"),
+            (None, Some(blob)) => out!(
+                "[binary, {}, {} bytes: --json prints it as base64]",
+                content["mimeType"].as_str().unwrap_or("of no stated type"),
+                blob.trim_end_matches('=').len() * 3 / 4
+            ),
+            (None, None) => out!("[no contents]"),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn print_table<const N: usize>(header: [&str; N], rows: &[[String; N]]) {
