@@ -12,6 +12,7 @@ import { emit } from "@tauri-apps/api/event";
 import type {
   AppError,
   AppInfo,
+  AttachmentRef,
   CatalogTool,
   ChatEvent,
   Conversation,
@@ -20,11 +21,14 @@ import type {
   JsonValue,
   ModelInfo,
   Part,
+  PromptEntry,
+  ResourceEntry,
   SearchHit,
   ServerEntry,
   ServerSettings,
   ServerStatus,
   StoredConversation,
+  TemplateEntry,
   TurnEvent,
   ViewEvent,
 } from "../src/lib/api";
@@ -60,6 +64,30 @@ function tool(name: string, over: Partial<CatalogTool> = {}): CatalogTool {
     ...over,
   };
 }
+
+/** The demo server's prompts (the composer's / menu). */
+const PROMPTS: PromptEntry[] = [
+  { server: "demo", name: "summarise", title: "Summarise", description: "Sums up the conversation so far", arguments: [] },
+  {
+    server: "demo",
+    name: "weather-report",
+    title: "Weather report",
+    description: "A weather report for a city",
+    arguments: [
+      { name: "city", title: "City", description: "Which city", required: true },
+      { name: "units", title: null, description: "metric or imperial", required: false },
+    ],
+  },
+];
+
+/** The demo server's resources and templates (the composer's @ picker). */
+const RESOURCES: ResourceEntry[] = [
+  { server: "demo", uri: "demo://notes/plan.md", name: "plan.md", title: null, description: "The plan", mimeType: "text/markdown" },
+  { server: "demo", uri: "demo://files/report.pdf", name: "report.pdf", title: null, description: null, mimeType: "application/pdf" },
+];
+const TEMPLATES: TemplateEntry[] = [
+  { server: "demo", uriTemplate: "demo://city/{name}", name: "city", title: "City facts", description: null, mimeType: "text/plain", variables: ["name"] },
+];
 
 /** The servers as they connected (the settings can disable or remove them). */
 const CONNECTED: ServerStatus[] = [
@@ -358,7 +386,34 @@ export class FakeBackend {
       case "search_conversations":
         return this.#search(String(args.query ?? ""));
       case "send_message":
-        return this.#send(args.conversationId as string | null, String(args.text ?? ""));
+        return this.#send(args.conversationId as string | null, String(args.text ?? ""), (args.attachments as AttachmentRef[] | undefined) ?? []);
+      case "list_prompts":
+        return { prompts: PROMPTS, problems: [] };
+      case "complete_argument": {
+        const value = String(args.value ?? "");
+        const values = args.argument === "city" ? ["Paris", "Porto", "Prague"].filter((c) => c.startsWith(value)) : [];
+        return { values };
+      }
+      case "send_prompt": {
+        const prompt = PROMPTS.find((p) => p.server === args.server && p.name === args.name);
+        if (!prompt) throw new CommandError("server", `${String(args.server)} could not give prompt ${String(args.name)}: no such prompt`);
+        const given = (args.arguments ?? {}) as Record<string, string>;
+        const missing = prompt.arguments.find((a) => a.required && !given[a.name]);
+        if (missing) throw new CommandError("server", `${prompt.server} could not give prompt ${prompt.name}: ${missing.name} is required`);
+        const text = prompt.name === "weather-report" ? `Tell me about ${given.city}${given.units ? ` in ${given.units}` : ""}` : "Summarise this conversation so far.";
+        return this.#send((args.conversationId as string | null) ?? null, text, []);
+      }
+      case "list_attachable":
+        return { resources: RESOURCES, templates: TEMPLATES, problems: [] };
+      case "template_uri":
+        return String(args.uriTemplate).replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent((args.values as Record<string, string>)[name] ?? ""));
+      case "attach_resource": {
+        const uri = String(args.uri);
+        if (uri.endsWith(".pdf")) {
+          throw new CommandError("invalid", `${uri} is binary (application/pdf): a model can be sent text and images (PNG, JPEG, GIF, WebP) only`);
+        }
+        return { server: String(args.server), uri, mimeType: "text/plain", size: 42 };
+      }
       case "stop_turn": {
         const stop = this.#running.get(String(args.conversationId));
         stop?.();
@@ -555,14 +610,19 @@ export class FakeBackend {
     return thread;
   }
 
-  #send(conversationId: string | null, text: string): string {
+  #send(conversationId: string | null, text: string, attachments: AttachmentRef[]): string {
     const trimmed = text.trim();
-    if (!trimmed) throw new CommandError("invalid", "the message is empty");
+    if (!trimmed && attachments.length === 0) throw new CommandError("invalid", "the message is empty");
+    const attached: Part[] = attachments.map((a) => ({
+      type: "attachment",
+      server: a.server,
+      content: { type: "resource", resource: { uri: a.uri, mimeType: "text/plain", text: `the text of ${a.uri}` } },
+    }));
     if (conversationId) this.#claimable(this.#thread(conversationId));
-    const line = trimmed.split("\n").find((l) => l.trim())!.trim();
+    const line = trimmed.split("\n").find((l) => l.trim())?.trim() ?? attachments[0].uri;
     const chars = [...line];
     const thread = conversationId ? this.#thread(conversationId) : this.#newThread(chars.length > 60 ? `${chars.slice(0, 60).join("")}…` : line);
-    this.#start(thread, (turn) => this.#reply(turn, trimmed));
+    this.#start(thread, (turn) => this.#reply(turn, trimmed, attached));
     return thread.conversation.id;
   }
 
@@ -576,9 +636,11 @@ export class FakeBackend {
     const user = thread.events[last];
     if (!user || user.type !== "user_message") throw new CommandError("invalid", "this conversation has no message of yours to send again");
     const text = replacement?.trim() ?? user.message.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n");
+    // What was attached stays attached.
+    const attached = user.message.parts.filter((p) => p.type === "attachment");
     const from = lastIndex(thread.events, last, "turn_started");
     thread.events.splice(from === -1 ? last : from);
-    this.#start(thread, (turn) => this.#reply(turn, text));
+    this.#start(thread, (turn) => this.#reply(turn, text, attached));
   }
 
   /** The tools panel's Run: the call's events as ToolRunner::run_call sends them (no approval),
@@ -637,9 +699,10 @@ export class FakeBackend {
   }
 
   /** A model's reply to `text`: the weather tool (with approval) or an echo, streamed. */
-  async #reply({ id, say, unlessStopped, stopped }: Turn, text: string) {
+  async #reply({ id, say, unlessStopped, stopped }: Turn, text: string, attached: Part[] = []) {
     await say(ev.turnStarted(id));
-    await say(ev.user(text));
+    const parts: Part[] = text ? [{ type: "text", text }, ...attached] : attached;
+    await say({ type: "user_message", message: { role: "user", parts } });
     await say(ev.step(1));
     if (/weather/i.test(text)) {
       const callId = `call-${this.#clock}`;
@@ -670,7 +733,8 @@ export class FakeBackend {
       return say(ev.done("end_turn", answer));
     }
 
-    const pieces = ["Echo: ", ...text.split(/(?<=\s)/)];
+    const uris = attached.flatMap((p) => (p.type === "attachment" ? [String((p.content as { resource?: { uri?: string } }).resource?.uri)] : []));
+    const pieces = ["Echo: ", ...text.split(/(?<=\s)/), ...(uris.length ? [` (attached: ${uris.join(", ")})`] : [])];
     let written = "";
     for (const [i, piece] of pieces.entries()) {
       written += piece;

@@ -33,7 +33,7 @@ test("a message is sent and its reply streams in", async ({ page }) => {
   await expect(reply).toHaveText("Echo: hello there");
   await expect(reply).toHaveAttribute("data-status", "complete");
   await expect(page.getByTestId("stop")).toBeHidden();
-  expect(await invocations(page, "send_message")).toEqual([{ conversationId: null, text: "hello there" }]);
+  expect(await invocations(page, "send_message")).toEqual([{ conversationId: null, text: "hello there", attachments: [] }]);
 
   // The new conversation is listed first and open; the next message goes to it.
   const first = page.getByTestId("conversation").first();
@@ -43,7 +43,7 @@ test("a message is sent and its reply streams in", async ({ page }) => {
   await page.getByTestId("composer").fill("again");
   await page.getByTestId("composer").press("Enter");
   await expect(reply.nth(1)).toHaveText("Echo: again");
-  expect((await invocations(page, "send_message")).at(-1)).toEqual({ conversationId: id, text: "again" });
+  expect((await invocations(page, "send_message")).at(-1)).toEqual({ conversationId: id, text: "again", attachments: [] });
 });
 
 test("a tool call waits for approval, and Allow once lets it run", async ({ page }) => {
@@ -87,7 +87,7 @@ test("Enter sends, Shift+Enter starts a new line", async ({ page }) => {
   await composer.press("Enter");
   await expect(composer).toHaveValue("");
   await expect(page.locator('[data-testid="message"][data-role="user"]')).toHaveText("first line\nsecond line");
-  expect(await invocations(page, "send_message")).toEqual([{ conversationId: null, text: "first line\nsecond line" }]);
+  expect(await invocations(page, "send_message")).toEqual([{ conversationId: null, text: "first line\nsecond line", attachments: [] }]);
 });
 
 test("Esc stops a reply being written", async ({ page }) => {

@@ -106,5 +106,5 @@ test("deleting asks first; deleting the open conversation goes to a new chat", a
   await page.getByTestId("composer").fill("fresh start");
   await page.getByTestId("composer").press("Enter");
   await expect(page.getByTestId("conversation").first()).toHaveText("fresh start");
-  expect((await invocations(page, "send_message")).at(-1)).toEqual({ conversationId: null, text: "fresh start" });
+  expect((await invocations(page, "send_message")).at(-1)).toEqual({ conversationId: null, text: "fresh start", attachments: [] });
 });

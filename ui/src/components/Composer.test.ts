@@ -20,7 +20,7 @@ describe("Composer", () => {
     expect(onSend).not.toHaveBeenCalled();
 
     await fireEvent.keyDown(box, { key: "Enter" });
-    expect(onSend).toHaveBeenCalledWith("line one");
+    expect(onSend).toHaveBeenCalledWith("line one", []);
     expect(box.value).toBe("");
   });
 
@@ -52,7 +52,7 @@ describe("Composer", () => {
     await rerender({ busy: false });
     expect(queryByTestId("stop")).toBeNull();
     await fireEvent.keyDown(box, { key: "Enter" });
-    expect(onSend).toHaveBeenCalledWith("next question");
+    expect(onSend).toHaveBeenCalledWith("next question", []);
   });
 
   it("keeps the text when the message is not taken", async () => {
@@ -79,7 +79,7 @@ describe("Composer", () => {
     expect(document.activeElement).toBe(box);
 
     await fireEvent.keyDown(box, { key: "Enter" });
-    expect(onSend).toHaveBeenCalledExactlyOnceWith("Show me Paris tomorrow");
+    expect(onSend).toHaveBeenCalledExactlyOnceWith("Show me Paris tomorrow", []);
     expect(box.value).toBe("");
     expect(queryByTestId("composer-suggestion")).toBeNull();
     // The same proposal is not put back.

@@ -5,6 +5,8 @@
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import { getCurrentWebview } from "@tauri-apps/api/webview";
 import type { AppError } from "./generated/AppError";
+import type { AttachmentRef } from "./generated/AttachmentRef";
+import type { CompletionTarget } from "./generated/CompletionTarget";
 import type { DisplayMode } from "./generated/DisplayMode";
 import type { Decision } from "./generated/Decision";
 import type { ElicitationAction } from "./generated/ElicitationAction";
@@ -18,6 +20,14 @@ import type { AppEvents } from "./generated/events";
 
 export type { AppError } from "./generated/AppError";
 export type { AppInfo } from "./generated/AppInfo";
+export type { AttachmentInfo } from "./generated/AttachmentInfo";
+export type { AttachmentRef } from "./generated/AttachmentRef";
+export type { CompletionTarget } from "./generated/CompletionTarget";
+export type { PromptEntry } from "./generated/PromptEntry";
+export type { PromptList } from "./generated/PromptList";
+export type { ResourceEntry } from "./generated/ResourceEntry";
+export type { ResourceList } from "./generated/ResourceList";
+export type { TemplateEntry } from "./generated/TemplateEntry";
 export type { Audience } from "./generated/Audience";
 export type { CallStatus } from "./generated/CallStatus";
 export type { CatalogTool } from "./generated/CatalogTool";
@@ -155,7 +165,24 @@ export const api = {
   readResource: (server: string, uri: string) => commands.readResource({ server, uri }),
   searchConversations: (query: string) => commands.searchConversations({ query }),
   /** Starts a turn; resolves to the conversation's id at once. Events follow as chat-event. */
-  sendMessage: (conversationId: string | null, text: string) => commands.sendMessage({ conversationId, text }),
+  sendMessage: (conversationId: string | null, text: string, attachments: AttachmentRef[] = []) =>
+    commands.sendMessage({ conversationId, text, attachments }),
+  // --- prompts and resources in the chat ---
+  /** Every connected server's prompts (the composer's / menu), and servers that could not list theirs. */
+  listPrompts: () => commands.listPrompts(),
+  /** Suggestions (completion/complete) for an argument of a prompt or resource template,
+   * typed so far as `value`, knowing the other arguments' values. */
+  completeArgument: (server: string, target: CompletionTarget, argument: string, value: string, context: Record<string, string>) =>
+    commands.completeArgument({ server, target, argument, value, context }),
+  /** Sends a server's prompt (its messages) as the person's turn; resolves to the conversation's id. */
+  sendPrompt: (conversationId: string | null, server: string, name: string, args: Record<string, string>) =>
+    commands.sendPrompt({ conversationId, server, name, arguments: args }),
+  /** Every connected server's resources and resource templates (the composer's @ picker). */
+  listAttachable: () => commands.listAttachable(),
+  /** The URI a resource template makes with these values. */
+  templateUri: (uriTemplate: string, values: Record<string, string>) => commands.templateUri({ uriTemplate, values }),
+  /** Reads a resource and checks a model can take it: its chip, or why it cannot be attached. */
+  attachResource: (server: string, uri: string) => commands.attachResource({ server, uri }),
   stopTurn: (conversationId: string) => commands.stopTurn({ conversationId }),
   /** The turn asks the model now, without the servers still starting; false when none runs. */
   sendWithoutWaiting: (conversationId: string) => commands.sendWithoutWaiting({ conversationId }),

@@ -1,11 +1,13 @@
 // The chat window's state: which conversation is open, the conversation list, the model line,
 // and the routing of every turn's events into the open conversation's transcript.
-import { api, errorMessage, type ChatEvent, type Conversation, type ModelInfo, type TurnEvent } from "./api";
+import { api, errorMessage, type AttachmentRef, type ChatEvent, type Conversation, type ModelInfo, type TurnEvent } from "./api";
+import { uriLabel } from "./composerMenu";
 import { Transcript, lastUserIndex, type UserItem } from "./transcript.svelte";
 
 export type ChatApi = Pick<
   typeof api,
   | "sendMessage"
+  | "sendPrompt"
   | "stopTurn"
   | "sendWithoutWaiting"
   | "openConversation"
@@ -105,7 +107,7 @@ export class ChatSession {
   retry(): boolean {
     if (!this.canRewind) return false;
     const last = this.transcript.items[lastUserIndex(this.transcript.items)] as UserItem;
-    if (last.unsent) return this.#resendUnsent(last.text);
+    if (last.unsent) return this.#resendUnsent(last.text, last.attachments);
     const id = this.conversationId!;
     void this.#rewind(last.text, () => this.#api.retryTurn(id));
     return true;
@@ -117,16 +119,17 @@ export class ChatSession {
     const trimmed = text.trim();
     if (!trimmed || !this.canRewind) return false;
     const last = this.transcript.items[lastUserIndex(this.transcript.items)] as UserItem;
-    if (last.unsent) return this.#resendUnsent(trimmed);
+    if (last.unsent) return this.#resendUnsent(trimmed, last.attachments);
     const id = this.conversationId!;
     void this.#rewind(trimmed, () => this.#api.editAndResend(id, trimmed));
     return true;
   }
 
   /** The last message failed to be sent: it (and its error) go, and `text` is sent anew. */
-  #resendUnsent(text: string): boolean {
+  #resendUnsent(text: string, attachments: UserItem["attachments"]): boolean {
     this.transcript.dropLastTurn();
-    return this.send(text);
+    const refs = attachments.flatMap((a) => (a.uri ? [{ server: a.server, uri: a.uri }] : []));
+    return this.send(text, refs);
   }
 
   /** Asks the back end to drop the last turn and start it again with `text`. The transcript
@@ -243,16 +246,35 @@ export class ChatSession {
 
   /** Sends a message in the open conversation (a new one when none is open). Returns false
    * when it cannot be sent now (a reply is being written, or the text is blank). */
-  send(text: string): boolean {
+  send(text: string, attachments: AttachmentRef[] = []): boolean {
     if (this.busy || this.loading || this.switching) return false;
     const trimmed = text.trim();
-    if (!trimmed) return false;
-    this.transcript.beginTurn(trimmed);
+    if (!trimmed && attachments.length === 0) return false;
+    const chips = attachments.map((a) => ({ server: a.server, uri: a.uri, label: uriLabel(a.uri), mimeType: null }));
+    this.transcript.beginTurn(trimmed, chips);
     void this.#dispatch(
-      (known) => this.#api.sendMessage(known, trimmed),
+      (known) => this.#api.sendMessage(known, trimmed, attachments),
       (error) => this.transcript.failTurn(`The message could not be sent: ${error}`),
     );
     return true;
+  }
+
+  /** Sends a server's prompt (its messages, made with `args`) as the person's turn in the open
+   * conversation (a new one when none is open). Resolves to null once it started, or to why it
+   * could not (the prompt's own error included); the message appears when the turn echoes it. */
+  async sendPrompt(server: string, name: string, args: Record<string, string>): Promise<string | null> {
+    if (this.loading || this.switching) return "The conversation is still being opened; try again in a moment.";
+    if (this.busy || this.#rewinding) return "A reply is being written in this conversation; wait for it or stop it first.";
+    this.transcript.busy = true;
+    let failure: string | null = null;
+    await this.#dispatch(
+      (known) => this.#api.sendPrompt(known, server, name, args),
+      (error) => {
+        this.transcript.busy = false;
+        failure = error;
+      },
+    );
+    return failure;
   }
 
   /** Runs a tool the person chose in the tools panel in the open conversation (a new one when

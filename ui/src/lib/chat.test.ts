@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { ChatEvent, Conversation, ConversationList, ModelInfo, StoredConversation } from "./api";
+import type { AttachmentRef, ChatEvent, Conversation, ConversationList, ModelInfo, StoredConversation } from "./api";
 import { CONVERSATION_PAGE, ChatSession, TEARDOWN_WAIT_MS, type ChatApi } from "./chat.svelte";
 import { chatEvents, ev, record } from "./testing/turns";
 import { refused } from "./testing/errors";
@@ -20,7 +20,8 @@ function fakeApi(over: Partial<ChatApi> = {}) {
   const conversations: Conversation[] = [{ id: "c1", title: "Hello", createdAt: 1, updatedAt: 1 }];
   const model: ModelInfo = { provider: "openai", baseUrl: "https://api.openai.com/v1", model: "gpt-test", keySource: "env", error: null };
   const defaults = {
-    sendMessage: vi.fn(async (_id: string | null, _text: string) => "c1"),
+    sendMessage: vi.fn(async (_id: string | null, _text: string, _attachments?: AttachmentRef[]) => "c1"),
+    sendPrompt: vi.fn(async (_id: string | null, _server: string, _name: string, _args: Record<string, string>) => "c1"),
     stopTurn: vi.fn(async (_id: string) => true),
     sendWithoutWaiting: vi.fn(async (_id: string) => true),
     openConversation: vi.fn(async (_id: string): Promise<StoredConversation> => record([])),
@@ -66,7 +67,7 @@ describe("ChatSession", () => {
     await chat.start();
 
     expect(chat.send("  Hi there ")).toBe(true);
-    expect(fake.sendMessage).toHaveBeenCalledWith(null, "Hi there");
+    expect(fake.sendMessage).toHaveBeenCalledWith(null, "Hi there", []);
     expect(chat.busy).toBe(true);
     // Events can arrive before the command answers.
     emit(chatEvents("new1", [ev.turnStarted("new1"), ev.user("Hi there"), ev.step(1), ev.text("Hel")]));
@@ -89,7 +90,44 @@ describe("ChatSession", () => {
     // The next message goes to the same conversation.
     fake.sendMessage.mockImplementation(async () => "new1");
     chat.send("And again");
-    expect(fake.sendMessage).toHaveBeenLastCalledWith("new1", "And again");
+    expect(fake.sendMessage).toHaveBeenLastCalledWith("new1", "And again", []);
+  });
+
+  it("sends attachments with a message and shows them on it until the turn confirms them", async () => {
+    const { fake, emit } = fakeApi();
+    const chat = new ChatSession(fake);
+    await chat.start();
+    const docs = [{ server: "docs", uri: "file:///notes/plan.md" }];
+    expect(chat.send("  ", docs)).toBe(true);
+    expect(fake.sendMessage).toHaveBeenCalledWith(null, "", docs);
+    const pending = chat.transcript.items[0];
+    expect(pending.kind === "user" && pending.attachments.map((a) => a.label)).toEqual(["plan.md"]);
+    await flush();
+    const content = { type: "resource", resource: { uri: "file:///notes/plan.md", mimeType: "text/markdown", text: "# Plan" } };
+    emit(chatEvents("c1", [{ type: "user_message", message: { role: "user", parts: [{ type: "attachment", server: "docs", content }] } }]));
+    const confirmed = chat.transcript.items[0];
+    expect(confirmed.kind === "user" && confirmed.attachments).toEqual([
+      { server: "docs", uri: "file:///notes/plan.md", label: "plan.md", mimeType: "text/markdown" },
+    ]);
+  });
+
+  it("sends a prompt as the person's turn, or says why it could not", async () => {
+    const { fake, emit } = fakeApi({
+      sendPrompt: vi.fn(async () => Promise.reject(refused("server", "everything could not give prompt args-prompt: city is required"))),
+    });
+    const chat = new ChatSession(fake);
+    await chat.start();
+    expect(await chat.sendPrompt("everything", "args-prompt", {})).toBe("everything could not give prompt args-prompt: city is required");
+    expect(chat.busy).toBe(false);
+    expect(chat.transcript.items).toEqual([]);
+
+    fake.sendPrompt.mockImplementation(async () => "p1");
+    expect(await chat.sendPrompt("everything", "args-prompt", { city: "Oslo" })).toBeNull();
+    expect(fake.sendPrompt).toHaveBeenLastCalledWith(null, "everything", "args-prompt", { city: "Oslo" });
+    expect(chat.conversationId).toBe("p1");
+    emit(chatEvents("p1", [ev.turnStarted("p1"), ev.user("What's weather in Oslo?")]));
+    expect(chat.transcript.messages.map((m) => m.text)).toEqual(["What's weather in Oslo?"]);
+    expect(await chat.sendPrompt("everything", "args-prompt", { city: "Rome" })).toContain("A reply is being written");
   });
 
   it("does not send while a reply is being written", async () => {
@@ -175,7 +213,7 @@ describe("ChatSession", () => {
     emit(chatEvents("c1", [ev.text("late")]));
     expect(chat.transcript.items).toEqual([]);
     chat.send("fresh");
-    expect(fake.sendMessage).toHaveBeenLastCalledWith(null, "fresh");
+    expect(fake.sendMessage).toHaveBeenLastCalledWith(null, "fresh", []);
   });
 
   it("opens a stored conversation, and shows the approval prompt of a call still waiting", async () => {
@@ -701,7 +739,7 @@ describe("ChatSession: retry and edit-and-resend", () => {
 
     fake.sendMessage.mockImplementation(async () => "c9");
     expect(chat.retry()).toBe(true);
-    expect(fake.sendMessage).toHaveBeenLastCalledWith(null, "Hello");
+    expect(fake.sendMessage).toHaveBeenLastCalledWith(null, "Hello", []);
     expect(fake.retryTurn).not.toHaveBeenCalled();
     expect(kinds(chat)).toEqual(["user:Hello"]);
     await flush();
@@ -713,7 +751,7 @@ describe("ChatSession: retry and edit-and-resend", () => {
     chat.send("Second");
     await flush();
     expect(chat.editAndResend("Second, edited")).toBe(true);
-    expect(fake.sendMessage).toHaveBeenLastCalledWith("c9", "Second, edited");
+    expect(fake.sendMessage).toHaveBeenLastCalledWith("c9", "Second, edited", []);
     expect(fake.editAndResend).not.toHaveBeenCalled();
   });
 });

@@ -21,6 +21,7 @@ function session() {
   let emit: (e: ChatEvent) => void = () => {};
   const fake = {
     sendMessage: vi.fn(async () => "c1"),
+    sendPrompt: vi.fn(async () => "c1"),
     stopTurn: vi.fn(async () => true),
     sendWithoutWaiting: vi.fn(async () => true),
     openConversation: vi.fn(async (): Promise<StoredConversation> => record([])),

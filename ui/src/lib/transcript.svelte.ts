@@ -14,6 +14,7 @@ import type {
   ToolCallRecord,
   TurnEvent,
 } from "./api";
+import { attachmentChips, type AttachmentChip } from "./composerMenu";
 
 /** Where a tool call is, as shown on its card. */
 export type ToolCallStatus =
@@ -47,6 +48,8 @@ export interface UserItem {
   kind: "user";
   id: number;
   text: string;
+  /** Resources (and a prompt's images) sent with the message. */
+  attachments: AttachmentChip[];
   /** Sent from this window, not yet echoed back by the turn. */
   pending: boolean;
   /** It never reached the back end (sending failed): sending it again is a new send. */
@@ -302,16 +305,16 @@ export class Transcript {
   addUserMessage(text: string): boolean {
     const trimmed = text.trim();
     if (!trimmed) return false;
-    this.#push({ kind: "user", id: nextId++, text: trimmed, pending: false, unsent: false });
+    this.#push({ kind: "user", id: nextId++, text: trimmed, attachments: [], pending: false, unsent: false });
     return true;
   }
 
   /** Shows the message being sent at once and marks the transcript busy until the turn's
    * `done`. The turn's `user_message` confirms it rather than adding it twice. */
-  beginTurn(text: string): boolean {
+  beginTurn(text: string, attachments: AttachmentChip[] = []): boolean {
     const trimmed = text.trim();
-    if (!trimmed) return false;
-    this.#pending = this.#push({ kind: "user", id: nextId++, text: trimmed, pending: true, unsent: false });
+    if (!trimmed && attachments.length === 0) return false;
+    this.#pending = this.#push({ kind: "user", id: nextId++, text: trimmed, attachments, pending: true, unsent: false });
     this.busy = true;
     this.#touch();
     return true;
@@ -336,8 +339,10 @@ export class Transcript {
   /** The back end dropped the last user message and what followed: so does the transcript, and
    * `text` is shown as the message being sent (the turn's `user_message` confirms it). */
   rewind(text: string) {
+    const index = lastUserIndex(this.#rows);
+    const attachments = index < 0 ? [] : (this.items[index] as UserItem).attachments;
     this.dropLastTurn();
-    this.#pending = this.#push({ kind: "user", id: nextId++, text: text.trim(), pending: true, unsent: false });
+    this.#pending = this.#push({ kind: "user", id: nextId++, text: text.trim(), attachments, pending: true, unsent: false });
     this.busy = true;
     this.#touch();
   }
@@ -400,11 +405,13 @@ export class Transcript {
         this.#turnAssistant = null;
         this.#calls.clear();
         const text = textOf(event.message.parts);
+        const attachments = attachmentChips(event.message.parts);
         const pending = this.#takePending();
         if (pending) {
           pending.text = text;
+          pending.attachments = attachments;
         } else {
-          this.#push({ kind: "user", id: nextId++, text, pending: false, unsent: false });
+          this.#push({ kind: "user", id: nextId++, text, attachments, pending: false, unsent: false });
         }
         break;
       }
@@ -562,7 +569,7 @@ export class Transcript {
     stored.messages.forEach((message, n) => {
       const parts = partsOf(message.parts);
       if (message.role === "user") {
-        this.#push({ kind: "user", id: nextId++, text: textOf(parts), pending: false, unsent: false });
+        this.#push({ kind: "user", id: nextId++, text: textOf(parts), attachments: attachmentChips(parts), pending: false, unsent: false });
         return;
       }
       if (message.role === "tool") {
