@@ -828,6 +828,124 @@ fn a_results_image_shows_inline_and_its_resource_links_can_be_read() -> Result<(
     Ok(())
 }
 
+/// The texts of the elements `css` finds.
+fn texts(s: &porthole_e2e::Session, css: &str) -> Result<Vec<String>> {
+    s.find_all(css)?.iter().map(|el| s.text(el)).collect()
+}
+
+/// Waits until the elements `css` finds say exactly `expected`.
+fn wait_for_texts(s: &porthole_e2e::Session, what: &str, css: &str, expected: &[&str]) -> Result<()> {
+    s.wait_for(what, WAIT, |s| Ok((texts(s, css)? == expected).then_some(())))
+}
+
+/// Server-everything's prompts and resources, used as a person would: `/` lists the prompts,
+/// the argument form's suggestions come from `completion/complete` (the second argument's
+/// depending on the first's value), and the prompt goes to the model as the person's turn;
+/// `@` lists resources and templates, a template's variable is asked for, and the resource is
+/// attached, shown on the message and sent to the model with it.
+#[test]
+fn a_servers_prompt_and_resource_are_used_from_the_composer() -> Result<()> {
+    let entry = porthole_e2e::server_everything_entry();
+    let runtime = tokio::runtime::Runtime::new()?;
+    let fake = runtime.block_on(FakeLlm::start(Script::new(vec![
+        Reply::text("Promoted."),
+        Reply::text("It says so."),
+    ])))?;
+    let dir = profile();
+    let config = json!({"mcpServers": {"everything": {"command": "node", "args": [entry, "stdio"]}}});
+    std::fs::write(dir.path().join("config.json"), config.to_string())?;
+    let app = launch_with_model(dir.path(), &fake)?;
+    let s = &app.session;
+    s.wait_for_element(
+        "[data-testid=server][data-server-name=everything][data-state=connected]",
+        WAIT,
+    )?;
+    let composer = s.find("[data-testid=composer]")?;
+    s.send_keys(&composer, "/")?;
+    let listed = s.wait_for("the prompt menu", WAIT, |s| {
+        let items = s.find_all("[data-testid=prompt-item]")?;
+        let mut names = Vec::new();
+        for item in &items {
+            names.push(s.attribute(item, "data-name")?.unwrap_or_default());
+        }
+        Ok(names.contains(&"completable-prompt".to_string()).then_some(names))
+    })?;
+    assert!(listed.contains(&"args-prompt".to_string()), "{listed:?}");
+    s.send_keys(&composer, "completable")?;
+    s.wait_for("the menu to narrow", WAIT, |s| {
+        Ok((s.find_all("[data-testid=prompt-item]")?.len() == 1).then_some(()))
+    })?;
+    s.send_keys(&composer, "\u{E007}")?;
+    let department = s.wait_for_element("[data-testid=argument-input][data-argument=department]", WAIT)?;
+    s.send_keys(&department, "S")?;
+    let suggestion = "[data-testid=argument-suggestion]";
+    wait_for_texts(s, "departments starting with S", suggestion, &["Sales", "Support"])?;
+    s.click(&s.find_all(suggestion)?[0])?;
+    let name = s.find("[data-testid=argument-input][data-argument=name]")?;
+    s.click(&name)?;
+    wait_for_texts(s, "the Sales team's names", suggestion, &["David", "Eve", "Frank"])?;
+    s.click(&s.find_all(suggestion)?[1])?;
+    s.click(&s.find("[data-testid=argument-form-submit]")?)?;
+    let user = "[data-testid=message][data-role=user]";
+    wait_for_texts(
+        s,
+        "the prompt as the person's turn",
+        user,
+        &["Please promote Eve to the head of the Sales team."],
+    )?;
+    wait_for_texts(
+        s,
+        "the reply",
+        "[data-testid=message][data-role=assistant]",
+        &["Promoted."],
+    )?;
+
+    // A template's resource, attached from the @ picker.
+    let composer = s.find("[data-testid=composer]")?;
+    s.send_keys(&composer, "@dynamic/text")?;
+    let template = s.wait_for_element(
+        "[data-testid=resource-item][data-name='demo://resource/dynamic/text/{resourceId}']",
+        WAIT,
+    )?;
+    s.click(&template)?;
+    let id = s.wait_for_element("[data-testid=argument-input][data-argument=resourceId]", WAIT)?;
+    s.send_keys(&id, "2")?;
+    s.click(&s.find("[data-testid=argument-form-submit]")?)?;
+    wait_for_texts(s, "the chip", "[data-testid=attachment-chip]", &["2 ×"])?;
+    let composer = s.find("[data-testid=composer]")?;
+    s.send_keys(&composer, "What does it say?\u{E007}")?;
+    wait_for_texts(
+        s,
+        "the attachment on the message",
+        "[data-testid=message-attachment]",
+        &["2 · everything"],
+    )?;
+    wait_for_texts(
+        s,
+        "the second reply",
+        "[data-testid=message][data-role=assistant]",
+        &["Promoted.", "It says so."],
+    )?;
+
+    let sent: Vec<String> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST")
+        .map(|r| r.body["messages"].to_string())
+        .collect();
+    assert!(
+        sent[0].contains("Please promote Eve to the head of the Sales team."),
+        "{}",
+        sent[0]
+    );
+    assert!(
+        sent[1].contains("[demo://resource/dynamic/text/2 from everything]\\nResource 2: This is a plaintext resource"),
+        "{}",
+        sent[1]
+    );
+    Ok(())
+}
+
 /// A long conversation opens with its last turns; earlier ones load by themselves up to a
 /// point, and scrolling up brings the rest, a page at a time, until its first message.
 #[test]
