@@ -261,6 +261,11 @@ fn answer_sampling(host: State<'_, Host>, Args(a): Args<AnswerSampling>) -> Answ
 }
 
 #[tauri::command]
+fn answer_server_sampling(host: State<'_, Host>, Args(a): Args<AnswerServerSampling>) -> Answer<()> {
+    host.answer_server_sampling(a.id, a.decision)
+}
+
+#[tauri::command]
 async fn answer_download(host: State<'_, Host>, Args(a): Args<AnswerDownload>) -> Answer<usize> {
     host.answer_download(&a.request_id, a.accept).await
 }

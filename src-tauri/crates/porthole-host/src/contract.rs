@@ -26,6 +26,7 @@ use crate::error::AppError;
 use crate::model::ModelInfo;
 use crate::prompts::{CompletionTarget, Completions, PromptList};
 use crate::questions::{ElicitationAction, Question};
+use crate::sampling::{SamplingDecision, SamplingSettled, ServerSampling};
 use crate::server_settings::{ImportPreview, ImportReport, ServerLog, ServerSettings};
 use crate::settings::{GeneralSettings, ModelSettings, ModelTest};
 use crate::theme::ThemePreference;
@@ -72,6 +73,8 @@ args! {
     CompleteArgument { server: String, target: CompletionTarget, argument: String, value: String, #[serde(default)] context: HashMap<String, String> }
     /// Prompt `name` of `server`, with its arguments, sent as the person's turn.
     SendPrompt { conversation_id: Option<String>, server: String, name: String, #[serde(default)] arguments: HashMap<String, String> }
+    /// The person's decision on a server's sampling request (`sampling-requested`).
+    AnswerServerSampling { #[ts(type = "number")] id: u64, decision: SamplingDecision }
     /// The URI `uri_template` makes with `values`.
     TemplateUri { uri_template: String, values: HashMap<String, String> }
     InConversation { conversation_id: String }
@@ -105,6 +108,7 @@ args! {
         view_origins_allowed: Option<Vec<String>>,
         view_origins_blocked: Option<Vec<String>>,
         client_metadata_url: Option<String>,
+        roots: Option<Vec<String>>,
     }
     SystemThemeChanged { dark: bool }
     /// Adds a server (`original_name` absent) or changes one (maybe renaming it).
@@ -223,6 +227,8 @@ fn events(cfg: &Config) -> Vec<(&'static str, String)> {
         ("view-event", ViewEvent::name(cfg)),
         ("servers-changed", <Vec<ServerStatus>>::name(cfg)),
         ("elicitation-requested", Question::name(cfg)),
+        ("sampling-requested", ServerSampling::name(cfg)),
+        ("sampling-settled", SamplingSettled::name(cfg)),
     ]
 }
 
@@ -276,6 +282,8 @@ pub fn generate(out_dir: &Path) -> Result<(), String> {
     export_with_dependencies::<AppError>(&cfg).map_err(|e| e.to_string())?;
     export_with_dependencies::<ChatEvent>(&cfg).map_err(|e| e.to_string())?;
     export_with_dependencies::<ViewEvent>(&cfg).map_err(|e| e.to_string())?;
+    export_with_dependencies::<ServerSampling>(&cfg).map_err(|e| e.to_string())?;
+    export_with_dependencies::<SamplingSettled>(&cfg).map_err(|e| e.to_string())?;
     let mut commands_ts = String::from(HEADER);
     commands_ts.push_str("import { invoke } from \"@tauri-apps/api/core\";\n");
     for name in imports.keys() {

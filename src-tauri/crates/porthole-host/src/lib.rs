@@ -21,6 +21,8 @@ pub mod pop_outs;
 pub mod ports;
 pub mod prompts;
 pub mod questions;
+pub mod roots;
+pub mod sampling;
 pub mod server_settings;
 pub mod settings;
 pub mod setup;
@@ -35,7 +37,7 @@ pub mod views;
 use std::sync::{Arc, Mutex};
 
 use porthole_agent::ModelContext;
-use porthole_mcp::{ConfigProblem, ElicitationPolicy, ElicitationRequest, LoadedConfig, Servers};
+use porthole_mcp::{ConfigProblem, ElicitationPolicy, ElicitationRequest, LoadedConfig, SamplingRequest, Servers};
 use porthole_secrets::SecretStore;
 use porthole_store::Store;
 use serde::Serialize;
@@ -101,6 +103,7 @@ pub(crate) struct HostInner {
     pub(crate) context: ModelContext,
     pub(crate) turns: Turns,
     pub(crate) questions: Questions,
+    pub(crate) samplings: sampling::ServerSamplings,
     pub(crate) views: Views,
     pub(crate) pop_outs: PopOuts,
     pub(crate) config_files: ServerConfigFiles,
@@ -144,7 +147,10 @@ impl Host {
             store_problem: store.as_ref().err().cloned(),
         };
         let (questions_tx, mut questions_rx) = tokio::sync::mpsc::channel::<ElicitationRequest>(8);
-        let connect = setup.connect_options(mcp_apps, ElicitationPolicy::Ask(questions_tx));
+        let (sampling_tx, mut sampling_rx) = tokio::sync::mpsc::channel::<SamplingRequest>(8);
+        let mut connect = setup.connect_options(mcp_apps, ElicitationPolicy::Ask(questions_tx));
+        connect.sampling = Some(sampling_tx);
+        connect.roots = Some(roots::source(store.as_ref().ok().cloned()));
         let servers = {
             let _entered = runtime.enter();
             Servers::start(loaded.servers, connect)
@@ -170,6 +176,7 @@ impl Host {
                 context,
                 turns: Turns::default(),
                 questions: Questions::default(),
+                samplings: sampling::ServerSamplings::default(),
                 views,
                 pop_outs: PopOuts::default(),
                 config_files: ServerConfigFiles::new(setup.config_files.clone()),
@@ -189,6 +196,14 @@ impl Host {
             while let Some(request) = questions_rx.recv().await {
                 let question = this.inner.questions.ask(request);
                 this.inner.outbox.send(MAIN_WINDOW, Outbound::Question(question));
+            }
+        });
+        // Each server sampling request runs (asking the person) on its own.
+        let this = host.clone();
+        runtime.spawn(async move {
+            while let Some(request) = sampling_rx.recv().await {
+                let host = this.clone();
+                tokio::spawn(async move { host.serve_sampling(request).await });
             }
         });
         // Every change of a server's state reaches the window as one event.
@@ -236,13 +251,41 @@ impl Host {
         self.inner.questions.list()
     }
 
+    /// The person's answer to a server's question. Accepting a URL-mode question opens its page
+    /// in the system browser first (web pages only), and the opening is audited; the server
+    /// hears `accept` only once it is open.
     pub fn answer_elicitation(
         &self,
         id: u64,
         action: questions::ElicitationAction,
         content: Option<serde_json::Value>,
     ) -> AppResult<()> {
-        self.inner.questions.answer(id, action, content)
+        let questions = &self.inner.questions;
+        if action == questions::ElicitationAction::Accept
+            && let Some(question) = questions.list().into_iter().find(|q| q.id == id)
+            && let Some(url) = &question.url
+        {
+            questions::check_page_url(url)?;
+            self.inner
+                .desktop
+                .open_url(url)
+                .map_err(|e| AppError::server(format!("the browser could not be opened: {e}")))?;
+            if let Ok(store) = self.store() {
+                let entry = porthole_store::NewAuditEntry {
+                    kind: porthole_store::AuditKind::Other("elicitation-url".into()),
+                    conversation_id: None,
+                    server: Some(question.server.clone()),
+                    tool: None,
+                    uri: Some(url.clone()),
+                    detail: serde_json::json!({"outcome": "opened"}),
+                };
+                if let Err(e) = store.audit(&entry) {
+                    tracing::error!("cannot write the audit log: {e}");
+                }
+            }
+            return questions.answer(id, action, Some(serde_json::Value::Null));
+        }
+        questions.answer(id, action, content)
     }
 
     /// Moves a damaged conversation store aside (kept as `porthole.db.damaged-<time>`), creates

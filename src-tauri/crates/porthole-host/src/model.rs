@@ -266,7 +266,6 @@ impl crate::views::Sampler for HostSampler {
                 inner: inner.ok_or("the app is closing")?,
             };
             let choice = host.model_choice().map_err(|e| e.message)?;
-            let model = choice.resolve_model().await.map_err(|e| format!("{e:#}"))?;
             let messages = messages
                 .into_iter()
                 .map(|m| porthole_agent::Message {
@@ -278,35 +277,90 @@ impl crate::views::Sampler for HostSampler {
                     parts: vec![porthole_agent::Part::Text { text: m.text }],
                 })
                 .collect();
-            let request = porthole_agent::ModelRequest {
-                model: model.clone(),
-                system,
-                messages,
-                tools: Vec::new(),
-                max_tokens: Some(max_tokens),
-            };
-            let (events, _) = tokio::sync::mpsc::unbounded_channel();
-            let reply = choice
-                .provider
-                .stream(&request, events, tokio_util::sync::CancellationToken::new())
-                .await
-                .map_err(|e| e.to_string())?;
-            let text: String = reply
-                .parts
-                .iter()
-                .filter_map(|p| match p {
-                    porthole_agent::Part::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect();
-            Ok((text, model))
+            sample(&choice, &[], system, messages, max_tokens).await
         })
     }
+}
+
+/// How long the provider's model list is waited for when a request names models it prefers.
+const HINTS_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// One answer of the model `choice` names (no tools): its text and the model that wrote it.
+/// When `hints` name models (a sampling request's preferences, best first), the first one the
+/// provider has (by name, or as part of one of its models' names) answers instead.
+pub async fn sample(
+    choice: &ModelChoice,
+    hints: &[String],
+    system: Option<String>,
+    messages: Vec<porthole_agent::Message>,
+    max_tokens: u32,
+) -> Result<(String, String), String> {
+    let preferred = if hints.is_empty() {
+        None
+    } else {
+        match tokio::time::timeout(HINTS_WAIT, choice.provider.list_models()).await {
+            Ok(Ok(models)) => preferred_model(hints, &models),
+            _ => None,
+        }
+    };
+    let model = match preferred {
+        Some(model) => model,
+        None => choice.resolve_model().await.map_err(|e| format!("{e:#}"))?,
+    };
+    let request = porthole_agent::ModelRequest {
+        model: model.clone(),
+        system,
+        messages,
+        tools: Vec::new(),
+        max_tokens: Some(max_tokens),
+    };
+    let (events, _) = tokio::sync::mpsc::unbounded_channel();
+    let reply = choice
+        .provider
+        .stream(&request, events, tokio_util::sync::CancellationToken::new())
+        .await
+        .map_err(|e| e.to_string())?;
+    let text: String = reply
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            porthole_agent::Part::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    Ok((text, model))
+}
+
+/// The first of `hints` the provider has: a model of that name, else one whose name holds it.
+fn preferred_model(hints: &[String], models: &[String]) -> Option<String> {
+    hints.iter().find_map(|hint| {
+        let hint = hint.to_ascii_lowercase();
+        models
+            .iter()
+            .find(|m| m.to_ascii_lowercase() == hint)
+            .or_else(|| models.iter().find(|m| m.to_ascii_lowercase().contains(&hint)))
+            .cloned()
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hinted_model_is_used_when_the_provider_has_it() {
+        let models = ["gpt-4o".to_string(), "claude-3-5-sonnet-latest".to_string()];
+        let hints = |h: &[&str]| h.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            preferred_model(&hints(&["claude-3-5-sonnet"]), &models).as_deref(),
+            Some("claude-3-5-sonnet-latest")
+        );
+        assert_eq!(
+            preferred_model(&hints(&["gemini", "GPT-4o"]), &models).as_deref(),
+            Some("gpt-4o")
+        );
+        assert_eq!(preferred_model(&hints(&["gemini"]), &models), None);
+    }
 
     fn no_keyring() -> Arc<dyn SecretStore> {
         Arc::new(porthole_secrets::MemorySecrets::default())

@@ -13,6 +13,7 @@ use porthole_mcp::ServerStatus;
 use serde::Serialize;
 
 use crate::questions::Question;
+use crate::sampling::{SamplingSettled, ServerSampling};
 use crate::turns::ChatEvent;
 use crate::views::ViewEvent;
 
@@ -34,6 +35,11 @@ pub enum Outbound {
     ServersChanged(Vec<ServerStatus>),
     /// `elicitation-requested`: a server asks the person something.
     Question(Question),
+    /// `sampling-requested`: a server asks the model something (the person decides), or its
+    /// answer waits to be sent back.
+    Sampling(ServerSampling),
+    /// `sampling-settled`: the window stops asking about a sampling request.
+    SamplingSettled(SamplingSettled),
 }
 
 impl Outbound {
@@ -44,6 +50,8 @@ impl Outbound {
             Outbound::View(_) => "view-event",
             Outbound::ServersChanged(_) => "servers-changed",
             Outbound::Question(_) => "elicitation-requested",
+            Outbound::Sampling(_) => "sampling-requested",
+            Outbound::SamplingSettled(_) => "sampling-settled",
         }
     }
 }

@@ -66,6 +66,10 @@ impl Questions {
     pub fn answer(&self, id: u64, action: ElicitationAction, content: Option<serde_json::Value>) -> AppResult<()> {
         let answer = match (action, content) {
             (ElicitationAction::Accept, Some(content)) if content.is_object() => ElicitationAnswer::Accept(content),
+            // A URL-mode question: the page was opened; there is nothing more to say.
+            (ElicitationAction::Accept, Some(serde_json::Value::Null)) => {
+                ElicitationAnswer::Accept(serde_json::Value::Null)
+            }
             (ElicitationAction::Accept, _) => return Err(AppError::invalid("accept needs the answer as an object")),
             (ElicitationAction::Decline, _) => ElicitationAnswer::Decline,
             (ElicitationAction::Cancel, _) => ElicitationAnswer::Cancel,
@@ -85,6 +89,19 @@ impl Questions {
     }
 }
 
+/// A URL-mode question's page is opened only when it is a web page (`https://`, or `http://`):
+/// never a file, a script or another app's scheme.
+pub fn check_page_url(url: &str) -> AppResult<()> {
+    let lower = url.trim().to_ascii_lowercase();
+    let web = lower.starts_with("https://") || lower.starts_with("http://");
+    if !web || url.chars().any(char::is_control) {
+        return Err(AppError::invalid(format!(
+            "Porthole opens only web pages (https:// or http://), not {url:?}"
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,6 +116,20 @@ mod tests {
             respond,
         };
         (request, answered)
+    }
+
+    #[test]
+    fn only_web_pages_are_opened() {
+        assert!(check_page_url("https://example.com/auth?x=1").is_ok());
+        assert!(check_page_url("http://localhost:8080/").is_ok());
+        for bad in [
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "vscode://x",
+            "https://a\nb",
+        ] {
+            assert!(check_page_url(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -278,6 +278,7 @@ impl Host {
     pub async fn remove_server(&self, name: &str) -> AppResult<ServerSettings> {
         let settings = self.change_server(name, |profile| profile.remove_server(name)).await?;
         self.inner.views.forget_server(name);
+        self.forget_sampling(name);
         Ok(settings)
     }
 

@@ -104,6 +104,9 @@ pub struct GeneralSettings {
     /// The OAuth client ID metadata document URL (CIMD), used as the client_id where an
     /// authorization server supports it; else Porthole registers dynamically. From the next start.
     pub client_metadata_url: Option<String>,
+    /// The folders servers are given as their roots (absolute paths), unless a server's config
+    /// gives it its own.
+    pub roots: Vec<String>,
 }
 
 /// Where the general settings' origin lists and client metadata URL are kept.
@@ -405,6 +408,7 @@ pub fn read_general(store: Option<&Store>) -> GeneralSettings {
         client_metadata_url: setting(CLIENT_METADATA_URL_SETTING)
             .and_then(|v| v.as_str().map(str::to_string))
             .filter(|u| !u.is_empty()),
+        roots: crate::roots::app_roots(store),
     }
 }
 
@@ -534,9 +538,10 @@ impl Host {
         read_general(self.inner.store.as_ref().ok())
     }
 
-    /// Stores what is given of the view retention (days), the theme, the view origin lists and
-    /// the client metadata URL, all checked first; a new theme reaches every live view at once,
-    /// new origin lists apply to every view opened from now on.
+    /// Stores what is given of the view retention (days), the theme, the view origin lists, the
+    /// client metadata URL and the roots, all checked first; a new theme reaches every live view
+    /// at once, new origin lists apply to every view opened from now on, and servers are told
+    /// their roots changed.
     pub fn save_general_settings(&self, request: &crate::contract::SaveGeneralSettings) -> AppResult<GeneralSettings> {
         let days = request.view_retention_days.as_ref().map(check_retention).transpose()?;
         let allowed = request
@@ -558,6 +563,7 @@ impl Host {
             }
             None => None,
         };
+        let roots = request.roots.as_deref().map(crate::roots::check_roots).transpose()?;
         let theme = request.theme;
         let store = self.store()?;
         if let Some(days) = days {
@@ -583,6 +589,15 @@ impl Host {
         if let Some(theme) = theme {
             store.set_setting(THEME_SETTING, &json!(theme)).map_err(not_saved)?;
             self.inner.views.set_theme_preference(theme);
+        }
+        if let Some(roots) = roots
+            && roots != crate::roots::app_roots(Some(store))
+        {
+            store
+                .set_setting(crate::roots::ROOTS_SETTING, &json!(roots))
+                .map_err(not_saved)?;
+            let servers = self.inner.servers.clone();
+            self.inner.runtime.spawn(async move { servers.roots_changed().await });
         }
         Ok(read_general(Some(store)))
     }
@@ -705,6 +720,7 @@ mod tests {
                 view_origins_allowed: vec![],
                 view_origins_blocked: vec![],
                 client_metadata_url: None,
+                roots: vec![],
             }
         );
         store.set_setting(RETENTION_SETTING, &json!(30)).unwrap();
@@ -715,7 +731,7 @@ mod tests {
         assert_eq!(
             serde_json::to_value(&read).unwrap(),
             json!({"viewRetentionDays": 30, "theme": "dark", "viewOriginsAllowed": [], "viewOriginsBlocked": [],
-                   "clientMetadataUrl": null})
+                   "clientMetadataUrl": null, "roots": []})
         );
         // A value written by hand that the form would refuse reads as the default.
         store.set_setting(RETENTION_SETTING, &json!(9000)).unwrap();

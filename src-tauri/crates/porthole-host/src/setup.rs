@@ -36,6 +36,8 @@ impl Setup {
             mcp_apps,
             server_log_dir: Some(self.profile.log_dir().join("servers")),
             elicitation,
+            sampling: None,
+            roots: None,
             oauth: Some({
                 let mut oauth = OAuth::new(
                     Arc::new(SystemBrowser),

@@ -11,9 +11,12 @@ use std::time::{Duration, Instant};
 use porthole_agent::providers::ProviderKind;
 use porthole_fake_llm::{FakeLlm, Reply, Script};
 use porthole_host::attachments::AttachmentRef;
+use porthole_host::contract::SaveGeneralSettings;
 use porthole_host::ports::{RecordingDesktop, RecordingOutbox};
 use porthole_host::prompts::CompletionTarget;
-use porthole_host::{ErrorCode, Host, HostOptions, ModelFlags, Setup};
+use porthole_host::questions::ElicitationAction;
+use porthole_host::sampling::{SamplingDecision, ServerSampling};
+use porthole_host::{ErrorCode, Host, HostOptions, ModelFlags, Outbound, Setup};
 use porthole_mcp::ServerState;
 use porthole_secrets::MemorySecrets;
 use porthole_store::MessageRole;
@@ -34,6 +37,7 @@ fn server_everything() -> PathBuf {
 struct App {
     host: Host,
     outbox: Arc<RecordingOutbox>,
+    desktop: Arc<RecordingDesktop>,
     llm: FakeLlm,
     _profile: tempfile::TempDir,
 }
@@ -47,6 +51,7 @@ async fn start(replies: Vec<Reply>) -> App {
     }}});
     std::fs::write(profile.path().join("config.json"), config.to_string()).unwrap();
     let outbox = Arc::new(RecordingOutbox::default());
+    let desktop = Arc::new(RecordingDesktop::default());
     let host = Host::start(
         HostOptions {
             setup: Setup::new(Some(profile.path()), &[]).unwrap(),
@@ -58,7 +63,7 @@ async fn start(replies: Vec<Reply>) -> App {
             keyring: Arc::new(MemorySecrets::default()),
         },
         outbox.clone(),
-        Arc::new(RecordingDesktop::default()),
+        desktop.clone(),
         tokio::runtime::Handle::current(),
     );
     let statuses = tokio::time::timeout(PATIENCE, host.servers().settled()).await.unwrap();
@@ -66,6 +71,7 @@ async fn start(replies: Vec<Reply>) -> App {
     App {
         host,
         outbox,
+        desktop,
         llm,
         _profile: profile,
     }
@@ -98,6 +104,59 @@ impl App {
             assert!(Instant::now() < deadline, "the conversation stays busy");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    /// Waits until `look` finds something among the events sent to the main window.
+    async fn wait_for<T>(&self, what: &str, mut look: impl FnMut(&[Outbound]) -> Option<T>) -> T {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let sent: Vec<Outbound> = self.outbox.sent().into_iter().map(|(_, e)| e).collect();
+            if let Some(found) = look(&sent) {
+                return found;
+            }
+            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Waits for the sampling request `n` (from 0) to be shown, at the step given by whether
+    /// `answered` (the model's answer is there to review).
+    async fn sampling(&self, n: u64, answered: bool) -> ServerSampling {
+        self.wait_for(&format!("sampling request {n}"), |sent| {
+            sent.iter().find_map(|e| match e {
+                Outbound::Sampling(s) if s.id == n && s.answer.is_some() == answered => Some(s.clone()),
+                _ => None,
+            })
+        })
+        .await
+    }
+
+    /// Runs `tool` of server-everything from the tools panel; its model-facing result once done.
+    async fn run(&self, tool: &str, arguments: Value) -> Value {
+        let run = self.host.run_tool(None, "everything", tool, arguments).unwrap();
+        self.turn_end(&run.conversation_id, 1).await;
+        let finished: Vec<Value> = self
+            .outbox
+            .chat_events()
+            .into_iter()
+            .filter(|e| e.conversation_id == run.conversation_id)
+            .map(|e| serde_json::to_value(&e.event).unwrap())
+            .filter(|e| e["type"] == "tool_call_finished")
+            .collect();
+        finished[0]["model"].clone()
+    }
+
+    /// The audit log's entries of `kind`, oldest first.
+    fn audited(&self, kind: &str) -> Vec<Value> {
+        self.host
+            .store()
+            .unwrap()
+            .audit_entries(100)
+            .unwrap()
+            .into_iter()
+            .map(|e| serde_json::to_value(e).unwrap())
+            .filter(|e| e["kind"] == kind)
+            .collect()
     }
 
     /// The `messages` of each model request the fake LLM got.
@@ -316,4 +375,253 @@ async fn attached_resources_go_to_the_model_and_stay_with_the_message_through_re
     let reopened = host.open_conversation(&id).unwrap();
     let json = serde_json::to_value(&reopened).unwrap();
     assert!(json.to_string().contains("demo://resource/dynamic/blob/2"), "{json}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_servers_sampling_request_runs_only_once_allowed_and_its_answer_is_reviewed() {
+    let app = start(vec![
+        Reply::text("Sampled: hello back"),
+        Reply::text("Never sent"),
+        Reply::text("Third"),
+    ])
+    .await;
+    let host = &app.host;
+    let text = |result: &Value| result["content"][0]["text"].as_str().unwrap_or("").to_string();
+
+    // Allowed once, then the answer sent back.
+    let run = {
+        let host = host.clone();
+        tokio::spawn(async move {
+            let run = host
+                .run_tool(
+                    None,
+                    "everything",
+                    "trigger-sampling-request",
+                    json!({"prompt": "hello", "maxTokens": 50}),
+                )
+                .unwrap();
+            run.conversation_id
+        })
+    };
+    let asked = app.sampling(0, false).await;
+    assert_eq!(asked.server, "everything");
+    assert_eq!(asked.system_prompt.as_deref(), Some("You are a helpful test server."));
+    assert_eq!(asked.max_tokens, 50);
+    assert_eq!(
+        asked.messages[0].text,
+        "Resource trigger-sampling-request context: hello"
+    );
+    assert!(
+        app.llm.requests().is_empty(),
+        "nothing reaches the model before it is allowed"
+    );
+    host.answer_server_sampling(0, SamplingDecision::AllowOnce).unwrap();
+    let review = app.sampling(0, true).await;
+    assert_eq!(review.answer.as_ref().unwrap().text, "Sampled: hello back");
+    assert_eq!(review.answer.as_ref().unwrap().model, "m");
+    let sent = &app.sent()[0];
+    assert_eq!(
+        sent[0],
+        json!({"role": "system", "content": "You are a helpful test server."})
+    );
+    host.answer_server_sampling(0, SamplingDecision::Send).unwrap();
+    let id = run.await.unwrap();
+    app.turn_end(&id, 1).await;
+    let finished = app
+        .outbox
+        .chat_events()
+        .into_iter()
+        .filter(|e| e.conversation_id == id)
+        .map(|e| serde_json::to_value(&e.event).unwrap())
+        .find(|e| e["type"] == "tool_call_finished")
+        .unwrap();
+    assert!(text(&finished["model"]).contains("Sampled: hello back"), "{finished}");
+
+    // Declined: nothing reaches the model, and the server is told.
+    let declined = {
+        let app_host = host.clone();
+        tokio::spawn(async move {
+            app_host
+                .run_tool(
+                    None,
+                    "everything",
+                    "trigger-sampling-request",
+                    json!({"prompt": "again"}),
+                )
+                .unwrap()
+        })
+    };
+    app.sampling(1, false).await;
+    host.answer_server_sampling(1, SamplingDecision::Decline).unwrap();
+    let run = declined.await.unwrap();
+    app.turn_end(&run.conversation_id, 1).await;
+    assert_eq!(app.sent().len(), 1, "the declined request reached no model");
+
+    // Allowed always: the next request goes to the model at once, and its answer can be refused.
+    let always = {
+        let app_host = host.clone();
+        tokio::spawn(async move {
+            app_host
+                .run_tool(
+                    None,
+                    "everything",
+                    "trigger-sampling-request",
+                    json!({"prompt": "three"}),
+                )
+                .unwrap()
+        })
+    };
+    app.sampling(2, false).await;
+    host.answer_server_sampling(2, SamplingDecision::AllowAlways).unwrap();
+    app.sampling(2, true).await;
+    host.answer_server_sampling(2, SamplingDecision::Send).unwrap();
+    always.await.unwrap();
+    let fourth = {
+        let app_host = host.clone();
+        tokio::spawn(async move {
+            app_host
+                .run_tool(
+                    None,
+                    "everything",
+                    "trigger-sampling-request",
+                    json!({"prompt": "four"}),
+                )
+                .unwrap()
+        })
+    };
+    let review = app.sampling(3, true).await;
+    assert_eq!(review.answer.unwrap().text, "Third");
+    assert!(
+        !app.outbox
+            .sent()
+            .iter()
+            .any(|(_, e)| matches!(e, Outbound::Sampling(s) if s.id == 3 && s.answer.is_none())),
+        "an always-allowed server is not asked again"
+    );
+    host.answer_server_sampling(3, SamplingDecision::Refuse).unwrap();
+    let run = fourth.await.unwrap();
+    app.turn_end(&run.conversation_id, 1).await;
+    let refused = app
+        .outbox
+        .chat_events()
+        .into_iter()
+        .filter(|e| e.conversation_id == run.conversation_id)
+        .map(|e| serde_json::to_value(&e.event).unwrap())
+        .find(|e| e["type"] == "tool_call_finished")
+        .unwrap();
+    assert!(
+        !text(&refused["model"]).contains("Third"),
+        "a refused answer never reaches the server: {refused}"
+    );
+
+    let outcomes: Vec<Value> = app
+        .audited("sampling")
+        .iter()
+        .map(|e| e["detail"]["outcome"].clone())
+        .collect();
+    assert_eq!(
+        outcomes,
+        [json!("ok"), json!("declined"), json!("ok"), json!("refused")]
+    );
+    assert!(app.audited("sampling").iter().all(|e| e["server"] == "everything"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn roots_are_the_settings_folders_and_servers_hear_when_they_change() {
+    let app = start(Vec::new()).await;
+    let text = |result: Value| result["content"][0]["text"].as_str().unwrap_or("").to_string();
+    let before = text(app.run("get-roots-list", json!({})).await);
+    assert!(before.contains("no roots are currently configured"), "{before}");
+
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().to_string_lossy().into_owned();
+    let saved = app
+        .host
+        .save_general_settings(&SaveGeneralSettings {
+            view_retention_days: None,
+            theme: None,
+            view_origins_allowed: None,
+            view_origins_blocked: None,
+            client_metadata_url: None,
+            roots: Some(vec![path.clone()]),
+        })
+        .unwrap();
+    assert_eq!(saved.roots, [path.clone()]);
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let listed = text(app.run("get-roots-list", json!({})).await);
+        if listed.contains(&format!("URI: file://{path}")) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the server never saw the new root: {listed}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    let refused = app
+        .host
+        .save_general_settings(&SaveGeneralSettings {
+            view_retention_days: None,
+            theme: None,
+            view_origins_allowed: None,
+            view_origins_blocked: None,
+            client_metadata_url: None,
+            roots: Some(vec!["relative/notes".into()]),
+        })
+        .unwrap_err();
+    assert_eq!(refused.message, "roots: relative/notes is not an absolute path");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_url_question_opens_its_page_only_once_the_person_agrees() {
+    let app = start(Vec::new()).await;
+    let host = &app.host;
+    let question = |url: &'static str| {
+        let host = host.clone();
+        tokio::spawn(async move {
+            host.run_tool(None, "everything", "trigger-url-elicitation", json!({"url": url}))
+                .unwrap()
+        })
+    };
+    let asked = |n: usize| {
+        app.wait_for("a URL question", move |sent| {
+            sent.iter()
+                .filter_map(|e| match e {
+                    Outbound::Question(q) => Some(q.clone()),
+                    _ => None,
+                })
+                .nth(n)
+        })
+    };
+
+    let run = question("https://example.com/authorize?state=abc");
+    let q = asked(0).await;
+    assert_eq!(q.server, "everything");
+    assert_eq!(q.url.as_deref(), Some("https://example.com/authorize?state=abc"));
+    assert!(q.schema.is_none());
+    assert!(
+        app.desktop.opened_urls.lock().unwrap().is_empty(),
+        "nothing opens before the person agrees"
+    );
+    host.answer_elicitation(q.id, ElicitationAction::Accept, None).unwrap();
+    assert_eq!(
+        *app.desktop.opened_urls.lock().unwrap(),
+        ["https://example.com/authorize?state=abc"]
+    );
+    let run = run.await.unwrap();
+    app.turn_end(&run.conversation_id, 1).await;
+    let opened = app.audited("elicitation-url");
+    assert_eq!(opened.len(), 1);
+    assert_eq!(opened[0]["uri"], "https://example.com/authorize?state=abc");
+
+    // Not a web page: refused, never opened; the person can still decline.
+    let run = question("file:///etc/passwd");
+    let q = asked(1).await;
+    let e = host
+        .answer_elicitation(q.id, ElicitationAction::Accept, None)
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::Invalid);
+    host.answer_elicitation(q.id, ElicitationAction::Decline, None).unwrap();
+    let run = run.await.unwrap();
+    app.turn_end(&run.conversation_id, 1).await;
+    assert_eq!(app.desktop.opened_urls.lock().unwrap().len(), 1);
 }

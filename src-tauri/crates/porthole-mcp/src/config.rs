@@ -76,6 +76,9 @@ pub struct ServerConfig {
     pub mcp_apps: bool,
     pub timeout: Duration,
     pub always_allow: Vec<String>,
+    /// The folders this server is given as its roots, instead of the app's (the config's
+    /// `roots`: absolute paths).
+    pub roots: Option<Vec<PathBuf>>,
     /// The file this entry came from, for error messages.
     pub source: PathBuf,
 }
@@ -117,6 +120,7 @@ impl ServerConfig {
             mcp_apps: true,
             timeout: DEFAULT_TIMEOUT,
             always_allow: vec![],
+            roots: None,
             source: PathBuf::new(),
         }
     }
@@ -175,6 +179,12 @@ impl ServerConfig {
     /// Adds tools whose calls need no approval (the config's `alwaysAllow`).
     pub fn with_always_allow(mut self, tools: impl IntoIterator<Item = impl Into<String>>) -> ServerConfig {
         self.always_allow.extend(tools.into_iter().map(Into::into));
+        self
+    }
+
+    /// Gives the server these folders as its roots instead of the app's (the config's `roots`).
+    pub fn with_roots(mut self, roots: impl IntoIterator<Item = impl Into<PathBuf>>) -> ServerConfig {
+        self.roots = Some(roots.into_iter().map(Into::into).collect());
         self
     }
 
@@ -299,6 +309,8 @@ struct RawServer {
     timeout: Option<f64>,
     #[serde(default, alias = "autoApprove")]
     always_allow: Vec<String>,
+    /// Folders given to this server as its roots instead of the app's.
+    roots: Option<Vec<PathBuf>>,
     /// VS Code's `envFile` and other keys we accept but do not use.
     #[serde(rename = "envFile")]
     _env_file: Option<String>,
@@ -548,6 +560,12 @@ fn parse_server(file: &Path, name: &str, entry: &Value) -> Result<ServerConfig, 
             ));
         }
     };
+    if let Some(relative) = raw.roots.iter().flatten().find(|r| !r.is_absolute()) {
+        return Err((
+            Some("roots".into()),
+            format!("{} is not an absolute path", relative.display()),
+        ));
+    }
     Ok(ServerConfig {
         name: name.to_string(),
         transport,
@@ -555,6 +573,7 @@ fn parse_server(file: &Path, name: &str, entry: &Value) -> Result<ServerConfig, 
         mcp_apps: raw.mcp_apps.unwrap_or(true),
         timeout,
         always_allow: raw.always_allow,
+        roots: raw.roots,
         source: file.to_path_buf(),
     })
 }
@@ -740,6 +759,27 @@ mod tests {
         assert!(!s.mcp_apps && !s.enabled);
         assert_eq!(s.timeout, Duration::from_secs(5));
         assert_eq!(s.always_allow, vec!["echo".to_string()]);
+        assert_eq!(s.roots, None, "the app's roots");
+    }
+
+    #[test]
+    fn a_server_may_have_roots_of_its_own_given_as_absolute_paths() {
+        let c = parse(
+            r#"{"mcpServers": {"fs": {"command": "x", "roots": ["/srv/data", "/home/me/notes"]},
+                                          "bad": {"command": "y", "roots": ["notes"]}}}"#,
+        );
+        assert_eq!(
+            c.servers[0].roots,
+            Some(vec![PathBuf::from("/srv/data"), PathBuf::from("/home/me/notes")])
+        );
+        assert_eq!(c.problems.len(), 1, "{:?}", c.problems);
+        assert!(
+            c.problems[0]
+                .to_string()
+                .contains("field \"roots\": notes is not an absolute path"),
+            "{}",
+            c.problems[0]
+        );
     }
 
     #[test]

@@ -7,9 +7,14 @@ use std::sync::Arc;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
     ErrorData, ExtensionCapabilities, Implementation, ProtocolVersion, ResourceUpdatedNotificationParam,
+    RootsCapabilities,
 };
+// Sampling, roots and logging are deprecated by SEP-2577, but servers of 2025-era revisions use them.
 #[allow(deprecated)]
-use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+use rmcp::model::{
+    CreateMessageRequestParams, CreateMessageResult, ListRootsResult, LoggingLevel, LoggingMessageNotificationParam,
+    Root,
+};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
@@ -64,6 +69,68 @@ pub enum ElicitationAnswer {
     Cancel,
 }
 
+/// A server's `sampling/createMessage`, waiting for the person (and then the model).
+#[derive(Debug)]
+pub struct SamplingRequest {
+    pub server: String,
+    /// The request's params (`CreateMessageRequestParams`) as JSON.
+    pub params: serde_json::Value,
+    /// The `CreateMessageResult` as JSON, or why there is none (refused, no model, …).
+    pub respond: tokio::sync::oneshot::Sender<Result<serde_json::Value, String>>,
+}
+
+/// The folders a server is given as its roots (`roots/list`): `(uri, name)` pairs, by server.
+#[derive(Clone)]
+pub struct RootsSource(pub Arc<dyn Fn(&str) -> Vec<(String, Option<String>)> + Send + Sync>);
+
+impl RootsSource {
+    /// These folders, whichever server asks.
+    pub fn fixed(folders: &[std::path::PathBuf]) -> RootsSource {
+        let roots: Vec<(String, Option<String>)> = folders.iter().map(|f| root_of(f)).collect();
+        RootsSource(Arc::new(move |_: &str| roots.clone()))
+    }
+}
+
+/// A folder as a root: its `file://` URI and its name (its last component).
+pub fn root_of(folder: &Path) -> (String, Option<String>) {
+    let mut uri = String::from("file://");
+    for byte in folder.to_string_lossy().bytes() {
+        let c = byte as char;
+        if c.is_ascii_alphanumeric() || "/-._~".contains(c) {
+            uri.push(c);
+        } else {
+            uri.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    let name = folder.file_name().map(|n| n.to_string_lossy().into_owned());
+    (uri, name)
+}
+
+impl std::fmt::Debug for RootsSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RootsSource")
+    }
+}
+
+/// What Porthole offers servers besides tools, and how it answers their requests.
+#[derive(Debug, Clone, Default)]
+pub struct ClientPolicy {
+    pub elicitation: ElicitationPolicy,
+    /// Where `sampling/createMessage` requests go; `None`: sampling is not offered.
+    pub sampling: Option<mpsc::Sender<SamplingRequest>>,
+    /// Where `roots/list` is answered from; `None`: roots are not offered.
+    pub roots: Option<RootsSource>,
+}
+
+impl From<ElicitationPolicy> for ClientPolicy {
+    fn from(elicitation: ElicitationPolicy) -> Self {
+        ClientPolicy {
+            elicitation,
+            ..Default::default()
+        }
+    }
+}
+
 /// The `default` of each property of a form's requested schema, as the answer's content.
 pub fn schema_defaults(schema: &serde_json::Value) -> serde_json::Value {
     let mut content = serde_json::Map::new();
@@ -81,7 +148,7 @@ pub fn schema_defaults(schema: &serde_json::Value) -> serde_json::Value {
 pub struct PortholeClient {
     server: Arc<str>,
     advertise_mcp_apps: bool,
-    elicitation: ElicitationPolicy,
+    policy: ClientPolicy,
     /// Routes `notifications/progress` to whoever made the request, in the server's order
     /// (read off the transport: see [`crate::progress`]).
     pub progress: ProgressRoutes,
@@ -95,13 +162,13 @@ impl PortholeClient {
     pub fn new(
         server: &str,
         advertise_mcp_apps: bool,
-        elicitation: ElicitationPolicy,
+        policy: ClientPolicy,
         changes: Option<mpsc::UnboundedSender<ServerChange>>,
     ) -> Self {
         PortholeClient {
             server: server.into(),
             advertise_mcp_apps,
-            elicitation,
+            policy,
             progress: ProgressRoutes::default(),
             changes,
             end: ConnectionEnd::default(),
@@ -111,12 +178,25 @@ impl PortholeClient {
 
 /// The capabilities Porthole advertises. The MCP Apps extension is included only when asked:
 /// `{"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}`, exactly.
-pub fn client_capabilities(advertise_mcp_apps: bool, elicitation: &ElicitationPolicy) -> ClientCapabilities {
+/// Elicitation: both modes when a person answers, form mode only for scripted defaults (a URL
+/// needs a person), none when declining. Sampling and roots when the app offers them.
+pub fn client_capabilities(advertise_mcp_apps: bool, policy: &ClientPolicy) -> ClientCapabilities {
     let mut caps = ClientCapabilities::default();
-    if !matches!(elicitation, ElicitationPolicy::Decline) {
-        let mut form = ElicitationCapability::new();
-        form.form = Some(Default::default());
-        caps.elicitation = Some(form);
+    if !matches!(policy.elicitation, ElicitationPolicy::Decline) {
+        let mut modes = ElicitationCapability::new();
+        modes.form = Some(Default::default());
+        if matches!(policy.elicitation, ElicitationPolicy::Ask(_)) {
+            modes.url = Some(Default::default());
+        }
+        caps.elicitation = Some(modes);
+    }
+    if policy.sampling.is_some() {
+        caps.sampling = Some(Default::default());
+    }
+    if policy.roots.is_some() {
+        let mut roots = RootsCapabilities::default();
+        roots.list_changed = Some(true);
+        caps.roots = Some(roots);
     }
     if advertise_mcp_apps {
         let mut ext = ExtensionCapabilities::new();
@@ -132,7 +212,7 @@ pub fn client_capabilities(advertise_mcp_apps: bool, elicitation: &ElicitationPo
 impl ClientHandler for PortholeClient {
     fn get_info(&self) -> ClientConfig {
         ClientConfig::new(
-            client_capabilities(self.advertise_mcp_apps, &self.elicitation),
+            client_capabilities(self.advertise_mcp_apps, &self.policy),
             Implementation::new("porthole", env!("CARGO_PKG_VERSION")).with_title("Porthole"),
         )
         .with_protocol_version(ProtocolVersion::V_2025_11_25)
@@ -155,7 +235,7 @@ impl ClientHandler for PortholeClient {
             _ => return Ok(ElicitResult::new(ElicitationAction::Decline)),
         };
         tracing::info!(server = %self.server, %message, "elicitation request");
-        let answer = match &self.elicitation {
+        let answer = match &self.policy.elicitation {
             ElicitationPolicy::Decline => ElicitationAnswer::Decline,
             ElicitationPolicy::AcceptDefaults => match &schema {
                 Some(schema) => ElicitationAnswer::Accept(schema_defaults(schema)),
@@ -181,10 +261,59 @@ impl ClientHandler for PortholeClient {
             }
         };
         Ok(match answer {
+            // URL mode: the person agreed to open the page; there is no content.
+            ElicitationAnswer::Accept(content) if content.is_null() => ElicitResult::new(ElicitationAction::Accept),
             ElicitationAnswer::Accept(content) => ElicitResult::new(ElicitationAction::Accept).with_content(content),
             ElicitationAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
             ElicitationAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
         })
+    }
+
+    #[allow(deprecated)]
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let Some(tx) = &self.policy.sampling else {
+            return Err(ErrorData::method_not_found::<rmcp::model::CreateMessageRequestMethod>());
+        };
+        let params = serde_json::to_value(&params).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        tracing::info!(server = %self.server, "sampling request");
+        let (respond, answer) = tokio::sync::oneshot::channel();
+        let request = SamplingRequest {
+            server: self.server.to_string(),
+            params,
+            respond,
+        };
+        let refused = |why: String| ErrorData::new(rmcp::model::ErrorCode(-1), why, None);
+        if tx.send(request).await.is_err() {
+            return Err(refused("Porthole is closing".into()));
+        }
+        let answer = tokio::select! {
+            a = answer => a.unwrap_or_else(|_| Err("nobody answered the sampling request".into())),
+            _ = context.ct.cancelled() => Err("the server cancelled the request".into()),
+        };
+        let value = answer.map_err(refused)?;
+        serde_json::from_value(value).map_err(|e| ErrorData::internal_error(format!("the answer: {e}"), None))
+    }
+
+    #[allow(deprecated)]
+    async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
+        let Some(source) = &self.policy.roots else {
+            return Err(ErrorData::method_not_found::<rmcp::model::ListRootsRequestMethod>());
+        };
+        let roots = (source.0)(&self.server)
+            .into_iter()
+            .map(|(uri, name)| {
+                let root = Root::new(uri);
+                match name {
+                    Some(name) => root.with_name(name),
+                    None => root,
+                }
+            })
+            .collect();
+        Ok(ListRootsResult::new(roots))
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -282,12 +411,12 @@ pub async fn connect(
     config: &ServerConfig,
     advertise_mcp_apps: bool,
     server_log_dir: Option<&Path>,
-    elicitation: ElicitationPolicy,
+    policy: ClientPolicy,
     changes: Option<mpsc::UnboundedSender<ServerChange>>,
     oauth: Option<&OAuth>,
     sign_in: SignIn,
 ) -> Result<Session, ConnectError> {
-    let client = PortholeClient::new(&config.name, advertise_mcp_apps, elicitation, changes);
+    let client = PortholeClient::new(&config.name, advertise_mcp_apps, policy, changes);
     let first = connect_with(
         config,
         client.clone(),
@@ -591,15 +720,40 @@ mod tests {
 
     #[test]
     fn the_mcp_apps_capability_is_advertised_exactly_and_only_when_asked() {
-        let on = serde_json::to_value(client_capabilities(true, &ElicitationPolicy::Decline)).unwrap();
+        let on = serde_json::to_value(client_capabilities(true, &ClientPolicy::default())).unwrap();
         assert_eq!(
             on,
             json!({"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}})
         );
-        let off = serde_json::to_value(client_capabilities(false, &ElicitationPolicy::Decline)).unwrap();
+        let off = serde_json::to_value(client_capabilities(false, &ClientPolicy::default())).unwrap();
         assert_eq!(off, json!({}));
-        let asking = serde_json::to_value(client_capabilities(false, &ElicitationPolicy::AcceptDefaults)).unwrap();
-        assert!(asking["elicitation"]["form"].is_object(), "{asking}");
+        let scripted = ClientPolicy::from(ElicitationPolicy::AcceptDefaults);
+        let scripted = serde_json::to_value(client_capabilities(false, &scripted)).unwrap();
+        assert_eq!(scripted, json!({"elicitation": {"form": {}}}), "a URL needs a person");
+    }
+
+    #[test]
+    fn a_person_at_the_window_is_offered_to_servers_in_every_way_they_may_ask() {
+        let (questions, _) = mpsc::channel(1);
+        let (samples, _) = mpsc::channel(1);
+        let policy = ClientPolicy {
+            elicitation: ElicitationPolicy::Ask(questions),
+            sampling: Some(samples),
+            roots: Some(RootsSource(Arc::new(|_: &str| Vec::new()))),
+        };
+        let caps = serde_json::to_value(client_capabilities(false, &policy)).unwrap();
+        assert_eq!(
+            caps,
+            json!({"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {"listChanged": true}})
+        );
+    }
+
+    #[test]
+    fn a_folder_is_given_as_a_file_uri_and_its_name() {
+        assert_eq!(
+            root_of(Path::new("/home/me/My notes")),
+            ("file:///home/me/My%20notes".to_string(), Some("My notes".to_string()))
+        );
     }
 
     #[test]

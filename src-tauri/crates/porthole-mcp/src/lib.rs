@@ -36,7 +36,8 @@ use tokio_util::sync::CancellationToken;
 pub use catalog::{Audience, CatalogTool};
 pub use config::{ConfigProblem, LoadedConfig, ServerConfig, Transport};
 pub use connection::{
-    ElicitationAnswer, ElicitationPolicy, ElicitationRequest, MCP_APP_MIME, MCP_APPS_EXTENSION, ServerChange, Session,
+    ClientPolicy, ElicitationAnswer, ElicitationPolicy, ElicitationRequest, MCP_APP_MIME, MCP_APPS_EXTENSION,
+    RootsSource, SamplingRequest, ServerChange, Session,
 };
 pub use outcome::{ModelFacing, ToolOutcome};
 
@@ -145,6 +146,10 @@ pub struct ConnectOptions {
     pub server_log_dir: Option<PathBuf>,
     /// What to do when a server asks the user for input.
     pub elicitation: ElicitationPolicy,
+    /// Where servers' `sampling/createMessage` requests go; `None`: sampling is not offered.
+    pub sampling: Option<mpsc::Sender<connection::SamplingRequest>>,
+    /// The folders servers are given as roots; `None`: roots are not offered.
+    pub roots: Option<connection::RootsSource>,
     /// How remote servers that require OAuth are signed in to; `None`: they fail with the reason.
     pub oauth: Option<oauth::OAuth>,
 }
@@ -155,6 +160,8 @@ impl Default for ConnectOptions {
             mcp_apps: true,
             server_log_dir: None,
             elicitation: ElicitationPolicy::Decline,
+            sampling: None,
+            roots: None,
             oauth: None,
         }
     }
@@ -484,7 +491,15 @@ impl Servers {
                     config,
                     entry.advertise,
                     self.options.server_log_dir.as_deref(),
-                    self.options.elicitation.clone(),
+                    connection::ClientPolicy {
+                        elicitation: self.options.elicitation.clone(),
+                        sampling: self.options.sampling.clone(),
+                        // A server's own roots (its config's `roots`) replace the app's.
+                        roots: self.options.roots.clone().map(|app| match &config.roots {
+                            Some(own) => connection::RootsSource::fixed(own),
+                            None => app,
+                        }),
+                    },
                     Some(changed_tx.clone()),
                     self.options.oauth.as_ref(),
                     sign_in.clone(),
@@ -969,6 +984,20 @@ impl Servers {
             }
             assign_model_names(all);
         });
+    }
+
+    /// The roots changed: every connected server is told (`notifications/roots/list_changed`)
+    /// and asks again when it wants them.
+    pub async fn roots_changed(&self) {
+        let entries = self.running.read().unwrap().entries.clone();
+        for entry in entries {
+            let peer = entry.session.lock().await.as_ref().map(|s| s.peer().clone());
+            if let Some(peer) = peer
+                && let Err(e) = peer.notify_roots_list_changed().await
+            {
+                tracing::debug!(server = %entry.config.name, "could not tell the server its roots changed: {e}");
+            }
+        }
     }
 
     /// Each server's state now.

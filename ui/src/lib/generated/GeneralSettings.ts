@@ -17,4 +17,9 @@ viewOriginsBlocked: Array<string>,
  * The OAuth client ID metadata document URL (CIMD), used as the client_id where an
  * authorization server supports it; else Porthole registers dynamically. From the next start.
  */
-clientMetadataUrl: string | null, };
+clientMetadataUrl: string | null, 
+/**
+ * The folders servers are given as their roots (absolute paths), unless a server's config
+ * gives it its own.
+ */
+roots: Array<string>, };

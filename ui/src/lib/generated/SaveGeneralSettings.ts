@@ -7,4 +7,4 @@ import type { JsonValue } from "./serde_json/JsonValue";
  * origin lists are `https://` (or `wss://`) origins, `*.` wildcards allowed; an empty
  * client metadata URL clears it.
  */
-export type SaveGeneralSettings = { viewRetentionDays: JsonValue | null, theme: ThemePreference | null, viewOriginsAllowed: Array<string> | null, viewOriginsBlocked: Array<string> | null, clientMetadataUrl: string | null, };
+export type SaveGeneralSettings = { viewRetentionDays: JsonValue | null, theme: ThemePreference | null, viewOriginsAllowed: Array<string> | null, viewOriginsBlocked: Array<string> | null, clientMetadataUrl: string | null, roots: Array<string> | null, };

@@ -5,6 +5,7 @@ import type { AnswerApproval } from "./AnswerApproval";
 import type { AnswerDownload } from "./AnswerDownload";
 import type { AnswerElicitation } from "./AnswerElicitation";
 import type { AnswerSampling } from "./AnswerSampling";
+import type { AnswerServerSampling } from "./AnswerServerSampling";
 import type { AppInfo } from "./AppInfo";
 import type { AttachmentInfo } from "./AttachmentInfo";
 import type { CompleteArgument } from "./CompleteArgument";
@@ -92,6 +93,7 @@ export const commands = {
   teardownViews: (args: InConversation) => invoke<void>("teardown_views", args),
   answerDownload: (args: AnswerDownload) => invoke<number>("answer_download", args),
   answerSampling: (args: AnswerSampling) => invoke<void>("answer_sampling", args),
+  answerServerSampling: (args: AnswerServerSampling) => invoke<void>("answer_server_sampling", args),
   popOutView: (args: ViewRef) => invoke<string>("pop_out_view", args),
   clipboardWriteRequested: () => invoke<void>("clipboard_write_requested"),
   runTool: (args: RunTool) => invoke<ToolRun>("run_tool", args),

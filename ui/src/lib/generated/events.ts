@@ -2,6 +2,8 @@
 // Do not edit: change the Rust side and generate again.
 import type { ChatEvent } from "./ChatEvent";
 import type { Question } from "./Question";
+import type { SamplingSettled } from "./SamplingSettled";
+import type { ServerSampling } from "./ServerSampling";
 import type { ServerStatus } from "./ServerStatus";
 import type { ViewEvent } from "./ViewEvent";
 
@@ -11,4 +13,6 @@ export type AppEvents = {
   "view-event": ViewEvent;
   "servers-changed": Array<ServerStatus>;
   "elicitation-requested": Question;
+  "sampling-requested": ServerSampling;
+  "sampling-settled": SamplingSettled;
 };
