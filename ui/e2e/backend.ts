@@ -304,7 +304,8 @@ export class FakeBackend {
     viewOriginsAllowed: string[];
     viewOriginsBlocked: string[];
     clientMetadataUrl: string | null;
-  } = { viewRetentionDays: 7, theme: "system", viewOriginsAllowed: [], viewOriginsBlocked: [], clientMetadataUrl: null };
+    roots: string[];
+  } = { viewRetentionDays: 7, theme: "system", viewOriginsAllowed: [], viewOriginsBlocked: [], clientMetadataUrl: null, roots: [] };
 
   readonly control: HarnessControl = {
     invocations: this.#invocations,
@@ -387,6 +388,9 @@ export class FakeBackend {
         return this.#search(String(args.query ?? ""));
       case "send_message":
         return this.#send(args.conversationId as string | null, String(args.text ?? ""), (args.attachments as AttachmentRef[] | undefined) ?? []);
+      case "answer_server_sampling":
+        // No server here samples: nothing is ever waiting.
+        throw new CommandError("not_found", "that sampling request is no longer waiting");
       case "list_prompts":
         return { prompts: PROMPTS, problems: [] };
       case "complete_argument": {
@@ -473,6 +477,11 @@ export class FakeBackend {
         if (Array.isArray(args.viewOriginsAllowed)) this.#general.viewOriginsAllowed = args.viewOriginsAllowed as string[];
         if (Array.isArray(args.viewOriginsBlocked)) this.#general.viewOriginsBlocked = args.viewOriginsBlocked as string[];
         if (typeof args.clientMetadataUrl === "string") this.#general.clientMetadataUrl = args.clientMetadataUrl || null;
+        if (Array.isArray(args.roots)) {
+          const bad = (args.roots as string[]).find((r) => !r.startsWith("/"));
+          if (bad) throw new CommandError("invalid", `roots: ${bad} is not an absolute path`);
+          this.#general.roots = args.roots as string[];
+        }
         return { ...this.#general };
       }
       case "system_theme_changed":

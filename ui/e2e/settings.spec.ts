@@ -15,13 +15,13 @@ test("picking a theme applies it at once and stores it; System follows the syste
 
   await page.getByTestId("theme-dark").check();
   await expect.poll(theme).toBe("dark");
-  expect(await invocations(page, "save_general_settings")).toEqual([{ viewRetentionDays: null, theme: "dark", viewOriginsAllowed: null, viewOriginsBlocked: null, clientMetadataUrl: null }]);
+  expect(await invocations(page, "save_general_settings")).toEqual([{ viewRetentionDays: null, theme: "dark", viewOriginsAllowed: null, viewOriginsBlocked: null, clientMetadataUrl: null, roots: null }]);
 
   await page.getByTestId("theme-system").check();
   await expect.poll(theme).toBe("light");
   await page.emulateMedia({ colorScheme: "dark" });
   await expect.poll(theme).toBe("dark");
-  expect((await invocations(page, "save_general_settings")).at(-1)).toEqual({ viewRetentionDays: null, theme: "system", viewOriginsAllowed: null, viewOriginsBlocked: null, clientMetadataUrl: null });
+  expect((await invocations(page, "save_general_settings")).at(-1)).toEqual({ viewRetentionDays: null, theme: "system", viewOriginsAllowed: null, viewOriginsBlocked: null, clientMetadataUrl: null, roots: null });
 
   await page.getByTestId("settings-close").click();
   await expect(page.getByTestId("settings")).toBeHidden();
@@ -41,5 +41,5 @@ test("a view retention out of range is refused with the reason; a good one is st
   await page.getByTestId("general-save").click();
   await expect(page.getByTestId("general-saved")).toHaveText("Views are kept for 30 days from now on.");
   await expect(days).toHaveAttribute("aria-invalid", "false");
-  expect(await invocations(page, "save_general_settings")).toEqual([{ viewRetentionDays: 30, theme: null, viewOriginsAllowed: null, viewOriginsBlocked: null, clientMetadataUrl: null }]);
+  expect(await invocations(page, "save_general_settings")).toEqual([{ viewRetentionDays: 30, theme: null, viewOriginsAllowed: null, viewOriginsBlocked: null, clientMetadataUrl: null, roots: null }]);
 });

@@ -7,6 +7,7 @@ import { getCurrentWebview } from "@tauri-apps/api/webview";
 import type { AppError } from "./generated/AppError";
 import type { AttachmentRef } from "./generated/AttachmentRef";
 import type { CompletionTarget } from "./generated/CompletionTarget";
+import type { SamplingDecision } from "./generated/SamplingDecision";
 import type { DisplayMode } from "./generated/DisplayMode";
 import type { Decision } from "./generated/Decision";
 import type { ElicitationAction } from "./generated/ElicitationAction";
@@ -27,6 +28,8 @@ export type { PromptEntry } from "./generated/PromptEntry";
 export type { PromptList } from "./generated/PromptList";
 export type { ResourceEntry } from "./generated/ResourceEntry";
 export type { ResourceList } from "./generated/ResourceList";
+export type { SamplingDecision } from "./generated/SamplingDecision";
+export type { ServerSampling } from "./generated/ServerSampling";
 export type { TemplateEntry } from "./generated/TemplateEntry";
 export type { Audience } from "./generated/Audience";
 export type { CallStatus } from "./generated/CallStatus";
@@ -146,6 +149,14 @@ export const api = {
   listQuestions: () => commands.listQuestions(),
   onQuestion: (handler: (question: AppEvents["elicitation-requested"]) => void): Promise<UnlistenFn> =>
     listenHere("elicitation-requested", handler),
+  /** A server asks the model something (sampling/createMessage): first to be allowed, then
+   * again with the model's answer, to be sent back or refused. */
+  onServerSampling: (handler: (request: AppEvents["sampling-requested"]) => void): Promise<UnlistenFn> =>
+    listenHere("sampling-requested", handler),
+  /** A server's sampling request is over (answered, or given up): stop asking. */
+  onServerSamplingSettled: (handler: (settled: AppEvents["sampling-settled"]) => void): Promise<UnlistenFn> =>
+    listenHere("sampling-settled", handler),
+  answerServerSampling: (id: number, decision: SamplingDecision) => commands.answerServerSampling({ id, decision }),
   answerQuestion: (id: number, action: ElicitationAction, content?: Record<string, JsonValue>) =>
     commands.answerElicitation({ id, action, content: content ?? null }),
 
@@ -259,6 +270,7 @@ export const api = {
     viewOriginsAllowed?: string[];
     viewOriginsBlocked?: string[];
     clientMetadataUrl?: string;
+    roots?: string[];
   }) =>
     commands.saveGeneralSettings({
       viewRetentionDays: settings.viewRetentionDays ?? null,
@@ -266,6 +278,7 @@ export const api = {
       viewOriginsAllowed: settings.viewOriginsAllowed ?? null,
       viewOriginsBlocked: settings.viewOriginsBlocked ?? null,
       clientMetadataUrl: settings.clientMetadataUrl ?? null,
+      roots: settings.roots ?? null,
     }),
   /** The page saw the system's light/dark appearance (at start and on change). */
   systemThemeChanged: (dark: boolean) => commands.systemThemeChanged({ dark }),

@@ -40,6 +40,7 @@ beforeEach(() => {
     viewOriginsAllowed: [],
     viewOriginsBlocked: ["https://tracker.example"],
     clientMetadataUrl: null,
+    roots: ["/home/me/notes"],
   };
   calls.generalSettings.mockReset().mockImplementation(async () => ({ ...stored }));
   calls.saveGeneralSettings.mockReset().mockImplementation(async (s) => {
@@ -124,6 +125,21 @@ describe("GeneralSettings", () => {
     await fireEvent.input(blocked, { target: { value: "http://x.example" } });
     await fireEvent.click(getByTestId("view-access-save"));
     expect((await findByTestId("view-access-error")).textContent).toMatch(/line 1.*http:\/\/ scheme/);
+  });
+
+  it("edits the folders servers may use, one per line", async () => {
+    const { getByTestId, findByTestId } = await setup();
+    const roots = getByTestId("roots") as HTMLTextAreaElement;
+    await waitFor(() => expect(roots.value).toBe("/home/me/notes"));
+    await fireEvent.input(roots, { target: { value: "/home/me/notes\n\n /srv/data \n" } });
+    await fireEvent.click(getByTestId("roots-save"));
+    expect(calls.saveGeneralSettings).toHaveBeenCalledWith({ roots: ["/home/me/notes", "/srv/data"] });
+    expect((await findByTestId("roots-saved")).textContent).toMatch(/these 2 folders/);
+
+    calls.saveGeneralSettings.mockRejectedValueOnce(refused("invalid", "roots: notes is not an absolute path"));
+    await fireEvent.input(roots, { target: { value: "notes" } });
+    await fireEvent.click(getByTestId("roots-save"));
+    expect((await findByTestId("roots-error")).textContent).toBe("roots: notes is not an absolute path");
   });
 
   it("shows what Rust refuses", async () => {
