@@ -900,3 +900,77 @@ fn a_prompt_and_a_resource_are_printed_by_the_cli() {
         stderr(&out)
     );
 }
+
+/// `porthole run --yes` offers sampling to servers and answers it with the run's model (audited);
+/// without `--yes` servers are not told it is there, so a tool that needs it is not offered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_yes_run_answers_a_servers_sampling_request_with_its_model() {
+    let fake = FakeLlm::start(Script::new(vec![
+        Reply::ToolCalls {
+            text: None,
+            calls: vec![FakeToolCall::new(
+                "s1",
+                "trigger-sampling-request",
+                r#"{"prompt": "ping"}"#,
+            )],
+        },
+        Reply::text("pong from the model"),
+        Reply::text("The server heard back."),
+        Reply::text("No sampling here."),
+    ]))
+    .await
+    .unwrap();
+    let dir = profile_with_everything();
+    let url = fake.base_url();
+    let flags = ["--base-url", url.as_str(), "--model", "m"];
+    let mut args = vec!["run", "--yes", "--prompt", "Ask the server to sample"];
+    args.extend(flags);
+    let out = run(dir.path(), &args, &[], None);
+    assert!(out.status.success(), "{:?}: {}", out.status, stderr(&out));
+    assert_eq!(stdout(&out).trim(), "The server heard back.");
+    assert!(
+        stderr(&out).contains("porthole: everything asks the model (allowed by --yes)"),
+        "{}",
+        stderr(&out)
+    );
+    let requests = posts(&fake);
+    assert_eq!(requests.len(), 3);
+    let sampled = &requests[1].body;
+    assert_eq!(
+        sampled["messages"][0],
+        json!({"role": "system", "content": "You are a helpful test server."})
+    );
+    assert!(
+        sampled["messages"][1]["content"].as_str().unwrap().contains("ping"),
+        "{sampled}"
+    );
+    assert!(
+        sampled
+            .get("tools")
+            .is_none_or(|t| t.as_array().is_some_and(Vec::is_empty)),
+        "no tools: {sampled}"
+    );
+    let result = tool_message(&requests[2]);
+    assert!(
+        result["content"].as_str().unwrap().contains("pong from the model"),
+        "{result}"
+    );
+    let audit = run(dir.path(), &["audit", "--json"], &[], None);
+    let sampling: Vec<Value> = stdout(&audit)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["kind"] == "sampling")
+        .collect();
+    assert_eq!(sampling.len(), 1, "{}", stdout(&audit));
+    assert_eq!(sampling[0]["server"], "everything");
+    assert_eq!(sampling[0]["detail"]["outcome"], "ok");
+
+    // Without --yes the tool is not there to call.
+    let mut args = vec!["run", "--prompt", "Anything"];
+    args.extend(flags);
+    let out = run(dir.path(), &args, &[], None);
+    assert!(out.status.success(), "{:?}: {}", out.status, stderr(&out));
+    let offered = posts(&fake)[3].body["tools"].to_string();
+    assert!(offered.contains("\"echo\""), "{offered}");
+    assert!(!offered.contains("trigger-sampling-request"), "{offered}");
+}

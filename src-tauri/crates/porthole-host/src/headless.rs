@@ -184,7 +184,16 @@ pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result
     for problem in &loaded.problems {
         note!("porthole: config: {problem}");
     }
-    let options = setup.connect_options(loaded.mcp_apps_enabled(), ElicitationPolicy::Decline);
+    let mut options = setup.connect_options(loaded.mcp_apps_enabled(), ElicitationPolicy::Decline);
+    // The settings' roots are given to servers that ask. Sampling is offered only with --yes:
+    // with no one to review a request or its answer, it runs as asked, with the run's model,
+    // and is audited; without --yes servers are not told it is there.
+    options.roots = Some(crate::roots::source(Some(store.clone())));
+    let sampler = args.yes.then(|| {
+        let (tx, rx) = tokio::sync::mpsc::channel(8);
+        options.sampling = Some(tx);
+        tokio::spawn(sample_unattended(rx, choice.clone(), store.clone()))
+    });
     let servers = Servers::start(loaded.servers, options);
     // Servers still starting are waited for (each within its own timeout): the model is never
     // asked without the person's tools while nothing says why; those that fail are named.
@@ -275,6 +284,9 @@ pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result
         tracing::error!("the event printer stopped: {e}");
     }
     servers.shutdown().await;
+    if let Some(sampler) = sampler {
+        sampler.abort();
+    }
     match result.stop_reason {
         StopReason::EndTurn => {
             if !json {
@@ -643,6 +655,46 @@ pub async fn call(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Answers servers' sampling requests in a `--yes` run: each goes to the run's model (or one
+/// its hints name, when the provider has it) and is audited; a line on stderr says so.
+async fn sample_unattended(
+    mut requests: tokio::sync::mpsc::Receiver<porthole_mcp::SamplingRequest>,
+    choice: ModelChoice,
+    store: Store,
+) {
+    while let Some(request) = requests.recv().await {
+        let answer = match crate::sampling::SamplingPrompt::read(&request.params) {
+            Err(e) => Err(e),
+            Ok(prompt) => {
+                note!("porthole: {} asks the model (allowed by --yes)", request.server);
+                let messages = prompt
+                    .messages
+                    .iter()
+                    .map(|m| Message {
+                        role: if m.role == "assistant" {
+                            porthole_agent::Role::Assistant
+                        } else {
+                            porthole_agent::Role::User
+                        },
+                        parts: vec![porthole_agent::Part::Text { text: m.text.clone() }],
+                    })
+                    .collect();
+                let max_tokens = u32::try_from(prompt.max_tokens).unwrap_or(32_000);
+                crate::model::sample(&choice, &prompt.model_hints, prompt.system_prompt, messages, max_tokens).await
+            }
+        };
+        let detail = match &answer {
+            Ok((_, model)) => {
+                serde_json::json!({"outcome": "ok", "model": model, "from": "server", "allowedBy": "--yes"})
+            }
+            Err(e) => serde_json::json!({"outcome": "error", "error": e, "from": "server", "allowedBy": "--yes"}),
+        };
+        crate::sampling::audit_sampling(Some(&store), &request.server, detail);
+        let answer = answer.map(|(text, model)| crate::sampling::create_message_result(&text, &model));
+        request.respond.send(answer).ok();
+    }
 }
 
 /// Starts only the server named `server`; `None` when the person stopped it while it started.

@@ -32,6 +32,7 @@ pub struct ModelFlags {
 pub const MODEL_SETTING: &str = "model";
 
 /// A resolved choice.
+#[derive(Clone)]
 pub struct ModelChoice {
     pub kind: ProviderKind,
     pub base_url: String,
