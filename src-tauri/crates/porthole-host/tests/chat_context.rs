@@ -625,3 +625,83 @@ async fn a_url_question_opens_its_page_only_once_the_person_agrees() {
     app.turn_end(&run.conversation_id, 1).await;
     assert_eq!(app.desktop.opened_urls.lock().unwrap().len(), 1);
 }
+
+/// `@modelcontextprotocol/server-filesystem`, started with no folders of its own, keeps to the
+/// roots it is given: the settings' folders (and, on change, the new ones), or a server's own.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_filesystem_server_keeps_to_the_roots_it_is_given() {
+    let entry = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../tests/fixtures/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    assert!(entry.is_file(), "run `make deps`: tests/fixtures has no server-filesystem");
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    // Canonical paths: the server compares real paths (a temp folder may be behind a link).
+    let (a_path, b_path) = (a.path().canonicalize().unwrap(), b.path().canonicalize().unwrap());
+    std::fs::write(a_path.join("a.txt"), "in A").unwrap();
+    std::fs::write(b_path.join("b.txt"), "in B").unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let config = json!({"mcpServers": {
+        "fs": {"command": "node", "args": [entry], "timeout": 30000},
+        "fs-own": {"command": "node", "args": [entry], "timeout": 30000, "roots": [b_path]},
+    }});
+    std::fs::write(profile.path().join("config.json"), config.to_string()).unwrap();
+    let setup = Setup::new(Some(profile.path()), &[]).unwrap();
+    {
+        let store = porthole_store::Store::open(&setup.profile.database_file()).unwrap();
+        store.set_setting("roots", &json!([a_path])).unwrap();
+    }
+    let outbox = Arc::new(RecordingOutbox::default());
+    let host = Host::start(
+        HostOptions {
+            setup,
+            model_flags: ModelFlags::default(),
+            keyring: Arc::new(MemorySecrets::default()),
+        },
+        outbox.clone(),
+        Arc::new(RecordingDesktop::default()),
+        tokio::runtime::Handle::current(),
+    );
+    let statuses = tokio::time::timeout(PATIENCE, host.servers().settled()).await.unwrap();
+    assert!(statuses.iter().all(|s| s.state == ServerState::Connected), "{statuses:?}");
+    let call = |server: &'static str, tool: &'static str, arguments: Value| {
+        let servers = host.servers().clone();
+        async move {
+            let args = arguments.as_object().cloned();
+            let outcome = servers.call_tool(server, tool, args, Default::default()).await.unwrap();
+            let text = outcome.model.content[0]["text"].as_str().unwrap_or("").to_string();
+            (outcome.model.is_error, text)
+        }
+    };
+    let read = |server: &'static str, path: PathBuf| call(server, "read_text_file", json!({"path": path}));
+
+    // The filesystem server asks for its roots once initialized; wait until it has them.
+    let deadline = Instant::now() + PATIENCE;
+    while !call("fs", "list_allowed_directories", json!({})).await.1.contains(&*a_path.to_string_lossy()) {
+        assert!(Instant::now() < deadline, "the server never took its roots");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(read("fs", a_path.join("a.txt")).await, (false, "in A".to_string()));
+    let (denied, why) = read("fs", b_path.join("b.txt")).await;
+    assert!(denied, "outside its roots: {why}");
+    // A server with roots of its own keeps to those.
+    assert_eq!(read("fs-own", b_path.join("b.txt")).await, (false, "in B".to_string()));
+    assert!(read("fs-own", a_path.join("a.txt")).await.0);
+
+    // The settings change: the server hears it, asks again, and keeps to the new folder.
+    let roots = vec![b_path.to_string_lossy().into_owned()];
+    host.save_general_settings(&SaveGeneralSettings {
+        view_retention_days: None,
+        theme: None,
+        view_origins_allowed: None,
+        view_origins_blocked: None,
+        client_metadata_url: None,
+        roots: Some(roots),
+    })
+    .unwrap();
+    let deadline = Instant::now() + PATIENCE;
+    while read("fs", b_path.join("b.txt")).await.0 {
+        assert!(Instant::now() < deadline, "the server never took its new roots");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(read("fs", a_path.join("a.txt")).await.0, "the old root is gone");
+    host.servers().shutdown().await;
+}
