@@ -946,6 +946,158 @@ fn a_servers_prompt_and_resource_are_used_from_the_composer() -> Result<()> {
     Ok(())
 }
 
+/// What servers ask of the person, in the real window: folders given as roots in the settings
+/// reach a server's `roots/list`; a server's sampling request is allowed in its dialog, and the
+/// model's answer reviewed and sent back; a URL question shows its whole address and opens it in
+/// the browser only when the person says so.
+#[test]
+fn roots_sampling_and_a_url_question_are_answered_in_the_window() -> Result<()> {
+    let entry = porthole_e2e::server_everything_entry();
+    let runtime = tokio::runtime::Runtime::new()?;
+    let page = "https://example.com/authorize?state=abc";
+    let fake = runtime.block_on(FakeLlm::start(Script::new(vec![
+        Reply::ToolCalls {
+            text: None,
+            calls: vec![FakeToolCall::new("r1", "get-roots-list", "{}")],
+        },
+        Reply::text("Listed."),
+        Reply::ToolCalls {
+            text: None,
+            calls: vec![FakeToolCall::new(
+                "s1",
+                "trigger-sampling-request",
+                r#"{"prompt": "ping"}"#,
+            )],
+        },
+        Reply::text("pong"),
+        Reply::text("Sampled."),
+        Reply::ToolCalls {
+            text: None,
+            calls: vec![FakeToolCall::new(
+                "u1",
+                "trigger-url-elicitation",
+                &json!({"url": page}).to_string(),
+            )],
+        },
+        Reply::text("Opened."),
+    ])))?;
+    let dir = profile();
+    let config = json!({"mcpServers": {"everything": {
+        "command": "node",
+        "args": [entry, "stdio"],
+        "alwaysAllow": ["get-roots-list", "trigger-sampling-request", "trigger-url-elicitation"],
+    }}});
+    std::fs::write(dir.path().join("config.json"), config.to_string())?;
+    let opened = dir.path().join("browser-opened.txt");
+    let browser = dir.path().join("browser.sh");
+    std::fs::write(&browser, format!("#!/bin/sh\necho \"$@\" >> {}\n", opened.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755))?;
+    }
+    let folder = tempfile::tempdir()?;
+    let folder_path = folder.path().to_string_lossy().into_owned();
+    let url = fake.base_url();
+    let browser_env = browser.display().to_string();
+    let app = App::launch(
+        dir.path(),
+        &["--provider", "openai", "--base-url", &url, "--model", "fake-model"],
+        &[("OPENAI_API_KEY", "sk-x"), ("BROWSER", browser_env.as_str())],
+    )?;
+    let s = &app.session;
+    s.wait_for_element(
+        "[data-testid=server][data-server-name=everything][data-state=connected]",
+        WAIT,
+    )?;
+
+    // Roots: a folder given in the settings.
+    s.click(&s.find("[data-testid=settings-button]")?)?;
+    s.wait_for_element("[data-testid=settings]", WAIT)?;
+    s.click(&s.find("[data-testid=settings-tab-general]")?)?;
+    let roots = s.wait_for_element("[data-testid=roots]", WAIT)?;
+    s.send_keys(&roots, &folder_path)?;
+    s.click(&s.find("[data-testid=roots-save]")?)?;
+    s.wait_for_element("[data-testid=roots-saved]", WAIT)?;
+    s.click(&s.find("[data-testid=settings-close]")?)?;
+    s.wait_for("the settings to close", WAIT, |s| {
+        Ok(s.find_all("[data-testid=settings]")?.is_empty().then_some(()))
+    })?;
+    let composer = s.find("[data-testid=composer]")?;
+    s.send_keys(&composer, "Which folders?\u{E007}")?;
+    wait_for_texts(
+        s,
+        "the first reply",
+        "[data-testid=message][data-role=assistant]",
+        &["Listed."],
+    )?;
+    let sent = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST")
+        .nth(1)
+        .context("the second request")?;
+    assert!(
+        sent.body.to_string().contains(&format!("URI: file://{folder_path}")),
+        "the server listed the folder: {}",
+        sent.body
+    );
+
+    // Sampling: allowed, then the answer reviewed and sent.
+    s.send_keys(&composer, "Sample please\u{E007}")?;
+    let dialog = s.wait_for_element("[data-testid=server-sampling][data-stage=request]", WAIT)?;
+    let shown = s.text(&dialog)?;
+    assert!(shown.contains("everything asks the model"), "{shown}");
+    assert!(
+        shown.contains("Resource trigger-sampling-request context: ping"),
+        "{shown}"
+    );
+    assert!(shown.contains("You are a helpful test server."), "{shown}");
+    s.click(&s.find("[data-testid=server-sampling-allow]")?)?;
+    let answer = s.wait_for_element("[data-testid=server-sampling-answer]", WAIT)?;
+    assert_eq!(s.text(&answer)?, "pong");
+    s.click(&s.find("[data-testid=server-sampling-send]")?)?;
+    wait_for_texts(
+        s,
+        "the sampled reply",
+        "[data-testid=message][data-role=assistant]",
+        &["Listed.", "Sampled."],
+    )?;
+    let after = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST")
+        .nth(4)
+        .context("the request after sampling")?;
+    let tool_result = after.body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "tool"))
+        .cloned();
+    assert!(
+        tool_result
+            .as_ref()
+            .is_some_and(|m| m["content"].to_string().contains("pong")),
+        "the server got the sent answer: {tool_result:?}"
+    );
+
+    // A URL question: the whole address, and the browser only once agreed.
+    s.send_keys(&composer, "Open the page\u{E007}")?;
+    let address = s.wait_for_element("[data-testid=elicitation-url]", WAIT)?;
+    assert_eq!(s.text(&address)?, page);
+    let origin = s.text(&s.find("[data-testid=elicitation-origin]")?)?;
+    assert!(origin.contains("https://example.com"), "{origin}");
+    assert!(!opened.exists(), "nothing opens before the person agrees");
+    s.click(&s.find("[data-testid=elicitation-accept]")?)?;
+    wait_for_texts(
+        s,
+        "the last reply",
+        "[data-testid=message][data-role=assistant]",
+        &["Listed.", "Sampled.", "Opened."],
+    )?;
+    assert_eq!(std::fs::read_to_string(&opened)?.trim(), page);
+    Ok(())
+}
+
 /// A long conversation opens with its last turns; earlier ones load by themselves up to a
 /// point, and scrolling up brings the rest, a page at a time, until its first message.
 #[test]

@@ -632,7 +632,10 @@ async fn a_url_question_opens_its_page_only_once_the_person_agrees() {
 async fn the_filesystem_server_keeps_to_the_roots_it_is_given() {
     let entry = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../../tests/fixtures/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
-    assert!(entry.is_file(), "run `make deps`: tests/fixtures has no server-filesystem");
+    assert!(
+        entry.is_file(),
+        "run `make deps`: tests/fixtures has no server-filesystem"
+    );
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     // Canonical paths: the server compares real paths (a temp folder may be behind a link).
     let (a_path, b_path) = (a.path().canonicalize().unwrap(), b.path().canonicalize().unwrap());
@@ -661,7 +664,10 @@ async fn the_filesystem_server_keeps_to_the_roots_it_is_given() {
         tokio::runtime::Handle::current(),
     );
     let statuses = tokio::time::timeout(PATIENCE, host.servers().settled()).await.unwrap();
-    assert!(statuses.iter().all(|s| s.state == ServerState::Connected), "{statuses:?}");
+    assert!(
+        statuses.iter().all(|s| s.state == ServerState::Connected),
+        "{statuses:?}"
+    );
     let call = |server: &'static str, tool: &'static str, arguments: Value| {
         let servers = host.servers().clone();
         async move {
@@ -675,7 +681,11 @@ async fn the_filesystem_server_keeps_to_the_roots_it_is_given() {
 
     // The filesystem server asks for its roots once initialized; wait until it has them.
     let deadline = Instant::now() + PATIENCE;
-    while !call("fs", "list_allowed_directories", json!({})).await.1.contains(&*a_path.to_string_lossy()) {
+    while !call("fs", "list_allowed_directories", json!({}))
+        .await
+        .1
+        .contains(&*a_path.to_string_lossy())
+    {
         assert!(Instant::now() < deadline, "the server never took its roots");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
