@@ -305,6 +305,62 @@ async fn server_everything_over_streamable_http() {
     servers.shutdown().await;
 }
 
+/// A subscribed resource's `notifications/resources/updated` reaches Porthole (its servers'
+/// `resources_version` moves on), over stdio and over Streamable HTTP.
+async fn assert_subscription_updates(servers: &Servers) {
+    let uri = "demo://resource/dynamic/text/1";
+    assert!(
+        servers.subscribe_resource("everything", uri).await,
+        "server-everything offers subscriptions"
+    );
+    let before = servers.resources_version("everything").unwrap();
+    // Starts the server's simulated updates: the first goes out at once, for every subscription.
+    let toggled = servers
+        .call_tool("everything", "toggle-subscriber-updates", None, CallOptions::default())
+        .await
+        .unwrap();
+    assert!(
+        text(&toggled).starts_with("Started simulated resource updated"),
+        "{}",
+        text(&toggled)
+    );
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while servers.resources_version("everything") == Some(before) {
+        assert!(Instant::now() < deadline, "no resources/updated arrived");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn resource_subscriptions_over_stdio_and_streamable_http() {
+    let servers = start(vec![everything_over_stdio()]).await;
+    assert_subscription_updates(&servers).await;
+    servers.shutdown().await;
+
+    let entry = porthole_e2e::server_everything_entry();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new("node")
+        .args([entry.to_str().unwrap(), "streamableHttp"])
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _guard = Spawned(child);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "server-everything did not listen on {port}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let servers = start(vec![http("everything", &format!("http://127.0.0.1:{port}/mcp"))]).await;
+    assert_subscription_updates(&servers).await;
+    servers.shutdown().await;
+}
+
 async fn ask_with(policy: porthole_mcp::ElicitationPolicy) -> Value {
     let options = ConnectOptions {
         elicitation: policy,

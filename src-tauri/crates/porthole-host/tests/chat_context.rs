@@ -34,21 +34,81 @@ fn server_everything() -> PathBuf {
     path
 }
 
+/// How the test reaches server-everything.
+#[derive(Clone, Copy)]
+enum Over {
+    Stdio,
+    /// Streamable HTTP, the server started by the test (`streamableHttp`, on a free port).
+    Http,
+}
+
+/// A process the test started, killed when dropped.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts server-everything over Streamable HTTP; its URL, once it listens.
+async fn everything_over_http() -> (Child, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = std::process::Command::new("node")
+        .arg(server_everything())
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("node runs server-everything");
+    let child = Child(child);
+    let deadline = Instant::now() + PATIENCE;
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "server-everything did not listen on {port}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    (child, format!("http://127.0.0.1:{port}/mcp"))
+}
+
 struct App {
     host: Host,
+    _server: Option<Child>,
     outbox: Arc<RecordingOutbox>,
     desktop: Arc<RecordingDesktop>,
     llm: FakeLlm,
     _profile: tempfile::TempDir,
 }
 
-/// A host whose only server is server-everything (as `everything`), connected.
+/// A host whose only server is server-everything (as `everything`) over stdio, connected.
 async fn start(replies: Vec<Reply>) -> App {
+    start_over(Over::Stdio, replies).await
+}
+
+/// [`start`], with server-everything reached `over` stdio or Streamable HTTP.
+async fn start_over(over: Over, replies: Vec<Reply>) -> App {
     let llm = FakeLlm::start(Script::new(replies)).await.unwrap();
     let profile = tempfile::tempdir().unwrap();
-    let config = json!({"mcpServers": {"everything": {
-        "command": "node", "args": [server_everything(), "stdio"], "timeout": 30000
-    }}});
+    let (server, config) = match over {
+        Over::Stdio => (
+            None,
+            json!({"mcpServers": {"everything": {
+                "command": "node", "args": [server_everything(), "stdio"], "timeout": 30000
+            }}}),
+        ),
+        Over::Http => {
+            let (child, url) = everything_over_http().await;
+            (
+                Some(child),
+                json!({"mcpServers": {"everything": {"url": url, "timeout": 30000}}}),
+            )
+        }
+    };
     std::fs::write(profile.path().join("config.json"), config.to_string()).unwrap();
     let outbox = Arc::new(RecordingOutbox::default());
     let desktop = Arc::new(RecordingDesktop::default());
@@ -70,6 +130,7 @@ async fn start(replies: Vec<Reply>) -> App {
     assert_eq!(statuses[0].state, ServerState::Connected, "{statuses:?}");
     App {
         host,
+        _server: server,
         outbox,
         desktop,
         llm,
@@ -206,7 +267,16 @@ fn texts(parts: &[Value]) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_servers_prompt_with_completed_arguments_becomes_the_persons_turn() {
-    let app = start(vec![Reply::text("Analysed."), Reply::text("Promoted.")]).await;
+    a_servers_prompt_with_completed_arguments_becomes_the_persons_turn_over(Over::Stdio).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_servers_prompt_with_completed_arguments_becomes_the_persons_turn_over_http() {
+    a_servers_prompt_with_completed_arguments_becomes_the_persons_turn_over(Over::Http).await;
+}
+
+async fn a_servers_prompt_with_completed_arguments_becomes_the_persons_turn_over(over: Over) {
+    let app = start_over(over, vec![Reply::text("Analysed."), Reply::text("Promoted.")]).await;
     let host = &app.host;
 
     let list = host.list_prompts().await;
@@ -285,7 +355,16 @@ async fn a_servers_prompt_with_completed_arguments_becomes_the_persons_turn() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn attached_resources_go_to_the_model_and_stay_with_the_message_through_retry_and_edit() {
-    let app = start(vec![Reply::text("one"), Reply::text("two"), Reply::text("three")]).await;
+    attached_resources_go_to_the_model_and_stay_with_the_message_through_retry_and_edit_over(Over::Stdio).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn attached_resources_go_to_the_model_and_stay_with_the_message_through_retry_and_edit_over_http() {
+    attached_resources_go_to_the_model_and_stay_with_the_message_through_retry_and_edit_over(Over::Http).await;
+}
+
+async fn attached_resources_go_to_the_model_and_stay_with_the_message_through_retry_and_edit_over(over: Over) {
+    let app = start_over(over, vec![Reply::text("one"), Reply::text("two"), Reply::text("three")]).await;
     let host = &app.host;
 
     let list = host.list_attachable().await;
@@ -379,11 +458,23 @@ async fn attached_resources_go_to_the_model_and_stay_with_the_message_through_re
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_servers_sampling_request_runs_only_once_allowed_and_its_answer_is_reviewed() {
-    let app = start(vec![
-        Reply::text("Sampled: hello back"),
-        Reply::text("Never sent"),
-        Reply::text("Third"),
-    ])
+    a_servers_sampling_request_runs_only_once_allowed_and_its_answer_is_reviewed_over(Over::Stdio).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_servers_sampling_request_runs_only_once_allowed_and_its_answer_is_reviewed_over_http() {
+    a_servers_sampling_request_runs_only_once_allowed_and_its_answer_is_reviewed_over(Over::Http).await;
+}
+
+async fn a_servers_sampling_request_runs_only_once_allowed_and_its_answer_is_reviewed_over(over: Over) {
+    let app = start_over(
+        over,
+        vec![
+            Reply::text("Sampled: hello back"),
+            Reply::text("Never sent"),
+            Reply::text("Third"),
+        ],
+    )
     .await;
     let host = &app.host;
     let text = |result: &Value| result["content"][0]["text"].as_str().unwrap_or("").to_string();
@@ -573,7 +664,16 @@ async fn roots_are_the_settings_folders_and_servers_hear_when_they_change() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_url_question_opens_its_page_only_once_the_person_agrees() {
-    let app = start(Vec::new()).await;
+    a_url_question_opens_its_page_only_once_the_person_agrees_over(Over::Stdio).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_url_question_opens_its_page_only_once_the_person_agrees_over_http() {
+    a_url_question_opens_its_page_only_once_the_person_agrees_over(Over::Http).await;
+}
+
+async fn a_url_question_opens_its_page_only_once_the_person_agrees_over(over: Over) {
+    let app = start_over(over, Vec::new()).await;
     let host = &app.host;
     let question = |url: &'static str| {
         let host = host.clone();
