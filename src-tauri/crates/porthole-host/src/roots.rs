@@ -66,12 +66,12 @@ mod tests {
         let folder = dir.path().to_string_lossy().into_owned();
         assert_eq!(
             check_roots(&[folder.clone(), " ".into(), folder.clone()]).unwrap(),
-            [folder.clone()]
+            [folder.as_str()]
         );
         let e = check_roots(&["notes".into()]).unwrap_err();
         assert_eq!(e.message, "roots: notes is not an absolute path");
         let missing = format!("{folder}/missing");
-        let e = check_roots(&[missing.clone()]).unwrap_err();
+        let e = check_roots(std::slice::from_ref(&missing)).unwrap_err();
         assert_eq!(e.message, format!("roots: {missing} is not a folder"));
     }
 }

@@ -637,7 +637,7 @@ async fn roots_are_the_settings_folders_and_servers_hear_when_they_change() {
             roots: Some(vec![path.clone()]),
         })
         .unwrap();
-    assert_eq!(saved.roots, [path.clone()]);
+    assert_eq!(saved.roots, [path.as_str()]);
     let deadline = Instant::now() + PATIENCE;
     loop {
         let listed = text(app.run("get-roots-list", json!({})).await);

@@ -79,20 +79,26 @@ pub struct SamplingRequest {
     pub respond: tokio::sync::oneshot::Sender<Result<serde_json::Value, String>>,
 }
 
-/// The folders a server is given as its roots (`roots/list`): `(uri, name)` pairs, by server.
+/// One root: its `file://` URI and its name.
+pub type RootEntry = (String, Option<String>);
+
+/// Gives the roots of the server it is called with.
+pub type RootsOf = dyn Fn(&str) -> Vec<RootEntry> + Send + Sync;
+
+/// The folders a server is given as its roots (`roots/list`), by server.
 #[derive(Clone)]
-pub struct RootsSource(pub Arc<dyn Fn(&str) -> Vec<(String, Option<String>)> + Send + Sync>);
+pub struct RootsSource(pub Arc<RootsOf>);
 
 impl RootsSource {
     /// These folders, whichever server asks.
     pub fn fixed(folders: &[std::path::PathBuf]) -> RootsSource {
-        let roots: Vec<(String, Option<String>)> = folders.iter().map(|f| root_of(f)).collect();
+        let roots: Vec<RootEntry> = folders.iter().map(|f| root_of(f)).collect();
         RootsSource(Arc::new(move |_: &str| roots.clone()))
     }
 }
 
 /// A folder as a root: its `file://` URI and its name (its last component).
-pub fn root_of(folder: &Path) -> (String, Option<String>) {
+pub fn root_of(folder: &Path) -> RootEntry {
     let mut uri = String::from("file://");
     for byte in folder.to_string_lossy().bytes() {
         let c = byte as char;
