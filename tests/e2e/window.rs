@@ -976,7 +976,7 @@ fn roots_sampling_and_a_url_question_are_answered_in_the_window() -> Result<()> 
             calls: vec![FakeToolCall::new(
                 "u1",
                 "trigger-url-elicitation",
-                &json!({"url": page}).to_string(),
+                json!({"url": page}).to_string(),
             )],
         },
         Reply::text("Opened."),
