@@ -76,7 +76,7 @@ describe("attachmentChips", () => {
     ]);
     expect(chips).toEqual([
       { server: "docs", uri: "file:///notes/my%20plan.md", label: "my plan.md", mimeType: "text/markdown" },
-      { server: "everything", uri: null, label: "image", mimeType: "image/png" },
+      { server: "everything", uri: null, label: "image", mimeType: "image/png", image: "data:image/png;base64,iVBOR" },
     ]);
   });
 });

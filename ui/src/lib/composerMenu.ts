@@ -2,6 +2,7 @@
 // a word lists their resources and resource templates. What the text asks for, the entries a
 // query keeps (best first), and the text once the chosen entry is taken out of it.
 import type { JsonValue, Part, PromptEntry, ResourceList } from "./api";
+import { imageDataUrl } from "./toolContent";
 
 export interface MenuTrigger {
   kind: "prompt" | "resource";
@@ -117,6 +118,8 @@ export interface AttachmentChip {
   /** What the chip says: the resource's last path segment, or the content's kind. */
   label: string;
   mimeType: string | null;
+  /** The image itself, as a data: URL, when the attachment is one (a prompt's image, say). */
+  image?: string | null;
 }
 
 /** A resource URI's short name: its last non-empty path segment, else the whole URI. */
@@ -137,13 +140,22 @@ export function attachmentChips(parts: Part[]): AttachmentChip[] {
     if (part.type !== "attachment") continue;
     const content = (part.content ?? {}) as { [key: string]: JsonValue | undefined };
     const resource = content.resource as { [key: string]: JsonValue | undefined } | undefined;
+    const text = (v: JsonValue | undefined) => (typeof v === "string" ? v : null);
     if (content.type === "resource" && resource && typeof resource.uri === "string") {
-      const mime = typeof resource.mimeType === "string" ? resource.mimeType : null;
-      chips.push({ server: part.server, uri: resource.uri, label: uriLabel(resource.uri), mimeType: mime });
+      const mime = text(resource.mimeType);
+      const image = imageDataUrl(mime, text(resource.blob));
+      chips.push({ server: part.server, uri: resource.uri, label: uriLabel(resource.uri), mimeType: mime, ...(image ? { image } : {}) });
     } else {
-      const mime = typeof content.mimeType === "string" ? content.mimeType : null;
-      const uri = typeof content.uri === "string" ? content.uri : null;
-      chips.push({ server: part.server, uri, label: uri ? uriLabel(uri) : String(content.type ?? "content"), mimeType: mime });
+      const mime = text(content.mimeType);
+      const uri = text(content.uri);
+      const image = content.type === "image" ? imageDataUrl(mime, text(content.data)) : null;
+      chips.push({
+        server: part.server,
+        uri,
+        label: uri ? uriLabel(uri) : String(content.type ?? "content"),
+        mimeType: mime,
+        ...(image ? { image } : {}),
+      });
     }
   }
   return chips;

@@ -31,6 +31,11 @@ function dataUrl(mimeType: string | null, data: string | null, allowed: RegExp):
   return `data:${mimeType};base64,${data}`;
 }
 
+/** A data: URL for an image (base64 `data` of an image `mimeType`), when both are acceptable. */
+export function imageDataUrl(mimeType: string | null, data: string | null): string | null {
+  return dataUrl(mimeType, data, IMAGE);
+}
+
 /** Roughly how many bytes a base64 string holds. */
 export function base64Bytes(data: string): number {
   return Math.floor((data.length * 3) / 4) - (data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0);

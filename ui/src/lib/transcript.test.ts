@@ -271,6 +271,36 @@ describe("Transcript: the no-model path", () => {
 });
 
 describe("Transcript: loading a stored conversation", () => {
+  it("shows a message's attachments, live and reopened", () => {
+    const attached: TurnEvent[] = [
+      ev.turnStarted("c1"),
+      {
+        type: "user_message",
+        message: {
+          role: "user",
+          parts: [
+            { type: "text", text: "Compare" },
+            { type: "attachment", server: "docs", content: { type: "resource", resource: { uri: "file:///a/plan.md", mimeType: "text/markdown", text: "# Plan" } } },
+            { type: "attachment", server: "everything", content: { type: "image", mimeType: "image/png", data: "iVBOR" } },
+          ],
+        },
+      },
+      ev.step(1),
+      ev.text("Done"),
+      ev.assistant([{ type: "text", text: "Done" }]),
+      ev.done("end_turn", "Done"),
+    ];
+    const chips = (t: Transcript) => t.items.flatMap((i) => (i.kind === "user" ? i.attachments.map((a) => [a.label, a.server, a.image ?? null]) : []));
+    const expected = [
+      ["plan.md", "docs", null],
+      ["image", "everything", "data:image/png;base64,iVBOR"],
+    ];
+    expect(chips(run(attached))).toEqual(expected);
+    const loaded = new Transcript();
+    loaded.load(record(attached));
+    expect(chips(loaded)).toEqual(expected);
+  });
+
   it("rebuilds the same items as the live turn", () => {
     const live = run(fullTurn);
     const loaded = new Transcript();

@@ -663,16 +663,16 @@ async fn roots_are_the_settings_folders_and_servers_hear_when_they_change() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_url_question_opens_its_page_only_once_the_person_agrees() {
-    a_url_question_opens_its_page_only_once_the_person_agrees_over(Over::Stdio).await;
+async fn questions_in_both_modes_a_page_opened_only_once_agreed_and_a_form() {
+    questions_in_both_modes_a_page_opened_only_once_agreed_and_a_form_over(Over::Stdio).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_url_question_opens_its_page_only_once_the_person_agrees_over_http() {
-    a_url_question_opens_its_page_only_once_the_person_agrees_over(Over::Http).await;
+async fn questions_in_both_modes_a_page_opened_only_once_agreed_and_a_form_over_http() {
+    questions_in_both_modes_a_page_opened_only_once_agreed_and_a_form_over(Over::Http).await;
 }
 
-async fn a_url_question_opens_its_page_only_once_the_person_agrees_over(over: Over) {
+async fn questions_in_both_modes_a_page_opened_only_once_agreed_and_a_form_over(over: Over) {
     let app = start_over(over, Vec::new()).await;
     let host = &app.host;
     let question = |url: &'static str| {
@@ -724,6 +724,37 @@ async fn a_url_question_opens_its_page_only_once_the_person_agrees_over(over: Ov
     let run = run.await.unwrap();
     app.turn_end(&run.conversation_id, 1).await;
     assert_eq!(app.desktop.opened_urls.lock().unwrap().len(), 1);
+
+    // A form question (the other mode): the person's answers reach the server.
+    let form = {
+        let host = host.clone();
+        tokio::spawn(async move { host.run_tool(None, "everything", "trigger-elicitation-request", json!({})).unwrap() })
+    };
+    let q = asked(2).await;
+    assert!(q.url.is_none());
+    let schema = q.schema.clone().expect("a form has a schema");
+    assert_eq!(schema["properties"]["name"]["description"], "Your full, legal name");
+    host.answer_elicitation(
+        q.id,
+        ElicitationAction::Accept,
+        Some(json!({"name": "Ada Lovelace", "check": true, "integer": 7})),
+    )
+    .unwrap();
+    let run = form.await.unwrap();
+    app.turn_end(&run.conversation_id, 1).await;
+    let result: Vec<String> = app
+        .outbox
+        .chat_events()
+        .into_iter()
+        .filter(|e| e.conversation_id == run.conversation_id)
+        .map(|e| serde_json::to_value(&e.event).unwrap())
+        .filter(|e| e["type"] == "tool_call_finished")
+        .flat_map(|e| e["model"]["content"].as_array().cloned().unwrap_or_default())
+        .filter_map(|c| c["text"].as_str().map(String::from))
+        .collect();
+    let said = result.join("\n");
+    assert!(said.contains("- Name: Ada Lovelace"), "{said}");
+    assert!(said.contains("- Favorite Integer: 7"), "{said}");
 }
 
 /// `@modelcontextprotocol/server-filesystem`, started with no folders of its own, keeps to the
