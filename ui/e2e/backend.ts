@@ -60,6 +60,7 @@ function tool(name: string, over: Partial<CatalogTool> = {}): CatalogTool {
     inputSchema: { type: "object", properties: {} },
     uiResourceUri: null,
     visibility: ["model", "app"],
+    widget: { kind: "mcp-app", invoking: null, invoked: null },
     metaProblems: [],
     ...over,
   };

@@ -15,6 +15,7 @@ function tool(name: string, over: Partial<CatalogTool> = {}): CatalogTool {
     inputSchema: { type: "object" },
     uiResourceUri: null,
     visibility: ["model", "app"],
+    widget: { kind: "mcp-app", invoking: null, invoked: null },
     metaProblems: [],
     ...over,
   };

@@ -81,6 +81,7 @@ export type { TurnEvent } from "./generated/TurnEvent";
 export type { Usage } from "./generated/Usage";
 export type { ViewEvent } from "./generated/ViewEvent";
 export type { ViewStatus } from "./generated/ViewStatus";
+export type { Widget } from "./generated/Widget";
 export type { AppEvents } from "./generated/events";
 
 /** Whether `e` is the `{code, message}` a failed command rejects with. */

@@ -12,6 +12,7 @@ function tool(over: Partial<CatalogTool> = {}): CatalogTool {
     inputSchema: { type: "object" },
     uiResourceUri: null,
     visibility: ["model", "app"],
+    widget: { kind: "mcp-app", invoking: null, invoked: null },
     metaProblems: [],
     ...over,
   };

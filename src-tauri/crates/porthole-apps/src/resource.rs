@@ -30,6 +30,11 @@ pub const MIME: &str = porthole_mcp::MCP_APP_MIME;
 /// The MIME type drafts before December 2025 used; still accepted.
 pub const LEGACY_MIME: &str = "text/html+mcp";
 
+/// The MIME type of an OpenAI Apps SDK widget (reference §9): a view written for `window.openai`.
+pub const SKYBRIDGE_MIME: &str = "text/html+skybridge";
+
+pub use porthole_mcp::ViewKind;
+
 /// The Permission-Policy features a view asks for (`_meta.ui.permissions`). The host may honour
 /// them; a view must not assume they are granted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -138,8 +143,12 @@ pub struct LoadedView {
     /// The dedicated origin the view asks for; kept for information only (views are always
     /// served on Porthole's own per-view origin).
     pub domain: Option<String>,
-    /// The effective `_meta.ui` (content item over listing); `{}` when there is none.
+    /// The effective `_meta.ui` (content item over listing; for a resource with none, its
+    /// Apps SDK keys in MCP Apps terms); `{}` when there is none.
     pub meta: Value,
+    /// What the view speaks: the MCP Apps bridge, or `window.openai` (a `text/html+skybridge`
+    /// resource).
+    pub kind: ViewKind,
     /// What was wrong in the metadata but did not stop the view (ignored values).
     pub problems: Vec<String>,
 }
@@ -226,8 +235,9 @@ pub fn check_contents(uri: &str, read: &Value, listing_meta: Option<&Value>) -> 
     if !item.is_object() {
         return Err(Refusal::new("the server's content item is not an object"));
     }
-    match item.get("mimeType").and_then(Value::as_str) {
-        Some(mime) if is_view_mime(mime) => {}
+    let kind = match item.get("mimeType").and_then(Value::as_str) {
+        Some(mime) if is_view_mime(mime) => ViewKind::McpApp,
+        Some(mime) if is_skybridge_mime(mime) => ViewKind::Openai,
         Some(mime) => {
             return Err(Refusal::new(format!(
                 "wrong MIME type {mime:?}: a view must be {MIME:?}"
@@ -238,7 +248,7 @@ pub fn check_contents(uri: &str, read: &Value, listing_meta: Option<&Value>) -> 
                 "wrong MIME type (none given): a view must be {MIME:?}"
             )));
         }
-    }
+    };
     let bytes: Vec<u8> = if let Some(text) = item.get("text").and_then(Value::as_str) {
         text.as_bytes().to_vec()
     } else if let Some(blob) = item.get("blob").and_then(Value::as_str) {
@@ -282,6 +292,14 @@ pub fn check_contents(uri: &str, read: &Value, listing_meta: Option<&Value>) -> 
     if let Some(content) = content_ui {
         for (k, v) in content {
             ui.insert(k.clone(), v.clone());
+        }
+    }
+    if listing_ui.is_none() && content_ui.is_none() {
+        // No MCP Apps metadata: the Apps SDK's, if any, in MCP Apps terms (content over listing).
+        for holder in [listing_holder.as_ref(), Some(item)].into_iter().flatten() {
+            for (k, v) in openai_ui(holder.get("_meta"), &mut problems) {
+                ui.insert(k, v);
+            }
         }
     }
 
@@ -333,8 +351,69 @@ pub fn check_contents(uri: &str, read: &Value, listing_meta: Option<&Value>) -> 
         prefers_border,
         domain,
         meta: Value::Object(ui),
+        kind,
         problems,
     })
+}
+
+/// Whether a MIME type is the Apps SDK's widget type, `text/html+skybridge` (case and
+/// parameters tolerated).
+pub fn is_skybridge_mime(mime: &str) -> bool {
+    mime.split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .eq_ignore_ascii_case(SKYBRIDGE_MIME)
+}
+
+/// A resource's Apps SDK metadata (`openai/widgetCSP` with snake_case lists,
+/// `openai/widgetPrefersBorder`, `openai/widgetDomain`, `openai/widgetDescription`) as the
+/// `_meta.ui` keys they stand for, so it is checked and audited as MCP Apps metadata is.
+/// `redirect_domains` has no MCP Apps counterpart here: links open only after the person agrees.
+fn openai_ui(meta: Option<&Value>, problems: &mut Vec<String>) -> Map<String, Value> {
+    let mut ui = Map::new();
+    let Some(meta) = meta.and_then(Value::as_object) else {
+        return ui;
+    };
+    match meta.get("openai/widgetCSP") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(csp)) => {
+            let mut mapped = Map::new();
+            for (from, to) in [
+                ("connect_domains", "connectDomains"),
+                ("resource_domains", "resourceDomains"),
+                ("frame_domains", "frameDomains"),
+            ] {
+                if let Some(list) = csp.get(from) {
+                    mapped.insert(to.into(), list.clone());
+                }
+            }
+            for key in csp.keys() {
+                if ![
+                    "connect_domains",
+                    "resource_domains",
+                    "frame_domains",
+                    "redirect_domains",
+                ]
+                .contains(&key.as_str())
+                {
+                    problems.push(format!("unknown openai/widgetCSP key {key:?} ignored"));
+                }
+            }
+            ui.insert("csp".into(), Value::Object(mapped));
+        }
+        Some(other) => problems.push(format!("openai/widgetCSP is not an object ({other}); ignored")),
+    }
+    for (from, to) in [
+        ("openai/widgetPrefersBorder", "prefersBorder"),
+        ("openai/widgetDomain", "domain"),
+        ("openai/widgetDescription", "description"),
+    ] {
+        if let Some(value) = meta.get(from).filter(|v| !v.is_null()) {
+            ui.insert(to.into(), value.clone());
+        }
+    }
+    ui
 }
 
 /// Reads view `uri` from `server` and checks it. The resource's `resources/list` entry, when the
@@ -384,6 +463,55 @@ mod tests {
     }
 
     #[test]
+    fn an_apps_sdk_widget_is_a_view_and_its_metadata_is_read_in_mcp_apps_terms() {
+        let read = json!({"contents": [{
+            "uri": URI,
+            "mimeType": "text/html+skybridge",
+            "text": HTML,
+            "_meta": {
+                "openai/widgetCSP": {
+                    "connect_domains": ["https://api.example.com"],
+                    "resource_domains": ["https://cdn.example.com", "http://insecure.example"],
+                    "redirect_domains": ["https://checkout.example.com"],
+                },
+                "openai/widgetPrefersBorder": true,
+                "openai/widgetDomain": "https://widgets.example.com",
+                "openai/widgetDescription": "A pizza map",
+            },
+        }]});
+        let view = check_contents(URI, &read, None).unwrap();
+        assert_eq!(view.kind, ViewKind::Openai);
+        assert_eq!(view.prefers_border, Some(true));
+        assert_eq!(view.domain.as_deref(), Some("https://widgets.example.com"));
+        assert_eq!(view.meta["description"], "A pizza map");
+        assert!(
+            view.csp.policy.contains("connect-src https://api.example.com;"),
+            "{}",
+            view.csp.policy
+        );
+        assert!(
+            view.csp.policy.contains("https://cdn.example.com"),
+            "{}",
+            view.csp.policy
+        );
+        // The same checks as MCP Apps metadata: http:// is dropped, and said so.
+        assert!(!view.csp.policy.contains("insecure.example"), "{}", view.csp.policy);
+        assert_eq!(view.csp.dropped.len(), 1, "{:?}", view.csp.dropped);
+
+        // Both shapes: `_meta.ui` wins, the Apps SDK's keys are not read.
+        let both = json!({"contents": [{
+            "uri": URI, "mimeType": MIME, "text": HTML,
+            "_meta": {"ui": {"prefersBorder": false}, "openai/widgetPrefersBorder": true,
+                      "openai/widgetCSP": {"connect_domains": ["https://api.example.com"]}},
+        }]});
+        let view = check_contents(URI, &both, None).unwrap();
+        assert_eq!(view.kind, ViewKind::McpApp);
+        assert_eq!(view.prefers_border, Some(false));
+        assert!(!view.csp.policy.contains("api.example.com"), "{}", view.csp.policy);
+        assert!(is_skybridge_mime("Text/HTML+Skybridge; charset=utf-8"));
+    }
+
+    #[test]
     fn mime_variants() {
         for ok in [
             "text/html;profile=mcp-app",
@@ -401,7 +529,6 @@ mod tests {
             "text/html",
             "text/plain",
             "text/html;profile=other",
-            "text/html+skybridge",
             "text/vnd.mcp.ui+html",
             "application/json; profile=mcp-app",
             "",

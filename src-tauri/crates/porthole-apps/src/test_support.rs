@@ -238,6 +238,7 @@ mod tests {
             input_schema: json!({"type": "object"}),
             ui_resource_uri: None,
             visibility: vec![Audience::Model, Audience::App],
+            widget: Default::default(),
             meta_problems: vec![],
         }
     }

@@ -28,6 +28,7 @@ fn catalog_tool(server: &str, name: &str, visibility: &[Audience]) -> CatalogToo
         input_schema: json!({"type": "object"}),
         ui_resource_uri: None,
         visibility: visibility.to_vec(),
+        widget: Default::default(),
         meta_problems: vec![],
     }
 }

@@ -352,16 +352,13 @@ fn mime_variants_and_legacy() {
         "text/html; profile=mcp-app",
         "text/html ;profile=MCP-App; charset=utf-8",
         LEGACY_MIME,
+        // An OpenAI Apps SDK widget: shown, as one (`window.openai`).
+        "text/html+skybridge",
     ] {
         let view = check_contents(URI, &read(vec![text_item(ok, HTML)]), None).unwrap();
         assert_eq!(view.html, HTML, "{ok}");
     }
-    for bad in [
-        "text/html",
-        "text/plain",
-        "text/html+skybridge",
-        "text/html;profile=mcp",
-    ] {
+    for bad in ["text/html", "text/plain", "text/html;profile=mcp"] {
         let reason = refused(check_contents(URI, &read(vec![text_item(bad, HTML)]), None));
         assert!(reason.starts_with("wrong MIME type"), "{reason}");
         assert!(reason.contains(bad), "{reason}");

@@ -25,6 +25,7 @@ fn chart_view(theme: Theme) -> ViewConfig {
             input_schema: json!({"type": "object"}),
             ui_resource_uri: Some("ui://demo/chart".into()),
             visibility: vec![Audience::Model, Audience::App],
+            widget: Default::default(),
             meta_problems: vec![],
         },
         tool_call_request_id: None,

@@ -728,7 +728,10 @@ async fn questions_in_both_modes_a_page_opened_only_once_agreed_and_a_form_over(
     // A form question (the other mode): the person's answers reach the server.
     let form = {
         let host = host.clone();
-        tokio::spawn(async move { host.run_tool(None, "everything", "trigger-elicitation-request", json!({})).unwrap() })
+        tokio::spawn(async move {
+            host.run_tool(None, "everything", "trigger-elicitation-request", json!({}))
+                .unwrap()
+        })
     };
     let q = asked(2).await;
     assert!(q.url.is_none());

@@ -6,6 +6,11 @@
 //! - Visibility (`_meta.ui.visibility`): absent means `["model", "app"]`. Handled strictly: a
 //!   value that is not an array of strings makes the tool visible to no one; unknown entries are
 //!   ignored and recorded; `[]` means no one. A tool without `"model"` is never offered to the model.
+//! - OpenAI Apps SDK tools (reference §9): with no `_meta.ui` (nor the flat key), a tool's
+//!   `openai/outputTemplate` is its view, written for the Apps SDK (`window.openai`); its
+//!   visibility is the model's unless `openai/visibility` is `"private"`, and its view's unless
+//!   `openai/widgetAccessible` is not `true`. When both shapes are there, the MCP Apps one wins.
+//!   `openai/toolInvocation/invoking` and `invoked` are the card's status lines either way.
 //! - Model-facing names are valid for OpenAI and Anthropic (`^[a-zA-Z0-9_-]{1,64}$`). A tool keeps
 //!   its own name when that is valid and unique; otherwise it becomes `server__tool`, sanitised and,
 //!   when too long or still taken, shortened with a stable hash. No tool is ever dropped for a clash.
@@ -24,6 +29,28 @@ pub enum Audience {
     App,
 }
 
+/// Which host bridge a tool's view speaks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum ViewKind {
+    /// The MCP Apps bridge (`ui/*` over `postMessage`).
+    #[default]
+    McpApp,
+    /// The OpenAI Apps SDK's `window.openai` (a skybridge widget).
+    Openai,
+}
+
+/// What a tool's view is written for, and the status lines the card shows for its calls.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Widget {
+    pub kind: ViewKind,
+    /// Shown while a call runs (`openai/toolInvocation/invoking`).
+    pub invoking: Option<String>,
+    /// Shown once a call is done (`openai/toolInvocation/invoked`).
+    pub invoked: Option<String>,
+}
+
 /// One tool of a connected server, as the catalog knows it.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -39,6 +66,8 @@ pub struct CatalogTool {
     /// The `ui://` resource of the tool's view, if it has one.
     pub ui_resource_uri: Option<String>,
     pub visibility: Vec<Audience>,
+    /// What the view is written for, and the card's status lines.
+    pub widget: Widget,
     /// What was wrong in the tool's `_meta.ui`, if anything.
     pub meta_problems: Vec<String>,
 }
@@ -58,10 +87,55 @@ impl CatalogTool {
 pub struct UiLink {
     pub resource_uri: Option<String>,
     pub visibility: Vec<Audience>,
+    pub widget: Widget,
     pub problems: Vec<String>,
 }
 
+/// The tool's Apps SDK status line `key` (`openai/toolInvocation/…`), at most 120 characters.
+fn status_line(meta: Option<&serde_json::Map<String, Value>>, key: &str) -> Option<String> {
+    let line = meta?.get(key)?.as_str()?.trim();
+    (!line.is_empty()).then(|| line.chars().take(120).collect())
+}
+
 pub fn read_ui_meta(meta: Option<&serde_json::Map<String, Value>>) -> UiLink {
+    let mut link = read_mcp_apps_meta(meta);
+    link.widget.invoking = status_line(meta, "openai/toolInvocation/invoking");
+    link.widget.invoked = status_line(meta, "openai/toolInvocation/invoked");
+    let mcp_apps_shape = meta.is_some_and(|m| m.contains_key("ui") || m.contains_key("ui/resourceUri"));
+    let template = meta.and_then(|m| m.get("openai/outputTemplate"));
+    let (Some(meta), Some(template), false) = (meta, template, mcp_apps_shape) else {
+        return link;
+    };
+    // An Apps SDK tool: its template is its view, and its visibility is read the SDK's way.
+    match template {
+        Value::String(s) if s.starts_with("ui://") && s.len() > "ui://".len() => {
+            link.resource_uri = Some(s.clone());
+            link.widget.kind = ViewKind::Openai;
+        }
+        other => link.problems.push(format!(
+            "openai/outputTemplate {other} is not a ui:// URI; the view is ignored"
+        )),
+    }
+    let mut visibility = Vec::new();
+    match meta.get("openai/visibility") {
+        Some(Value::String(v)) if v == "private" => {}
+        None | Some(Value::Null) => visibility.push(Audience::Model),
+        Some(Value::String(v)) if v == "public" => visibility.push(Audience::Model),
+        Some(other) => {
+            link.problems.push(format!(
+                "openai/visibility {other} is not \"public\" or \"private\"; public"
+            ));
+            visibility.push(Audience::Model);
+        }
+    }
+    if meta.get("openai/widgetAccessible") == Some(&Value::Bool(true)) {
+        visibility.push(Audience::App);
+    }
+    link.visibility = visibility;
+    link
+}
+
+fn read_mcp_apps_meta(meta: Option<&serde_json::Map<String, Value>>) -> UiLink {
     let mut problems = Vec::new();
     let ui = meta.and_then(|m| m.get("ui"));
     let nested = ui.and_then(|u| u.get("resourceUri"));
@@ -105,6 +179,7 @@ pub fn read_ui_meta(meta: Option<&serde_json::Map<String, Value>>) -> UiLink {
     UiLink {
         resource_uri,
         visibility,
+        widget: Widget::default(),
         problems,
     }
 }
@@ -231,8 +306,48 @@ mod tests {
             input_schema: json!({"type": "object"}),
             ui_resource_uri: None,
             visibility: vec![Audience::Model, Audience::App],
+            widget: Widget::default(),
             meta_problems: vec![],
         }
+    }
+
+    #[test]
+    fn an_apps_sdk_tool_gets_its_template_as_a_view_unless_mcp_apps_metadata_is_there() {
+        let sdk = read_ui_meta(Some(&meta(json!({
+            "openai/outputTemplate": "ui://widget/pizza.html",
+            "openai/widgetAccessible": true,
+            "openai/toolInvocation/invoking": "Baking a pizza",
+            "openai/toolInvocation/invoked": "Served a pizza",
+        }))));
+        assert_eq!(sdk.resource_uri.as_deref(), Some("ui://widget/pizza.html"));
+        assert_eq!(sdk.widget.kind, ViewKind::Openai);
+        assert_eq!(sdk.visibility, vec![Audience::Model, Audience::App]);
+        assert_eq!(sdk.widget.invoking.as_deref(), Some("Baking a pizza"));
+        assert_eq!(sdk.widget.invoked.as_deref(), Some("Served a pizza"));
+        // Not callable from its widget unless it says so; private: not offered to the model.
+        let private = read_ui_meta(Some(&meta(
+            json!({"openai/outputTemplate": "ui://widget/a.html", "openai/visibility": "private"}),
+        )));
+        assert!(private.visibility.is_empty());
+        let private_accessible = read_ui_meta(Some(&meta(json!({
+            "openai/outputTemplate": "ui://widget/a.html", "openai/visibility": "private", "openai/widgetAccessible": true
+        }))));
+        assert_eq!(private_accessible.visibility, vec![Audience::App]);
+        // Both shapes: the MCP Apps one wins, the status lines still show.
+        let both = read_ui_meta(Some(&meta(json!({
+            "ui": {"resourceUri": "ui://apps/view.html", "visibility": ["model"]},
+            "openai/outputTemplate": "ui://widget/view.html",
+            "openai/toolInvocation/invoking": "Working",
+        }))));
+        assert_eq!(both.resource_uri.as_deref(), Some("ui://apps/view.html"));
+        assert_eq!(both.widget.kind, ViewKind::McpApp);
+        assert_eq!(both.visibility, vec![Audience::Model]);
+        assert_eq!(both.widget.invoking.as_deref(), Some("Working"));
+        let bad = read_ui_meta(Some(&meta(
+            json!({"openai/outputTemplate": "https://x.example/w.html"}),
+        )));
+        assert_eq!(bad.resource_uri, None);
+        assert_eq!(bad.problems.len(), 1);
     }
 
     #[test]

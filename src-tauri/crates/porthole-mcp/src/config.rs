@@ -79,6 +79,9 @@ pub struct ServerConfig {
     /// The folders this server is given as its roots, instead of the app's (the config's
     /// `roots`: absolute paths).
     pub roots: Option<Vec<PathBuf>>,
+    /// Whether the MCP Apps capability also names `text/html+skybridge` (the config's
+    /// `skybridge`, default off): for servers written for the OpenAI Apps SDK that look for it.
+    pub skybridge: bool,
     /// The file this entry came from, for error messages.
     pub source: PathBuf,
 }
@@ -121,6 +124,7 @@ impl ServerConfig {
             timeout: DEFAULT_TIMEOUT,
             always_allow: vec![],
             roots: None,
+            skybridge: false,
             source: PathBuf::new(),
         }
     }
@@ -311,6 +315,8 @@ struct RawServer {
     always_allow: Vec<String>,
     /// Folders given to this server as its roots instead of the app's.
     roots: Option<Vec<PathBuf>>,
+    /// Advertise `text/html+skybridge` too.
+    skybridge: Option<bool>,
     /// VS Code's `envFile` and other keys we accept but do not use.
     #[serde(rename = "envFile")]
     _env_file: Option<String>,
@@ -574,6 +580,7 @@ fn parse_server(file: &Path, name: &str, entry: &Value) -> Result<ServerConfig, 
         timeout,
         always_allow: raw.always_allow,
         roots: raw.roots,
+        skybridge: raw.skybridge.unwrap_or(false),
         source: file.to_path_buf(),
     })
 }
@@ -760,6 +767,7 @@ mod tests {
         assert_eq!(s.timeout, Duration::from_secs(5));
         assert_eq!(s.always_allow, vec!["echo".to_string()]);
         assert_eq!(s.roots, None, "the app's roots");
+        assert!(!s.skybridge, "off unless asked");
     }
 
     #[test]

@@ -35,6 +35,9 @@ use rmcp::transport::auth::AuthClient;
 pub const MCP_APPS_EXTENSION: &str = "io.modelcontextprotocol/ui";
 /// The MIME type of an MCP App view.
 pub const MCP_APP_MIME: &str = "text/html;profile=mcp-app";
+/// The MIME type of an OpenAI Apps SDK widget, named in the capability only for servers whose
+/// config asks (`"skybridge": true`).
+pub const SKYBRIDGE_MIME: &str = "text/html+skybridge";
 
 /// The client side of one connection: what Porthole tells the server about itself, and where
 /// the server's notifications go.
@@ -126,6 +129,8 @@ pub struct ClientPolicy {
     pub sampling: Option<mpsc::Sender<SamplingRequest>>,
     /// Where `roots/list` is answered from; `None`: roots are not offered.
     pub roots: Option<RootsSource>,
+    /// The MCP Apps capability also names the Apps SDK's `text/html+skybridge`.
+    pub skybridge: bool,
 }
 
 impl From<ElicitationPolicy> for ClientPolicy {
@@ -206,10 +211,12 @@ pub fn client_capabilities(advertise_mcp_apps: bool, policy: &ClientPolicy) -> C
     }
     if advertise_mcp_apps {
         let mut ext = ExtensionCapabilities::new();
-        ext.insert(
-            MCP_APPS_EXTENSION.into(),
-            rmcp::object!({ "mimeTypes": [MCP_APP_MIME] }),
-        );
+        let mime_types = if policy.skybridge {
+            serde_json::json!([MCP_APP_MIME, SKYBRIDGE_MIME])
+        } else {
+            serde_json::json!([MCP_APP_MIME])
+        };
+        ext.insert(MCP_APPS_EXTENSION.into(), rmcp::object!({ "mimeTypes": mime_types }));
         caps.extensions = Some(ext);
     }
     caps
@@ -736,6 +743,15 @@ mod tests {
         let scripted = ClientPolicy::from(ElicitationPolicy::AcceptDefaults);
         let scripted = serde_json::to_value(client_capabilities(false, &scripted)).unwrap();
         assert_eq!(scripted, json!({"elicitation": {"form": {}}}), "a URL needs a person");
+        let skybridge = ClientPolicy {
+            skybridge: true,
+            ..Default::default()
+        };
+        let on = serde_json::to_value(client_capabilities(true, &skybridge)).unwrap();
+        assert_eq!(
+            on["extensions"]["io.modelcontextprotocol/ui"]["mimeTypes"],
+            json!(["text/html;profile=mcp-app", "text/html+skybridge"])
+        );
     }
 
     #[test]
@@ -746,6 +762,7 @@ mod tests {
             elicitation: ElicitationPolicy::Ask(questions),
             sampling: Some(samples),
             roots: Some(RootsSource(Arc::new(|_: &str| Vec::new()))),
+            skybridge: false,
         };
         let caps = serde_json::to_value(client_capabilities(false, &policy)).unwrap();
         assert_eq!(

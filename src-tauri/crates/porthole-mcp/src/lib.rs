@@ -33,7 +33,7 @@ use serde_json::{Map, Value};
 use tokio::sync::{Mutex, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-pub use catalog::{Audience, CatalogTool};
+pub use catalog::{Audience, CatalogTool, ViewKind, Widget};
 pub use config::{ConfigProblem, LoadedConfig, ServerConfig, Transport};
 pub use connection::{
     ClientPolicy, ElicitationAnswer, ElicitationPolicy, ElicitationRequest, MCP_APP_MIME, MCP_APPS_EXTENSION,
@@ -279,6 +279,7 @@ fn catalog_tools(entry: &Entry, tools: Vec<rmcp::model::Tool>) -> Vec<CatalogToo
                 } else {
                     vec![Audience::Model]
                 },
+                widget: link.widget,
                 meta_problems: link.problems,
             }
         })
@@ -499,6 +500,7 @@ impl Servers {
                             Some(own) => connection::RootsSource::fixed(own),
                             None => app,
                         }),
+                        skybridge: config.skybridge,
                     },
                     Some(changed_tx.clone()),
                     self.options.oauth.as_ref(),
