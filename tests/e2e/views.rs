@@ -741,3 +741,124 @@ fn a_popped_out_view_gets_its_own_window_and_comes_back_when_it_closes() -> Resu
     assert_eq!(posts, 2, "moving the view asked the model nothing");
     Ok(())
 }
+
+/// A widget written for ChatGPT's Apps SDK (`openai/outputTemplate`, `text/html+skybridge`,
+/// only `window.openai`) runs in Porthole: it gets the call's `structuredContent` and the
+/// result's `_meta`, the theme and display mode; calls a tool offered to it (and is refused one
+/// that is not); keeps its state across reopening the conversation; methods Porthole does not
+/// offer are undefined; the card shows the tool's own status line; the model never sees the
+/// private tool.
+#[test]
+fn a_widget_written_for_the_apps_sdk_runs_through_window_openai() -> Result<()> {
+    let server = json!({
+        "command": env!("CARGO_BIN_EXE_porthole-apps-sdk-server"),
+        "alwaysAllow": ["pizza_map"],
+    });
+    let chat = chat("pizzaz", server, "pizza_map", &json!({"topping": "diavola"}))?;
+    let app = launch(&chat)?;
+    let s = &app.session;
+    ask(s, "pizzaz", "Where can I get pizza?")?;
+    wait_for_answer(s, "Done.")?;
+    let card = "[data-testid=tool-call][data-tool-name=pizza_map]";
+    s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
+    let status = s.text(&s.find(&format!("{card} [data-testid=tool-invocation]"))?)?;
+    assert_eq!(status, "Found pizza places");
+    let offered = chat
+        .fake
+        .requests()
+        .into_iter()
+        .find(|r| r.method == "POST")
+        .context("a model request")?;
+    let tools = offered.body["tools"].to_string();
+    assert!(
+        tools.contains("pizza_map") && tools.contains("secret_recipe"),
+        "{tools}"
+    );
+    assert!(
+        !tools.contains("pizza_count"),
+        "a private tool is offered to no model: {tools}"
+    );
+
+    let in_frame = |s: &Session, what: &str, check: &dyn Fn(&str) -> bool| -> Result<String> {
+        let frame = s.wait_for_element(&format!("{card} iframe[data-testid=mcp-app-view]"), WAIT)?;
+        s.switch_to_frame(&frame)?;
+        let seen = s.wait_for(what, WAIT, |s| {
+            let text = frame_text(s)?;
+            Ok(check(&text).then_some(text))
+        });
+        s.switch_to_parent()?;
+        seen
+    };
+    let click_in_frame = |s: &Session, button: &str| -> Result<()> {
+        let frame = s.find(&format!("{card} iframe[data-testid=mcp-app-view]"))?;
+        s.switch_to_frame(&frame)?;
+        let clicked = s.find(&format!("[data-testid={button}]")).and_then(|b| s.click(&b));
+        s.switch_to_parent()?;
+        clicked
+    };
+    let shown = in_frame(s, "the widget to render its toolOutput", &|t| {
+        t.contains("Tony's (diavola)")
+    })?;
+    assert!(shown.contains("Luigi's (diavola)"), "{shown}");
+    assert!(
+        shown.contains("Note for the widget: only the widget sees this"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("Theme: light") && shown.contains("Mode: inline"),
+        "{shown}"
+    );
+    assert!(shown.contains("uploadFile is undefined"), "{shown}");
+    assert!(shown.contains("Favourite: none"), "{shown}");
+
+    // A tool offered to the widget, and one that is not.
+    click_in_frame(s, "count-button")?;
+    in_frame(s, "the private tool's answer", &|t| t.contains("Count: 1"))?;
+    click_in_frame(s, "secret-button")?;
+    let refused = in_frame(s, "the model-only tool's answer", &|t| !t.contains("Secret: ?"))?;
+    assert!(refused.contains("Secret: refused"), "{refused}");
+    assert!(!refused.contains("patience"), "{refused}");
+
+    // A follow-up lands in the composer for the person to send, as a view's ui/message does.
+    click_in_frame(s, "follow-up-button")?;
+    s.wait_for_element("[data-testid=composer-suggestion]", WAIT)?;
+    let composer = s.find("[data-testid=composer]")?;
+    assert_eq!(s.property(&composer, "value")?, json!("Show me more pizza places"));
+
+    // Its state lasts: saved, then given back when the conversation is opened again.
+    click_in_frame(s, "favourite-button")?;
+    in_frame(s, "the favourite", &|t| t.contains("Favourite: Tony's"))?;
+    s.wait_for("the state to be kept", WAIT, |_| {
+        let store = Store::open(&chat.dir.path().join("porthole.db"))?;
+        let conversation = store
+            .list_conversations()?
+            .into_iter()
+            .next()
+            .context("no conversation")?;
+        let call = store
+            .tool_calls(&conversation.id)?
+            .into_iter()
+            .next()
+            .context("no call")?;
+        Ok(store
+            .widget_state(call.id)?
+            .filter(|v| v["favourite"] == "Tony's")
+            .map(|_| ()))
+    })?;
+    s.click(&s.find("[data-testid=new-chat]")?)?;
+    s.wait_for("the view to go", WAIT, |s| {
+        Ok(s.find_all("iframe[data-testid=mcp-app-view]")?.is_empty().then_some(()))
+    })?;
+    s.click(&s.wait_for_element("[data-testid=conversation]", WAIT)?)?;
+    s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
+    let again = in_frame(s, "the kept state", &|t| {
+        t.contains("Favourite: Tony's") && t.contains("Tony's (diavola)")
+    })?;
+    assert!(
+        again.contains("Count: ?"),
+        "a fresh widget, with its kept state: {again}"
+    );
+    let posts = chat.fake.requests().into_iter().filter(|r| r.method == "POST").count();
+    assert_eq!(posts, 2, "the widget's state never went to the model");
+    Ok(())
+}

@@ -231,6 +231,8 @@ pub enum ViewAction {
     /// The whole `localStorage` of the view's origin, to keep for its next start (the
     /// host-injected [`crate::view_storage::shim`] reports it when it changed).
     SaveStorage { local_storage: Map<String, Value> },
+    /// An Apps SDK widget's `setWidgetState` (checked): kept with the view's tool call.
+    SaveWidgetState { state: Value },
 }
 
 /// Which of its server's lists changed, for [`ViewBridge::server_list_changed`].
@@ -1340,6 +1342,15 @@ impl Inner {
             crate::view_storage::STORAGE_METHOD => match crate::view_storage::checked_report(&params) {
                 Ok(local_storage) => self.act(ViewAction::SaveStorage { local_storage }),
                 Err(why) => tracing::warn!(view = %self.view_id, "a view's storage is not kept: {why}"),
+            },
+            crate::openai_compat::WIDGET_STATE_METHOD => match crate::openai_compat::checked_state(&params) {
+                Ok(state) => self.act(ViewAction::SaveWidgetState { state }),
+                Err(why) => {
+                    tracing::warn!(view = %self.view_id, "a widget's state is not kept: {why}");
+                    let mut detail = Map::new();
+                    detail.insert("reason".into(), json!(format!("setWidgetState: {why}")));
+                    self.audit(AuditKind::Refused, None, detail);
+                }
             },
             "ui/notifications/size-changed" => self.size_changed(&params),
             "notifications/cancelled" => self.cancel(&params),

@@ -10,6 +10,7 @@ pub mod csp;
 pub mod display;
 pub mod download;
 pub mod host_context;
+pub mod openai_compat;
 pub mod partial_json;
 pub mod resource;
 #[cfg(any(test, feature = "test-support"))]

@@ -958,7 +958,11 @@ impl Views {
         };
         // The server's own origin, and its views' localStorage from the last run put back.
         let origin = self.inner.origins.origin(&tool.server, loaded.domain.as_deref());
-        let shim = view_storage::shim(&self.inner.origins.storage(&origin));
+        let mut shim = view_storage::shim(&self.inner.origins.storage(&origin));
+        if loaded.kind == porthole_apps::resource::ViewKind::Openai {
+            // An Apps SDK widget: window.openai, with the state it kept for this call.
+            shim.push_str(&porthole_apps::openai_compat::shim(self.widget_state(view_id).as_ref()));
+        }
         // Devices only as the person allowed them for this server, and only those asked for.
         let devices = loaded.permissions.and(&self.inner.origins.devices(&tool.server));
         let token = self.inner.tokens.mint(ServedView {
@@ -1026,6 +1030,34 @@ impl Views {
     }
 
     /// Writes the view into the store once the tool call's row and the HTML are both known.
+    /// The stored row id of the view's tool call, once the call is stored.
+    fn tool_call_row(&self, view_id: &str) -> Option<i64> {
+        let store = self.inner.store.as_ref()?;
+        let (conversation_id, call_id) = {
+            let live = self.inner.live.lock().unwrap();
+            let view = live.get(view_id)?;
+            (view.conversation_id.clone(), view.call_id.clone())
+        };
+        store
+            .tool_call_by_call_id(&conversation_id, &call_id)
+            .ok()
+            .flatten()
+            .map(|c| c.id)
+    }
+
+    /// What an Apps SDK widget kept of itself for the view's tool call (`setWidgetState`).
+    fn widget_state(&self, view_id: &str) -> Option<Value> {
+        let row = self.tool_call_row(view_id)?;
+        self.inner.store.as_ref()?.widget_state(row).ok().flatten()
+    }
+
+    /// Keeps an Apps SDK widget's state with the view's tool call (not shown to the model).
+    fn save_widget_state(&self, view_id: &str, state: &Value) -> Result<(), String> {
+        let store = self.inner.store.as_ref().ok_or("there is no conversation store")?;
+        let row = self.tool_call_row(view_id).ok_or("its tool call is not stored (yet)")?;
+        store.set_widget_state(row, state).map_err(|e| e.to_string())
+    }
+
     fn try_record(&self, view_id: &str) {
         let Some(store) = &self.inner.store else { return };
         let mut live = self.inner.live.lock().unwrap();
@@ -1148,6 +1180,11 @@ impl Views {
                 tracing::info!(target: "mcp_view", view_id, level, logger, %data, "view log");
             }
             ViewAction::RequestTeardown => self.close(view_id, true).await,
+            ViewAction::SaveWidgetState { state } => {
+                if let Err(e) = self.save_widget_state(view_id, &state) {
+                    tracing::warn!(view_id, "a widget's state is not kept: {e}");
+                }
+            }
             ViewAction::SaveStorage { local_storage } => {
                 let view = self
                     .inner

@@ -97,22 +97,52 @@ fn status_line(meta: Option<&serde_json::Map<String, Value>>, key: &str) -> Opti
     (!line.is_empty()).then(|| line.chars().take(120).collect())
 }
 
+/// Whether a server is written for the Apps SDK: some tool names a widget the SDK's way
+/// (`openai/outputTemplate`) and none uses MCP Apps metadata. Its tools follow the SDK's
+/// defaults: a tool is callable from a widget only when it says so (`openai/widgetAccessible`).
+pub fn apps_sdk_server<'a>(metas: impl Iterator<Item = Option<&'a serde_json::Map<String, Value>>> + Clone) -> bool {
+    let has = |key: &str| metas.clone().flatten().any(|m| m.contains_key(key));
+    has("openai/outputTemplate") && !has("ui") && !has("ui/resourceUri")
+}
+
+/// [`read_ui_meta`] for a tool of a server written for the Apps SDK (see [`apps_sdk_server`])
+/// when `sdk_server`.
+pub fn read_tool_meta(meta: Option<&serde_json::Map<String, Value>>, sdk_server: bool) -> UiLink {
+    let plain = meta.is_none_or(|m| {
+        !m.keys()
+            .any(|k| k == "ui" || k == "ui/resourceUri" || k.starts_with("openai/"))
+    });
+    if sdk_server && plain {
+        // The SDK's defaults: offered to the model, not callable from a widget.
+        let mut link = read_ui_meta(meta);
+        link.visibility = vec![Audience::Model];
+        return link;
+    }
+    read_ui_meta(meta)
+}
+
 pub fn read_ui_meta(meta: Option<&serde_json::Map<String, Value>>) -> UiLink {
     let mut link = read_mcp_apps_meta(meta);
     link.widget.invoking = status_line(meta, "openai/toolInvocation/invoking");
     link.widget.invoked = status_line(meta, "openai/toolInvocation/invoked");
     let mcp_apps_shape = meta.is_some_and(|m| m.contains_key("ui") || m.contains_key("ui/resourceUri"));
-    let template = meta.and_then(|m| m.get("openai/outputTemplate"));
-    let (Some(meta), Some(template), false) = (meta, template, mcp_apps_shape) else {
+    let sdk_shape = meta.is_some_and(|m| {
+        ["openai/outputTemplate", "openai/visibility", "openai/widgetAccessible"]
+            .iter()
+            .any(|k| m.contains_key(*k))
+    });
+    let (Some(meta), true, false) = (meta, sdk_shape, mcp_apps_shape) else {
         return link;
     };
-    // An Apps SDK tool: its template is its view, and its visibility is read the SDK's way.
-    match template {
-        Value::String(s) if s.starts_with("ui://") && s.len() > "ui://".len() => {
+    // An Apps SDK tool: its template (if any) is its view, and its visibility is read the
+    // SDK's way (a widget's helper tools are often private and have no template).
+    match meta.get("openai/outputTemplate") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(s)) if s.starts_with("ui://") && s.len() > "ui://".len() => {
             link.resource_uri = Some(s.clone());
             link.widget.kind = ViewKind::Openai;
         }
-        other => link.problems.push(format!(
+        Some(other) => link.problems.push(format!(
             "openai/outputTemplate {other} is not a ui:// URI; the view is ignored"
         )),
     }
@@ -329,10 +359,35 @@ mod tests {
             json!({"openai/outputTemplate": "ui://widget/a.html", "openai/visibility": "private"}),
         )));
         assert!(private.visibility.is_empty());
+        // A widget's helper tool: no template of its own, private, callable from the widget.
+        let helper = read_ui_meta(Some(&meta(
+            json!({"openai/visibility": "private", "openai/widgetAccessible": true}),
+        )));
+        assert_eq!(helper.resource_uri, None);
+        assert_eq!(helper.visibility, vec![Audience::App]);
         let private_accessible = read_ui_meta(Some(&meta(json!({
             "openai/outputTemplate": "ui://widget/a.html", "openai/visibility": "private", "openai/widgetAccessible": true
         }))));
         assert_eq!(private_accessible.visibility, vec![Audience::App]);
+        // A tool with no metadata of a server written for the SDK follows the SDK's defaults.
+        let sdk_tools = [
+            meta(json!({"openai/outputTemplate": "ui://widget/a.html"})),
+            meta(json!({})),
+        ];
+        assert!(apps_sdk_server(sdk_tools.iter().map(Some)));
+        assert_eq!(
+            read_tool_meta(Some(&sdk_tools[1]), true).visibility,
+            vec![Audience::Model]
+        );
+        assert_eq!(
+            read_tool_meta(None, false).visibility,
+            vec![Audience::Model, Audience::App]
+        );
+        let mixed = [
+            meta(json!({"openai/outputTemplate": "ui://widget/a.html"})),
+            meta(json!({"ui": {"resourceUri": "ui://b"}})),
+        ];
+        assert!(!apps_sdk_server(mixed.iter().map(Some)));
         // Both shapes: the MCP Apps one wins, the status lines still show.
         let both = read_ui_meta(Some(&meta(json!({
             "ui": {"resourceUri": "ui://apps/view.html", "visibility": ["model"]},

@@ -258,10 +258,11 @@ fn assign_model_names(all: &mut [ServerStatus]) {
 
 fn catalog_tools(entry: &Entry, tools: Vec<rmcp::model::Tool>) -> Vec<CatalogTool> {
     let config = &entry.config;
+    let sdk_server = catalog::apps_sdk_server(tools.iter().map(|t| t.meta.as_ref().map(|m| &m.0)));
     tools
         .into_iter()
         .map(|t| {
-            let link = catalog::read_ui_meta(t.meta.as_ref().map(|m| &m.0));
+            let link = catalog::read_tool_meta(t.meta.as_ref().map(|m| &m.0), sdk_server);
             for p in &link.problems {
                 tracing::warn!(server = %config.name, tool = %t.name, "{p}");
             }

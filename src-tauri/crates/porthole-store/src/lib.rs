@@ -1119,6 +1119,32 @@ impl Store {
     }
 
     /// The views of one tool call (by its row id), in the order they were recorded.
+    /// Keeps an Apps SDK widget's state (`setWidgetState`) for tool call `tool_call_id` (its row
+    /// id), replacing what was kept.
+    pub fn set_widget_state(&self, tool_call_id: i64, state: &Value) -> Result<()> {
+        let mut inner = self.lock();
+        let now = inner.now();
+        inner
+            .conn
+            .prepare_cached(
+                "INSERT INTO widget_states (tool_call_id, state, updated_at) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (tool_call_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
+            )?
+            .execute(params![tool_call_id, state.to_string(), now])?;
+        Ok(())
+    }
+
+    /// The widget state kept for tool call `tool_call_id`, if any.
+    pub fn widget_state(&self, tool_call_id: i64) -> Result<Option<Value>> {
+        let inner = self.lock();
+        let text: Option<String> = inner
+            .conn
+            .prepare_cached("SELECT state FROM widget_states WHERE tool_call_id = ?1")?
+            .query_row([tool_call_id], |row| row.get(0))
+            .optional()?;
+        Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
+    }
+
     pub fn views_of_call(&self, tool_call_id: i64) -> Result<Vec<ViewRecord>> {
         let now = wall_clock_ms();
         let inner = self.lock();

@@ -6,7 +6,17 @@
 pub(crate) const APPLICATION_ID: i64 = 0x5072_7468;
 
 /// Migration `i` takes the database from `user_version = i` to `user_version = i + 1`.
-pub(crate) const MIGRATIONS: &[&str] = &[V1];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2];
+
+/// An Apps SDK widget's own state (`setWidgetState`), kept with its tool call and given back
+/// when its view is shown again; it goes with the call.
+const V2: &str = r#"
+CREATE TABLE widget_states (
+    tool_call_id INTEGER PRIMARY KEY REFERENCES tool_calls (id) ON DELETE CASCADE,
+    state        TEXT NOT NULL,
+    updated_at   INTEGER NOT NULL
+);
+"#;
 
 const V1: &str = r#"
 PRAGMA application_id = 1349678184; -- APPLICATION_ID

@@ -1481,3 +1481,38 @@ fn the_conversation_list_comes_a_page_at_a_time_in_the_same_order() {
     store.delete_conversation(&whole[3]).unwrap();
     assert!(store.list_conversations_page(3, Some(&whole[3])).unwrap().is_empty());
 }
+
+/// A widget's state is kept with its tool call, replaced on each save, and goes with the call
+/// (a rewind or a deleted conversation takes it).
+#[test]
+fn widget_state_is_kept_with_its_tool_call_and_goes_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&db_path(&dir)).unwrap();
+    let conversation = store.create_conversation("Pizza").unwrap();
+    let message = store
+        .append_message(
+            &conversation.id,
+            MessageRole::Assistant,
+            &text("ordering"),
+            MessageStatus::Complete,
+        )
+        .unwrap();
+    let call = store
+        .insert_tool_call(&new_call(&conversation.id, message, "c1", ToolCallStatus::Ok))
+        .unwrap();
+    assert_eq!(store.widget_state(call).unwrap(), None);
+    store
+        .set_widget_state(call, &json!({"selected": "margherita"}))
+        .unwrap();
+    store
+        .set_widget_state(call, &json!({"selected": "diavola", "count": 2}))
+        .unwrap();
+    drop(store);
+    let store = Store::open(&db_path(&dir)).unwrap();
+    assert_eq!(
+        store.widget_state(call).unwrap(),
+        Some(json!({"selected": "diavola", "count": 2}))
+    );
+    store.delete_messages_from(&conversation.id, message).unwrap();
+    assert_eq!(store.widget_state(call).unwrap(), None, "gone with the call");
+}

@@ -1,0 +1,208 @@
+//! `porthole-apps-sdk-server`: an MCP server written the way servers for ChatGPT's Apps SDK are
+//! (stdio): its tools name their widget with `openai/outputTemplate`, the widget is a
+//! `text/html+skybridge` resource, and the widget's script uses only `window.openai` — never the
+//! MCP Apps bridge. For the window tests of Porthole's compatibility layer.
+//!
+//! Tools: `pizza_map {topping}` (the widget; `structuredContent` lists places, the result's
+//! `_meta` carries a note only the widget sees; status lines while running and when done;
+//! callable from its widget), `pizza_count` (private: offered to no model, callable from the
+//! widget only), `secret_recipe` (offered to the model, not callable from the widget).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, Implementation,
+    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+const WIDGET_URI: &str = "ui://widget/pizza-map.html";
+const SKYBRIDGE: &str = "text/html+skybridge";
+
+/// The widget: it reads `window.openai` as ChatGPT's widgets do, and writes what it sees into
+/// the page (`data-testid`s the window test reads).
+const WIDGET: &str = r#"<!doctype html>
+<html><head><meta charset="utf-8"><title>Pizza map</title>
+<style>body{font:14px sans-serif;margin:8px} button{margin-right:6px}</style></head>
+<body>
+<h3 data-testid="title">Pizza map</h3>
+<ul data-testid="places"></ul>
+<p>Theme: <span data-testid="theme"></span> · Mode: <span data-testid="mode"></span></p>
+<p>Note for the widget: <span data-testid="note"></span></p>
+<p>Favourite: <span data-testid="favourite">none</span></p>
+<p>Count: <span data-testid="count">?</span> · Secret: <span data-testid="secret">?</span></p>
+<p>uploadFile is <span data-testid="upload">?</span></p>
+<button data-testid="count-button">Count</button>
+<button data-testid="secret-button">Secret</button>
+<button data-testid="favourite-button">Make the first my favourite</button>
+<button data-testid="follow-up-button">Ask for more</button>
+<script>
+  var openai = window.openai;
+  function text(id, value) { document.querySelector('[data-testid="' + id + '"]').textContent = value; }
+  function render() {
+    var out = openai.toolOutput;
+    var list = document.querySelector('[data-testid="places"]');
+    list.innerHTML = "";
+    ((out && out.places) || []).forEach(function (p) {
+      var li = document.createElement("li");
+      li.textContent = p.name + " (" + p.topping + ")";
+      list.appendChild(li);
+    });
+    text("theme", openai.theme);
+    text("mode", openai.displayMode);
+    var meta = openai.toolResponseMetadata;
+    text("note", (meta && meta["pizzaz/note"]) || "");
+    var state = openai.widgetState;
+    text("favourite", (state && state.favourite) || "none");
+    document.body.dataset.ready = out ? "yes" : "no";
+  }
+  text("upload", typeof openai.uploadFile);
+  render();
+  window.addEventListener("openai:set_globals", render);
+  document.querySelector('[data-testid="count-button"]').onclick = function () {
+    openai.callTool("pizza_count", {}).then(function (r) {
+      text("count", String(r.structuredContent.count));
+    }, function (e) { text("count", "refused: " + e.message); });
+  };
+  document.querySelector('[data-testid="secret-button"]').onclick = function () {
+    openai.callTool("secret_recipe", {}).then(function (r) {
+      text("secret", "given: " + JSON.stringify(r));
+    }, function (e) { text("secret", "refused: " + e.message); });
+  };
+  document.querySelector('[data-testid="favourite-button"]').onclick = function () {
+    var out = openai.toolOutput;
+    var first = out && out.places && out.places[0];
+    openai.setWidgetState({ favourite: first ? first.name : "nothing" });
+    render();
+  };
+  document.querySelector('[data-testid="follow-up-button"]').onclick = function () {
+    openai.sendFollowUpMessage({ prompt: "Show me more pizza places" });
+  };
+  openai.notifyIntrinsicHeight(document.body.scrollHeight);
+</script>
+</body></html>
+"#;
+
+#[derive(Clone, Default)]
+struct AppsSdkServer {
+    counted: Arc<AtomicU64>,
+}
+
+fn tool(name: &'static str, description: &'static str, meta: Value) -> Tool {
+    let schema = json!({"type": "object", "properties": {"topping": {"type": "string"}}});
+    let mut tool = Tool::new(name, description, Arc::new(schema.as_object().unwrap().clone()));
+    tool.meta = Some(serde_json::from_value(meta).unwrap());
+    tool
+}
+
+impl ServerHandler for AppsSdkServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
+            .with_server_info(Implementation::new("pizzaz", "1.0.0"))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(vec![
+            tool(
+                "pizza_map",
+                "Show a map of pizza places.",
+                json!({
+                    "openai/outputTemplate": WIDGET_URI,
+                    "openai/toolInvocation/invoking": "Finding pizza places",
+                    "openai/toolInvocation/invoked": "Found pizza places",
+                    "openai/widgetAccessible": true,
+                }),
+            ),
+            tool(
+                "pizza_count",
+                "How many times the widget counted.",
+                json!({"openai/visibility": "private", "openai/widgetAccessible": true}),
+            ),
+            tool("secret_recipe", "The secret recipe (for the model only).", json!({})),
+        ]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.clone().unwrap_or_default();
+        let result = match request.name.as_ref() {
+            "pizza_map" => {
+                let topping = args.get("topping").and_then(Value::as_str).unwrap_or("margherita");
+                let places = json!({"topping": topping, "places": [
+                    {"name": "Tony's", "topping": topping},
+                    {"name": "Luigi's", "topping": topping},
+                ]});
+                let mut result = CallToolResult::success(vec![ContentBlock::text(format!(
+                    "Two places serve {topping}: Tony's and Luigi's."
+                ))]);
+                result.structured_content = Some(places);
+                let mut meta = MetaObject::default();
+                meta.0.insert("pizzaz/note".into(), json!("only the widget sees this"));
+                result.meta = Some(meta);
+                result
+            }
+            "pizza_count" => {
+                let count = self.counted.fetch_add(1, Ordering::SeqCst) + 1;
+                let mut result = CallToolResult::success(vec![ContentBlock::text(count.to_string())]);
+                result.structured_content = Some(json!({"count": count}));
+                result
+            }
+            "secret_recipe" => CallToolResult::success(vec![ContentBlock::text("tomato, basil, patience")]),
+            other => return Err(ErrorData::invalid_params(format!("no tool {other}"), None)),
+        };
+        Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(vec![
+            Resource::new(WIDGET_URI, "Pizza map").with_mime_type(SKYBRIDGE),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri != WIDGET_URI {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource {}", request.uri),
+                None,
+            ));
+        }
+        let mut meta = MetaObject::default();
+        meta.0.insert(
+            "openai/widgetCSP".into(),
+            json!({"connect_domains": ["https://api.pizzaz.example"], "resource_domains": ["https://cdn.pizzaz.example"]}),
+        );
+        meta.0.insert("openai/widgetPrefersBorder".into(), json!(true));
+        meta.0
+            .insert("openai/widgetDescription".into(), json!("A map of pizza places"));
+        let contents = ResourceContents::text(WIDGET, WIDGET_URI)
+            .with_mime_type(SKYBRIDGE)
+            .with_meta(meta);
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let running = AppsSdkServer::default().serve(rmcp::transport::stdio()).await?;
+    running.waiting().await?;
+    Ok(())
+}
