@@ -845,6 +845,55 @@ fn a_widget_written_for_the_apps_sdk_runs_through_window_openai() -> Result<()> 
             .filter(|v| v["favourite"] == "Tony's")
             .map(|_| ()))
     })?;
+    // A helper to read the stored state of the call.
+    let stored_state = || -> Result<Option<Value>> {
+        let store = Store::open(&chat.dir.path().join("porthole.db"))?;
+        let conversation = store
+            .list_conversations()?
+            .into_iter()
+            .next()
+            .context("no conversation")?;
+        let call = store
+            .tool_calls(&conversation.id)?
+            .into_iter()
+            .next()
+            .context("no call")?;
+        Ok(store.widget_state(call.id)?)
+    };
+
+    // What the compatibility layer refuses, as the bridge would: a state over the limit (the
+    // kept state unchanged, audited) and a non-https link; a flood of states keeps only the last.
+    s.switch_to_frame(&s.find(&format!("{card} iframe[data-testid=mcp-app-view]"))?)?;
+    let refused_link = s.execute_async(
+        "window.openai.setWidgetState({favourite: 'x'.repeat(300000)});
+         return await window.openai.openExternal({href: 'http://insecure.example/'}).then(() => 'opened', (e) => 'refused: ' + e.message);",
+    );
+    s.switch_to_parent()?;
+    assert_eq!(refused_link?, json!("refused: only https:// links can be opened"));
+    s.wait_for("the oversized state to be refused and audited", WAIT, |_| {
+        let store = Store::open(&chat.dir.path().join("porthole.db"))?;
+        Ok(store
+            .audit_entries(200)?
+            .into_iter()
+            .find(|e| {
+                e.detail["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.starts_with("setWidgetState: "))
+            })
+            .map(|_| ()))
+    })?;
+    assert_eq!(stored_state()?.map(|v| v["favourite"].clone()), Some(json!("Tony's")));
+    s.switch_to_frame(&s.find(&format!("{card} iframe[data-testid=mcp-app-view]"))?)?;
+    let flooded = s.execute(
+        "for (let i = 0; i < 2000; i++) window.openai.setWidgetState({favourite: \"Luigi's\", n: i}); return true;",
+        json!([]),
+    );
+    s.switch_to_parent()?;
+    flooded?;
+    s.wait_for("the last of the flood to be kept", WAIT, |_| {
+        Ok(stored_state()?.filter(|v| v["n"] == 1999).map(|_| ()))
+    })?;
+
     s.click(&s.find("[data-testid=new-chat]")?)?;
     s.wait_for("the view to go", WAIT, |s| {
         Ok(s.find_all("iframe[data-testid=mcp-app-view]")?.is_empty().then_some(()))
@@ -852,7 +901,7 @@ fn a_widget_written_for_the_apps_sdk_runs_through_window_openai() -> Result<()> 
     s.click(&s.wait_for_element("[data-testid=conversation]", WAIT)?)?;
     s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
     let again = in_frame(s, "the kept state", &|t| {
-        t.contains("Favourite: Tony's") && t.contains("Tony's (diavola)")
+        t.contains("Favourite: Luigi's") && t.contains("Tony's (diavola)")
     })?;
     assert!(
         again.contains("Count: ?"),

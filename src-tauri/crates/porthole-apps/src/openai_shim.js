@@ -24,6 +24,7 @@
   var next = 1;
   var ready = false;
   var queued = [];
+  var stateTimer = null;
 
   function post(message) {
     parent.postMessage(message, "*");
@@ -59,6 +60,14 @@
       window.dispatchEvent(new CustomEvent("openai:set_globals", { detail: { globals: changed } }));
     } catch (e) {}
   }
+  /* Sends the widget's latest state now, if it has not been sent. */
+  function flushState() {
+    if (!stateTimer) return;
+    clearTimeout(stateTimer);
+    stateTimer = null;
+    notify("__WIDGET_STATE_METHOD__", { state: globals.widgetState });
+  }
+  window.addEventListener("pagehide", flushState);
   function fromContext(ctx) {
     if (!ctx || typeof ctx !== "object") return {};
     var out = {};
@@ -114,6 +123,7 @@
         set(fromContext(params));
         break;
       case "ui/resource-teardown":
+        flushState();
         post({ jsonrpc: "2.0", id: m.id, result: {} });
         break;
       case "ping":
@@ -151,9 +161,11 @@
         notify("ui/notifications/size-changed", { height: Math.ceil(height) });
       }
     },
+    /* The state is the widget's at once; the host gets the latest a moment later, so a widget
+       that saves on every keystroke sends a few messages a second, never a flood. */
     setWidgetState: function (state) {
       set({ widgetState: state === undefined ? null : state });
-      notify("__WIDGET_STATE_METHOD__", { state: globals.widgetState });
+      if (!stateTimer) stateTimer = setTimeout(flushState, 100);
       return Promise.resolve();
     },
     requestClose: function () {

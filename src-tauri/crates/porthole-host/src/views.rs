@@ -163,6 +163,9 @@ pub trait Sampler: Send + Sync {
     ) -> BoxFuture<'static, Result<(String, String), String>>;
 }
 
+/// How often an Apps SDK widget's state is written, at most.
+const WIDGET_STATE_WRITE_EVERY: Duration = Duration::from_millis(200);
+
 /// How long the person has to answer a view's sampling request.
 pub const SAMPLING_ANSWER_TIME: Duration = Duration::from_secs(300);
 
@@ -270,6 +273,10 @@ struct Inner {
     sampler: Mutex<Option<Arc<dyn Sampler>>>,
     /// Sampling requests waiting for the person, by request id.
     samples: Mutex<HashMap<u64, tokio::sync::oneshot::Sender<bool>>>,
+    /// Apps SDK widgets' latest states not yet written, by tool call row: written at most every
+    /// [`WIDGET_STATE_WRITE_EVERY`], so a widget that calls `setWidgetState` in a loop costs a
+    /// few writes a second and its last state is the one kept.
+    widget_states: Mutex<HashMap<i64, Value>>,
     next_sample: std::sync::atomic::AtomicU64,
 }
 
@@ -320,6 +327,7 @@ impl Views {
                 origins: ViewOrigins::new(store.clone()),
                 sampler: Mutex::new(None),
                 samples: Mutex::new(HashMap::new()),
+                widget_states: Mutex::new(HashMap::new()),
                 next_sample: std::sync::atomic::AtomicU64::new(1),
                 store,
             }),
@@ -1048,14 +1056,37 @@ impl Views {
     /// What an Apps SDK widget kept of itself for the view's tool call (`setWidgetState`).
     fn widget_state(&self, view_id: &str) -> Option<Value> {
         let row = self.tool_call_row(view_id)?;
+        if let Some(pending) = self.inner.widget_states.lock().unwrap().get(&row) {
+            return Some(pending.clone());
+        }
         self.inner.store.as_ref()?.widget_state(row).ok().flatten()
     }
 
-    /// Keeps an Apps SDK widget's state with the view's tool call (not shown to the model).
+    /// Keeps an Apps SDK widget's state with the view's tool call (not shown to the model):
+    /// the latest is written a moment later, with any that follow it meanwhile.
     fn save_widget_state(&self, view_id: &str, state: &Value) -> Result<(), String> {
-        let store = self.inner.store.as_ref().ok_or("there is no conversation store")?;
+        let store = self.inner.store.clone().ok_or("there is no conversation store")?;
         let row = self.tool_call_row(view_id).ok_or("its tool call is not stored (yet)")?;
-        store.set_widget_state(row, state).map_err(|e| e.to_string())
+        let first = self
+            .inner
+            .widget_states
+            .lock()
+            .unwrap()
+            .insert(row, state.clone())
+            .is_none();
+        if first {
+            let inner = self.inner.clone();
+            self.inner.runtime.spawn(async move {
+                tokio::time::sleep(WIDGET_STATE_WRITE_EVERY).await;
+                let latest = inner.widget_states.lock().unwrap().remove(&row);
+                if let Some(state) = latest
+                    && let Err(e) = store.set_widget_state(row, &state)
+                {
+                    tracing::warn!(row, "a widget's state is not kept: {e}");
+                }
+            });
+        }
+        Ok(())
     }
 
     fn try_record(&self, view_id: &str) {
