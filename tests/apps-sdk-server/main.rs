@@ -6,7 +6,9 @@
 //! Tools: `pizza_map {topping}` (the widget; `structuredContent` lists places, the result's
 //! `_meta` carries a note only the widget sees; status lines while running and when done;
 //! callable from its widget), `pizza_count` (private: offered to no model, callable from the
-//! widget only), `secret_recipe` (offered to the model, not callable from the widget).
+//! widget only), `secret_recipe` (offered to the model, not callable from the widget), and
+//! with `--both`, `both_shapes` (both metadata shapes: an MCP Apps view, `ui://apps/both.html`,
+//! and the widget as its `openai/outputTemplate`; the MCP Apps one must win).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,6 +23,29 @@ use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
 const WIDGET_URI: &str = "ui://widget/pizza-map.html";
+const MCP_APP_URI: &str = "ui://apps/both.html";
+const MCP_APP_MIME: &str = "text/html;profile=mcp-app";
+
+/// A plain MCP App view, written by hand against the bridge: it initializes and shows the text
+/// of the result it is given.
+const MCP_APP: &str = r#"<!doctype html>
+<html><head><meta charset="utf-8"><title>Both</title></head>
+<body><p data-testid="kind">an MCP Apps view</p><p data-testid="result"></p>
+<script>
+  var parent = window.parent;
+  window.addEventListener("message", function (e) {
+    if (e.source !== parent || !e.data || e.data.jsonrpc !== "2.0") return;
+    var m = e.data;
+    if (m.id === 1 && m.result) parent.postMessage({jsonrpc: "2.0", method: "ui/notifications/initialized", params: {}}, "*");
+    if (m.method === "ui/notifications/tool-result") {
+      document.querySelector('[data-testid="result"]').textContent = m.params.content[0].text;
+    }
+    if (m.method === "ui/resource-teardown") parent.postMessage({jsonrpc: "2.0", id: m.id, result: {}}, "*");
+  });
+  parent.postMessage({jsonrpc: "2.0", id: 1, method: "ui/initialize", params: {
+    protocolVersion: "2026-01-26", appInfo: {name: "both", version: "1"}, appCapabilities: {}}}, "*");
+</script></body></html>
+"#;
 const SKYBRIDGE: &str = "text/html+skybridge";
 
 /// The widget: it reads `window.openai` as ChatGPT's widgets do, and writes what it sees into
@@ -34,10 +59,11 @@ const WIDGET: &str = r#"<!doctype html>
 <p>Theme: <span data-testid="theme"></span> · Mode: <span data-testid="mode"></span></p>
 <p>Note for the widget: <span data-testid="note"></span></p>
 <p>Favourite: <span data-testid="favourite">none</span></p>
-<p>Count: <span data-testid="count">?</span> · Secret: <span data-testid="secret">?</span></p>
+<p>Count: <span data-testid="count">?</span> · Secret: <span data-testid="secret">?</span> · Foreign: <span data-testid="foreign">?</span></p>
 <p>uploadFile is <span data-testid="upload">?</span></p>
 <button data-testid="count-button">Count</button>
 <button data-testid="secret-button">Secret</button>
+<button data-testid="foreign-button">Another server's tool</button>
 <button data-testid="favourite-button">Make the first my favourite</button>
 <button data-testid="follow-up-button">Ask for more</button>
 <script>
@@ -73,6 +99,11 @@ const WIDGET: &str = r#"<!doctype html>
       text("secret", "given: " + JSON.stringify(r));
     }, function (e) { text("secret", "refused: " + e.message); });
   };
+  document.querySelector('[data-testid="foreign-button"]').onclick = function () {
+    openai.callTool("echo", { text: "from the widget" }).then(function (r) {
+      text("foreign", "given: " + JSON.stringify(r));
+    }, function (e) { text("foreign", "refused: " + e.message); });
+  };
   document.querySelector('[data-testid="favourite-button"]').onclick = function () {
     var out = openai.toolOutput;
     var first = out && out.places && out.places[0];
@@ -90,6 +121,8 @@ const WIDGET: &str = r#"<!doctype html>
 #[derive(Clone, Default)]
 struct AppsSdkServer {
     counted: Arc<AtomicU64>,
+    /// `--both`: offer `both_shapes` too (the server is then no longer written only for the SDK).
+    both: bool,
 }
 
 fn tool(name: &'static str, description: &'static str, meta: Value) -> Tool {
@@ -110,7 +143,7 @@ impl ServerHandler for AppsSdkServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(vec![
+        let mut tools = vec![
             tool(
                 "pizza_map",
                 "Show a map of pizza places.",
@@ -127,7 +160,15 @@ impl ServerHandler for AppsSdkServer {
                 json!({"openai/visibility": "private", "openai/widgetAccessible": true}),
             ),
             tool("secret_recipe", "The secret recipe (for the model only).", json!({})),
-        ]))
+        ];
+        if self.both {
+            tools.push(tool(
+                "both_shapes",
+                "A tool with both metadata shapes.",
+                json!({"ui": {"resourceUri": MCP_APP_URI}, "openai/outputTemplate": WIDGET_URI}),
+            ));
+        }
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(
@@ -159,6 +200,7 @@ impl ServerHandler for AppsSdkServer {
                 result
             }
             "secret_recipe" => CallToolResult::success(vec![ContentBlock::text("tomato, basil, patience")]),
+            "both_shapes" => CallToolResult::success(vec![ContentBlock::text("shown by the MCP Apps view")]),
             other => return Err(ErrorData::invalid_params(format!("no tool {other}"), None)),
         };
         Ok(result.into())
@@ -171,6 +213,7 @@ impl ServerHandler for AppsSdkServer {
     ) -> Result<ListResourcesResult, ErrorData> {
         Ok(ListResourcesResult::with_all_items(vec![
             Resource::new(WIDGET_URI, "Pizza map").with_mime_type(SKYBRIDGE),
+            Resource::new(MCP_APP_URI, "Both").with_mime_type(MCP_APP_MIME),
         ]))
     }
 
@@ -179,6 +222,10 @@ impl ServerHandler for AppsSdkServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri == MCP_APP_URI {
+            let contents = ResourceContents::text(MCP_APP, MCP_APP_URI).with_mime_type(MCP_APP_MIME);
+            return Ok(ReadResourceResult::new(vec![contents]).into());
+        }
         if request.uri != WIDGET_URI {
             return Err(ErrorData::resource_not_found(
                 format!("no resource {}", request.uri),
@@ -202,7 +249,11 @@ impl ServerHandler for AppsSdkServer {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let running = AppsSdkServer::default().serve(rmcp::transport::stdio()).await?;
+    let server = AppsSdkServer {
+        both: std::env::args().any(|a| a == "--both"),
+        ..Default::default()
+    };
+    let running = server.serve(rmcp::transport::stdio()).await?;
     running.waiting().await?;
     Ok(())
 }

@@ -754,7 +754,13 @@ fn a_widget_written_for_the_apps_sdk_runs_through_window_openai() -> Result<()> 
         "command": env!("CARGO_BIN_EXE_porthole-apps-sdk-server"),
         "alwaysAllow": ["pizza_map"],
     });
-    let chat = chat("pizzaz", server, "pizza_map", &json!({"topping": "diavola"}))?;
+    let chat = chat("pizzaz", server.clone(), "pizza_map", &json!({"topping": "diavola"}))?;
+    // Another server, whose tool the widget must not reach.
+    let config = json!({"mcpServers": {
+        "pizzaz": server,
+        "other": {"command": env!("CARGO_BIN_EXE_porthole-test-server")},
+    }});
+    std::fs::write(chat.dir.path().join("config.json"), config.to_string())?;
     let app = launch(&chat)?;
     let s = &app.session;
     ask(s, "pizzaz", "Where can I get pizza?")?;
@@ -818,6 +824,17 @@ fn a_widget_written_for_the_apps_sdk_runs_through_window_openai() -> Result<()> 
     let refused = in_frame(s, "the model-only tool's answer", &|t| !t.contains("Secret: ?"))?;
     assert!(refused.contains("Secret: refused"), "{refused}");
     assert!(!refused.contains("patience"), "{refused}");
+    click_in_frame(s, "foreign-button")?;
+    let foreign = in_frame(s, "another server's tool's answer", &|t| !t.contains("Foreign: ?"))?;
+    assert!(foreign.contains("Foreign: refused"), "{foreign}");
+    assert!(!foreign.contains("Foreign: given"), "{foreign}");
+    let audited = Store::open(&chat.dir.path().join("porthole.db"))?.audit_entries(200)?;
+    let refusals: Vec<&Value> = audited
+        .iter()
+        .filter(|e| e.server.as_deref() == Some("pizzaz") && e.detail["outcome"] == "refused")
+        .map(|e| &e.detail)
+        .collect();
+    assert!(refusals.len() >= 2, "both refused calls are audited: {audited:?}");
 
     // A follow-up lands in the composer for the person to send, as a view's ui/message does.
     click_in_frame(s, "follow-up-button")?;
@@ -909,5 +926,35 @@ fn a_widget_written_for_the_apps_sdk_runs_through_window_openai() -> Result<()> 
     );
     let posts = chat.fake.requests().into_iter().filter(|r| r.method == "POST").count();
     assert_eq!(posts, 2, "the widget's state never went to the model");
+    Ok(())
+}
+
+/// A tool that declares its view both ways (MCP Apps `_meta.ui.resourceUri` and the Apps SDK's
+/// `openai/outputTemplate`) shows the MCP Apps one.
+#[test]
+fn with_both_metadata_shapes_the_mcp_apps_view_is_shown() -> Result<()> {
+    let server = json!({
+        "command": env!("CARGO_BIN_EXE_porthole-apps-sdk-server"),
+        "args": ["--both"],
+        "alwaysAllow": ["both_shapes"],
+    });
+    let chat = chat("pizzaz", server, "both_shapes", &json!({}))?;
+    let app = launch(&chat)?;
+    let s = &app.session;
+    ask(s, "pizzaz", "Show both")?;
+    wait_for_answer(s, "Done.")?;
+    let card = "[data-testid=tool-call][data-tool-name=both_shapes]";
+    s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
+    let frame = s.find(&format!("{card} iframe[data-testid=mcp-app-view]"))?;
+    s.switch_to_frame(&frame)?;
+    let shown = s.wait_for("the MCP Apps view's result", WAIT, |s| {
+        let text = frame_text(s)?;
+        Ok(text.contains("shown by the MCP Apps view").then_some(text))
+    });
+    let openai = s.execute("return typeof window.openai;", json!([]));
+    s.switch_to_parent()?;
+    let shown = shown?;
+    assert!(shown.contains("an MCP Apps view"), "{shown}");
+    assert_eq!(openai?, json!("undefined"), "an MCP Apps view gets no window.openai");
     Ok(())
 }
