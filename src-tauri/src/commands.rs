@@ -261,6 +261,11 @@ fn answer_sampling(host: State<'_, Host>, Args(a): Args<AnswerSampling>) -> Answ
 }
 
 #[tauri::command]
+fn answer_link(host: State<'_, Host>, Args(a): Args<AnswerLink>) -> Answer<()> {
+    host.answer_link(a.request_id, a.open)
+}
+
+#[tauri::command]
 fn answer_server_sampling(host: State<'_, Host>, Args(a): Args<AnswerServerSampling>) -> Answer<()> {
     host.answer_server_sampling(a.id, a.decision)
 }

@@ -307,13 +307,27 @@ fn the_host_requirements_hold_in_the_real_window() -> Result<()> {
         capabilities.clone(),
     );
 
-    // ui/open-link went to the browser.
+    // ui/open-link is put to the person, whole, and goes to the browser once they agree.
+    let link_asked = s
+        .wait_for_element("[data-testid=link-dialog] [data-testid=link-url]", WAIT)
+        .and_then(|url| s.text(&url));
+    let link_was_shown = link_asked
+        .as_ref()
+        .is_ok_and(|u| u == "https://modelcontextprotocol.io/conformance-link");
+    let opened_before_asked = std::fs::read_to_string(&opened).is_ok_and(|t| t.contains("conformance-link"));
+    if link_asked.is_ok() {
+        s.click(&s.find("[data-testid=link-open]")?)?;
+    }
     let link = s.wait_for("the link to open", WAIT, |_| {
         Ok(std::fs::read_to_string(&opened)
             .ok()
             .filter(|t| t.contains("conformance-link")))
     });
-    host("links/open-external", link.is_ok(), format!("browser got {link:?}"));
+    host(
+        "links/open-external",
+        link.is_ok() && link_was_shown && !opened_before_asked,
+        format!("asked about {link_asked:?}; the browser got {link:?} only after Open"),
+    );
 
     // ui/message: proposed in the composer; nothing reaches the model until the person sends it.
     let proposed = s.wait_for("the proposed message", WAIT, |s| {

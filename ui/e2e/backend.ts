@@ -389,6 +389,9 @@ export class FakeBackend {
         return this.#search(String(args.query ?? ""));
       case "send_message":
         return this.#send(args.conversationId as string | null, String(args.text ?? ""), (args.attachments as AttachmentRef[] | undefined) ?? []);
+      case "answer_link":
+        // No view here asks to open a link: nothing is ever waiting.
+        throw new CommandError("not_found", "that link request is no longer waiting");
       case "answer_server_sampling":
         // No server here samples: nothing is ever waiting.
         throw new CommandError("not_found", "that sampling request is no longer waiting");

@@ -224,6 +224,8 @@ export const api = {
   /** The person's answer to a view's download offer; resolves to the number of files saved
    * (each through the system's save dialog). */
   answerDownload: (requestId: string, accept: boolean) => commands.answerDownload({ requestId, accept }),
+  /** The person's answer to a view's request to open a link (open: the browser opens it). */
+  answerLink: (requestId: number, open: boolean) => commands.answerLink({ requestId, open }),
   /** The person's answer to a view's sampling request (approved: the prompt goes to the model). */
   answerSampling: (requestId: number, approve: boolean) => commands.answerSampling({ requestId, approve }),
   /** Moves a ready view from its card into a window of its own; resolves to the window's label.

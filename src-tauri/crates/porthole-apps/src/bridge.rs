@@ -161,6 +161,12 @@ pub trait HostServices: Send + Sync + 'static {
         let _ = (server, view_id, params);
         Box::pin(async { Err("sampling is not offered".to_string()) })
     }
+    /// `ui/open-link` from view `view_id` (an `https:` URL, checked): `{}` once the person agreed
+    /// and the browser opened it, or why not (declined, no browser). The view hears the outcome.
+    fn open_link(&self, server: &str, view_id: &str, url: String) -> BoxFuture<'static, Result<Value, String>> {
+        let _ = (server, view_id, url);
+        Box::pin(async { Err("links are not opened here".to_string()) })
+    }
 }
 
 /// What an [`AuditNote`] records. Its text (serde, [`AuditKind::as_str`]) is the audit log's kind.
@@ -202,8 +208,6 @@ pub struct AuditNote {
 /// has already answered the view.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ViewAction {
-    /// Open this `https:` URL in the browser (after asking, if the app wants).
-    OpenLink { url: String },
     /// Put these text blocks in the composer as a proposed user message.
     ProposeMessage { content: Vec<Value> },
     /// Replace this view's model context: `{content?: text blocks, structuredContent?: object}`;
@@ -377,6 +381,9 @@ type ViewAnswer = Result<Value, (i64, String)>;
 enum Forward {
     Sample {
         params: Value,
+    },
+    OpenLink {
+        url: String,
     },
     CallTool {
         name: String,
@@ -1199,6 +1206,7 @@ impl Inner {
             Forward::ListResourceTemplates => host.list_resource_templates(server).await,
             Forward::ListPrompts => host.list_prompts(server).await,
             Forward::Sample { params } => host.sample(server, &self.view_id, params).await,
+            Forward::OpenLink { url } => host.open_link(server, &self.view_id, url).await,
         }
     }
 
@@ -1246,9 +1254,14 @@ impl Inner {
         }
     }
 
-    fn open_link(&self, id: Value, params: &Map<String, Value>) {
+    fn open_link(self: &Arc<Self>, id: Value, params: &Map<String, Value>) {
         match validate::open_link(params) {
-            Ok(url) => self.prompt(id, ViewAction::OpenLink { url }),
+            // Answered once the person decided (and the browser opened it, or not).
+            Ok(url) => {
+                if self.within_prompt_limit(&id) {
+                    self.forward(id, Forward::OpenLink { url });
+                }
+            }
             Err(refusal) => {
                 let url = match params.get("url") {
                     Some(Value::String(u)) => json!(rpc::truncate(u, 200)),
@@ -1262,11 +1275,18 @@ impl Inner {
 
     /// Hands a user-facing request to the app, within the prompt limit.
     fn prompt(&self, id: Value, action: ViewAction) {
-        let hit = self.lock().prompts.hit(Instant::now());
-        if hit == Hit::Allowed {
+        if self.within_prompt_limit(&id) {
             self.act(action);
             self.post(rpc::result(id, json!({})));
-            return;
+        }
+    }
+
+    /// Whether a user-facing request is within the prompt limit; when it is not, the view is
+    /// told so (and the first refusal of a period is audited).
+    fn within_prompt_limit(&self, id: &Value) -> bool {
+        let hit = self.lock().prompts.hit(Instant::now());
+        if hit == Hit::Allowed {
+            return true;
         }
         if hit == Hit::FirstRefused {
             self.audit_refused(
@@ -1278,10 +1298,11 @@ impl Inner {
             );
         }
         self.post(rpc::error(
-            id,
+            id.clone(),
             REFUSED,
             "too many requests to the user; try again later",
         ));
+        false
     }
 
     fn display_mode(&self, id: Value, params: &Map<String, Value>) {

@@ -22,11 +22,12 @@ const LISTS: [(&str, &str); 3] = [
 /// One request a [`FakeHost`] was asked to pass on to a server.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostCall {
-    /// `tools/call`, `resources/read`, `resources/list`, `resources/templates/list` or
-    /// `prompts/list`.
+    /// `tools/call`, `resources/read`, `resources/list`, `resources/templates/list`,
+    /// `prompts/list` or `open_link`.
     pub method: &'static str,
     pub server: String,
-    /// `{"name", "arguments"}` for `tools/call`, the URI for `resources/read`, else null.
+    /// `{"name", "arguments"}` for `tools/call`, the URI for `resources/read`, the URL for
+    /// `open_link`, else null.
     pub detail: Value,
 }
 
@@ -220,6 +221,12 @@ impl HostServices for FakeHost {
 
     fn audit(&self, entry: AuditNote) {
         self.audits.lock().unwrap().push(entry);
+    }
+
+    /// The person agrees at once: recorded as an `open_link` call, answered `{}`.
+    fn open_link(&self, server: &str, _view_id: &str, url: String) -> BoxFuture<'static, Result<Value, String>> {
+        self.record("open_link", server, json!(url));
+        Box::pin(async { Ok(json!({})) })
     }
 }
 

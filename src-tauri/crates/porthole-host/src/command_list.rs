@@ -40,6 +40,7 @@ macro_rules! app_command_list {
                 teardown_views: InConversation => (),
                 answer_download: AnswerDownload => usize,
                 answer_sampling: AnswerSampling => (),
+                answer_link: AnswerLink => (),
                 answer_server_sampling: AnswerServerSampling => (),
                 pop_out_view: ViewRef => String,
                 clipboard_write_requested: NoArgs => (),

@@ -85,6 +85,8 @@ args! {
     AnswerDownload { request_id: String, accept: bool }
     /// The person's answer to a view's sampling request (`sampling_request` view event).
     AnswerSampling { #[ts(type = "number")] request_id: u64, approve: bool }
+    /// The person's answer to a view's request to open a link (`link_request` view event).
+    AnswerLink { #[ts(type = "number")] request_id: u64, open: bool }
     ViewRef { view_id: String }
     /// One message a view's frame posted (the window matched `event.source` to the frame).
     ViewMessage { view_id: String, message: Value }

@@ -139,6 +139,24 @@ pub enum ViewEvent {
         #[ts(type = "number")]
         request_id: u64,
     },
+    /// A view asks to open a link (`ui/open-link`, an `https:` URL): the window asks the person
+    /// (`answer_link`); the view hears whether it was opened.
+    #[serde(rename_all = "camelCase")]
+    LinkRequest {
+        view_id: String,
+        #[ts(type = "number")]
+        request_id: u64,
+        server: String,
+        tool: String,
+        url: String,
+    },
+    /// The link request was answered (or gave up waiting): the window stops asking.
+    #[serde(rename_all = "camelCase")]
+    LinkSettled {
+        view_id: String,
+        #[ts(type = "number")]
+        request_id: u64,
+    },
 }
 
 /// One message of a view's sampling request, as the person is shown it.
@@ -166,6 +184,9 @@ pub trait Sampler: Send + Sync {
 /// How often an Apps SDK widget's state is written, at most.
 const WIDGET_STATE_WRITE_EVERY: Duration = Duration::from_millis(200);
 
+/// How long the person has to answer a view's link request.
+pub const LINK_ANSWER_TIME: Duration = Duration::from_secs(300);
+
 /// How long the person has to answer a view's sampling request.
 pub const SAMPLING_ANSWER_TIME: Duration = Duration::from_secs(300);
 
@@ -182,7 +203,9 @@ impl ViewEvent {
             | ViewEvent::DownloadRequest { view_id, .. }
             | ViewEvent::DownloadResult { view_id, .. }
             | ViewEvent::SamplingRequest { view_id, .. }
-            | ViewEvent::SamplingSettled { view_id, .. } => Some(view_id),
+            | ViewEvent::SamplingSettled { view_id, .. }
+            | ViewEvent::LinkRequest { view_id, .. }
+            | ViewEvent::LinkSettled { view_id, .. } => Some(view_id),
             ViewEvent::State { view_id, .. } => view_id.as_deref(),
         }
     }
@@ -273,6 +296,8 @@ struct Inner {
     sampler: Mutex<Option<Arc<dyn Sampler>>>,
     /// Sampling requests waiting for the person, by request id.
     samples: Mutex<HashMap<u64, tokio::sync::oneshot::Sender<bool>>>,
+    /// Link requests waiting for the person, by request id.
+    links: Mutex<HashMap<u64, tokio::sync::oneshot::Sender<bool>>>,
     /// Apps SDK widgets' latest states not yet written, by tool call row: written at most every
     /// [`WIDGET_STATE_WRITE_EVERY`], so a widget that calls `setWidgetState` in a loop costs a
     /// few writes a second and its last state is the one kept.
@@ -327,6 +352,7 @@ impl Views {
                 origins: ViewOrigins::new(store.clone()),
                 sampler: Mutex::new(None),
                 samples: Mutex::new(HashMap::new()),
+                links: Mutex::new(HashMap::new()),
                 widget_states: Mutex::new(HashMap::new()),
                 next_sample: std::sync::atomic::AtomicU64::new(1),
                 store,
@@ -512,6 +538,67 @@ impl Views {
         }
     }
 
+    /// A view's `ui/open-link` (an `https:` URL, checked by the bridge): put to the person with
+    /// the whole URL; opened in the browser only if they agree. Audited (kind `link`) either
+    /// way; the view hears `{}` once it is open, or why not.
+    async fn open_link(&self, view_id: &str, url: String) -> Result<Value, String> {
+        let (conversation_id, server, tool) = {
+            let live = self.inner.live.lock().unwrap();
+            let view = live.get(view_id).ok_or("the view is gone")?;
+            (view.conversation_id.clone(), view.server.clone(), view.tool.clone())
+        };
+        let request_id = self
+            .inner
+            .next_sample
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.inner.links.lock().unwrap().insert(request_id, tx);
+        self.emit(ViewEvent::LinkRequest {
+            view_id: view_id.to_string(),
+            request_id,
+            server: server.clone(),
+            tool: tool.clone(),
+            url: url.clone(),
+        });
+        let open = matches!(tokio::time::timeout(LINK_ANSWER_TIME, rx).await, Ok(Ok(true)));
+        self.inner.links.lock().unwrap().remove(&request_id);
+        self.emit(ViewEvent::LinkSettled {
+            view_id: view_id.to_string(),
+            request_id,
+        });
+        let outcome = if !open {
+            Err("the person did not open the link".to_string())
+        } else {
+            self.inner
+                .desktop
+                .open_url(&url)
+                .map_err(|e| format!("the browser could not be opened: {e}"))
+        };
+        let detail = match &outcome {
+            Ok(()) => json!({"outcome": "opened"}),
+            Err(why) if !open => json!({"outcome": "declined", "reason": why}),
+            Err(why) => json!({"outcome": "failed", "reason": why}),
+        };
+        self.audit(
+            porthole_store::AuditKind::Other("link".into()),
+            &conversation_id,
+            &server,
+            Some(&tool),
+            Some(&url),
+            detail,
+        );
+        outcome.map(|()| json!({}))
+    }
+
+    /// The person's answer to a view's link request: open it, or not.
+    pub fn answer_link(&self, request_id: u64, open: bool) -> AppResult<()> {
+        let waiting = self.inner.links.lock().unwrap().remove(&request_id);
+        let respond = waiting.ok_or_else(|| AppError::not_found("that link request is no longer waiting"))?;
+        respond
+            .send(open)
+            .map_err(|_| AppError::expired("the view stopped waiting for this answer"))
+    }
+
     /// The person's answer to a view's sampling request.
     pub fn answer_sampling(&self, request_id: u64, approve: bool) -> AppResult<()> {
         let waiting = self.inner.samples.lock().unwrap().remove(&request_id);
@@ -548,7 +635,9 @@ impl Views {
             | ViewEvent::DownloadRequest { .. }
             | ViewEvent::DownloadResult { .. }
             | ViewEvent::SamplingRequest { .. }
-            | ViewEvent::SamplingSettled { .. } => MAIN_WINDOW.to_string(),
+            | ViewEvent::SamplingSettled { .. }
+            | ViewEvent::LinkRequest { .. }
+            | ViewEvent::LinkSettled { .. } => MAIN_WINDOW.to_string(),
             _ => self.webview_of(event.view_id()),
         };
         self.emit_to(&webview, event);
@@ -1166,11 +1255,6 @@ impl Views {
                 }
             }
             ViewAction::ToolsChanged => self.list_app_tools(view_id).await,
-            ViewAction::OpenLink { url } => {
-                if let Err(e) = self.inner.desktop.open_url(&url) {
-                    tracing::warn!(view_id, "cannot open a view's link: {e}");
-                }
-            }
             ViewAction::ProposeMessage { content } => {
                 let text = content
                     .iter()
@@ -1872,6 +1956,11 @@ impl Host {
     pub fn answer_sampling(&self, request_id: u64, approve: bool) -> AppResult<()> {
         self.inner.views.answer_sampling(request_id, approve)
     }
+
+    /// The person's answer to a view's request to open a link.
+    pub fn answer_link(&self, request_id: u64, open: bool) -> AppResult<()> {
+        self.inner.views.answer_link(request_id, open)
+    }
 }
 
 /// Answers "did this call's view render?" for the agent loop: waits (bounded) for a view that
@@ -2005,5 +2094,11 @@ impl HostServices for AppServices {
         let views = self.views.clone();
         let view_id = view_id.to_string();
         async move { views.sample(&view_id, params).await }.boxed()
+    }
+
+    fn open_link(&self, _server: &str, view_id: &str, url: String) -> BoxFuture<'static, Result<Value, String>> {
+        let views = self.views.clone();
+        let view_id = view_id.to_string();
+        async move { views.open_link(&view_id, url).await }.boxed()
     }
 }

@@ -4,6 +4,7 @@ import { invoke } from "@tauri-apps/api/core";
 import type { AnswerApproval } from "./AnswerApproval";
 import type { AnswerDownload } from "./AnswerDownload";
 import type { AnswerElicitation } from "./AnswerElicitation";
+import type { AnswerLink } from "./AnswerLink";
 import type { AnswerSampling } from "./AnswerSampling";
 import type { AnswerServerSampling } from "./AnswerServerSampling";
 import type { AppInfo } from "./AppInfo";
@@ -93,6 +94,7 @@ export const commands = {
   teardownViews: (args: InConversation) => invoke<void>("teardown_views", args),
   answerDownload: (args: AnswerDownload) => invoke<number>("answer_download", args),
   answerSampling: (args: AnswerSampling) => invoke<void>("answer_sampling", args),
+  answerLink: (args: AnswerLink) => invoke<void>("answer_link", args),
   answerServerSampling: (args: AnswerServerSampling) => invoke<void>("answer_server_sampling", args),
   popOutView: (args: ViewRef) => invoke<string>("pop_out_view", args),
   clipboardWriteRequested: () => invoke<void>("clipboard_write_requested"),
