@@ -886,19 +886,22 @@ fn a_widget_written_for_the_apps_sdk_runs_through_window_openai() -> Result<()> 
          return await window.openai.openExternal({href: 'http://insecure.example/'}).then(() => 'opened', (e) => 'refused: ' + e.message);",
     );
     s.switch_to_parent()?;
-    assert_eq!(refused_link?, json!("refused: only https:// links can be opened"));
-    s.wait_for("the oversized state to be refused and audited", WAIT, |_| {
-        let store = Store::open(&chat.dir.path().join("porthole.db"))?;
-        Ok(store
-            .audit_entries(200)?
-            .into_iter()
-            .find(|e| {
-                e.detail["reason"]
-                    .as_str()
-                    .is_some_and(|r| r.starts_with("setWidgetState: "))
-            })
-            .map(|_| ()))
-    })?;
+    assert_eq!(refused_link?, json!("refused: only https links can be opened"));
+    s.wait_for(
+        "the oversized state and the link to be refused and audited",
+        WAIT,
+        |_| {
+            let store = Store::open(&chat.dir.path().join("porthole.db"))?;
+            let refused: Vec<String> = store
+                .audit_entries(200)?
+                .into_iter()
+                .filter_map(|e| e.detail["reason"].as_str().map(String::from))
+                .collect();
+            let state = refused.iter().any(|r| r.starts_with("setWidgetState: "));
+            let link = refused.iter().any(|r| r == "only https links can be opened");
+            Ok((state && link).then_some(()))
+        },
+    )?;
     assert_eq!(stored_state()?.map(|v| v["favourite"].clone()), Some(json!("Tony's")));
     s.switch_to_frame(&s.find(&format!("{card} iframe[data-testid=mcp-app-view]"))?)?;
     let flooded = s.execute(

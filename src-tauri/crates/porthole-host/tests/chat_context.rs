@@ -382,6 +382,15 @@ async fn attached_resources_go_to_the_model_and_stay_with_the_message_through_re
         .find(|t| t.uri_template == "demo://resource/dynamic/text/{resourceId}")
         .expect("the dynamic text template is listed");
     assert_eq!(template.variables, ["resourceId"]);
+    // The template's variable gets the server's suggestions too (completion/complete, ref/resource).
+    let target = CompletionTarget::Resource {
+        uri_template: template.uri_template.clone(),
+    };
+    let suggested = host
+        .complete_argument("everything", target, "resourceId", "7", HashMap::new())
+        .await
+        .unwrap();
+    assert_eq!(suggested.values, ["7"]);
     let values = HashMap::from([("resourceId".to_string(), "7".to_string())]);
     let uri = host.template_uri(&template.uri_template, &values);
     assert_eq!(uri, "demo://resource/dynamic/text/7");
