@@ -261,6 +261,21 @@ fn answer_sampling(host: State<'_, Host>, Args(a): Args<AnswerSampling>) -> Answ
 }
 
 #[tauri::command]
+fn approvals(host: State<'_, Host>, _: Args<NoArgs>) -> Answer<porthole_host::approvals::Approvals> {
+    host.approvals()
+}
+
+#[tauri::command]
+fn revoke_tool_approval(host: State<'_, Host>, Args(a): Args<ToolRef>) -> Answer<porthole_host::approvals::Approvals> {
+    host.revoke_tool_approval(&a.server, &a.tool)
+}
+
+#[tauri::command]
+fn revoke_sampling(host: State<'_, Host>, Args(a): Args<ServerRef>) -> Answer<porthole_host::approvals::Approvals> {
+    host.revoke_sampling(&a.name)
+}
+
+#[tauri::command]
 fn answer_link(host: State<'_, Host>, Args(a): Args<AnswerLink>) -> Answer<()> {
     host.answer_link(a.request_id, a.open)
 }

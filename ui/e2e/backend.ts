@@ -389,6 +389,12 @@ export class FakeBackend {
         return this.#search(String(args.query ?? ""));
       case "send_message":
         return this.#send(args.conversationId as string | null, String(args.text ?? ""), (args.attachments as AttachmentRef[] | undefined) ?? []);
+      case "approvals":
+        return { tools: [], sampling: [] };
+      case "revoke_tool_approval":
+        throw new CommandError("not_found", `${String(args.tool)} of ${String(args.server)} is not remembered as always allowed`);
+      case "revoke_sampling":
+        return { tools: [], sampling: [] };
       case "answer_link":
         // No view here asks to open a link: nothing is ever waiting.
         throw new CommandError("not_found", "that link request is no longer waiting");

@@ -21,6 +21,7 @@ import type { AppEvents } from "./generated/events";
 
 export type { AppError } from "./generated/AppError";
 export type { AppInfo } from "./generated/AppInfo";
+export type { Approvals } from "./generated/Approvals";
 export type { AttachmentInfo } from "./generated/AttachmentInfo";
 export type { AttachmentRef } from "./generated/AttachmentRef";
 export type { CompletionTarget } from "./generated/CompletionTarget";
@@ -199,6 +200,13 @@ export const api = {
   /** The turn asks the model now, without the servers still starting; false when none runs. */
   sendWithoutWaiting: (conversationId: string) => commands.sendWithoutWaiting({ conversationId }),
   answerApproval: (callId: string, decision: Decision) => commands.answerApproval({ callId, decision }),
+  /** Everything allowed for good: tools that run without asking (remembered, or the config's
+   * alwaysAllow) and servers whose requests to the model are not asked about. */
+  approvals: () => commands.approvals(),
+  /** The tool's calls are asked about again (a remembered "Always allow" is forgotten). */
+  revokeToolApproval: (server: string, tool: string) => commands.revokeToolApproval({ server, tool }),
+  /** The server's requests to the model are asked about again. */
+  revokeSampling: (name: string) => commands.revokeSampling({ name }),
   onChatEvent: (handler: (event: AppEvents["chat-event"]) => void): Promise<UnlistenFn> =>
     listenHere("chat-event", afterQueuedTasks(handler)),
 

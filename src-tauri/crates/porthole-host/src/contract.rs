@@ -20,6 +20,7 @@ use serde_json::Value;
 use ts_rs::{Config, ExportError, TS, TypeVisitor};
 
 use crate::AppInfo;
+use crate::approvals::Approvals;
 use crate::attachments::{AttachmentInfo, AttachmentRef, ResourceList};
 use crate::conversations::{ConversationList, StoredConversation};
 use crate::error::AppError;
@@ -116,6 +117,8 @@ args! {
     /// Adds a server (`original_name` absent) or changes one (maybe renaming it).
     SaveServer { original_name: Option<String>, server: ServerDraft }
     ServerRef { name: String }
+    /// Tool `tool` of server `server`.
+    ToolRef { server: String, tool: String }
     /// Resource `uri` of server `server` (a tool result's link).
     ResourceRef { server: String, uri: String }
     ServerSwitch { name: String, enabled: bool }

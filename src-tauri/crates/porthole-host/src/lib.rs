@@ -8,6 +8,7 @@
 //! [`ports::Desktop`] (save dialogs, the system theme, the browser, pop-out windows), so its
 //! tests run with a recording outbox, the real store and real MCP servers — no window.
 
+pub mod approvals;
 pub mod attachments;
 pub mod call_arguments;
 pub mod contract;

@@ -265,8 +265,7 @@ impl Host {
 
     fn sampling_always(&self, server: &str) -> bool {
         let Ok(store) = self.store() else { return false };
-        let always = store.setting(ALWAYS_SETTING).ok().flatten().unwrap_or(json!([]));
-        always.as_array().is_some_and(|a| a.iter().any(|s| s == server))
+        always_servers(store).iter().any(|s| s == server)
     }
 
     fn remember_sampling(&self, server: &str) {
@@ -298,6 +297,14 @@ impl Host {
         detail["outcome"] = json!(outcome);
         detail["from"] = json!("server");
         audit_sampling(self.store().ok(), server, detail);
+    }
+}
+
+/// The servers whose sampling requests the person allowed always.
+pub fn always_servers(store: &porthole_store::Store) -> Vec<String> {
+    match store.setting(ALWAYS_SETTING).ok().flatten() {
+        Some(Value::Array(items)) => items.into_iter().filter_map(|v| v.as_str().map(String::from)).collect(),
+        _ => Vec::new(),
     }
 }
 

@@ -614,6 +614,27 @@ async fn a_servers_sampling_request_runs_only_once_allowed_and_its_answer_is_rev
         "a refused answer never reaches the server: {refused}"
     );
 
+    // The standing approval is listed, and revoked: the next request is asked about again.
+    assert_eq!(host.approvals().unwrap().sampling, ["everything"]);
+    assert!(host.revoke_sampling("everything").unwrap().sampling.is_empty());
+    let fifth = {
+        let app_host = host.clone();
+        tokio::spawn(async move {
+            app_host
+                .run_tool(
+                    None,
+                    "everything",
+                    "trigger-sampling-request",
+                    json!({"prompt": "five"}),
+                )
+                .unwrap()
+        })
+    };
+    app.sampling(4, false).await;
+    host.answer_server_sampling(4, SamplingDecision::Decline).unwrap();
+    let run = fifth.await.unwrap();
+    app.turn_end(&run.conversation_id, 1).await;
+
     let outcomes: Vec<Value> = app
         .audited("sampling")
         .iter()
@@ -621,7 +642,13 @@ async fn a_servers_sampling_request_runs_only_once_allowed_and_its_answer_is_rev
         .collect();
     assert_eq!(
         outcomes,
-        [json!("ok"), json!("declined"), json!("ok"), json!("refused")]
+        [
+            json!("ok"),
+            json!("declined"),
+            json!("ok"),
+            json!("refused"),
+            json!("declined")
+        ]
     );
     assert!(app.audited("sampling").iter().all(|e| e["server"] == "everything"));
 }
@@ -857,4 +884,30 @@ async fn the_filesystem_server_keeps_to_the_roots_it_is_given() {
     }
     assert!(read("fs", a_path.join("a.txt")).await.0, "the old root is gone");
     host.servers().shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn standing_tool_approvals_are_listed_and_revoked() {
+    let app = start(Vec::new()).await;
+    let host = &app.host;
+    assert!(host.approvals().unwrap().tools.is_empty());
+    let store = host.store().unwrap();
+    store.set_always_allowed("everything", "echo", true).unwrap();
+    store.set_always_allowed("everything", "get-sum", true).unwrap();
+    let listed: Vec<(String, String)> = host
+        .approvals()
+        .unwrap()
+        .tools
+        .into_iter()
+        .map(|a| (a.tool, format!("{:?}", a.source)))
+        .collect();
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    assert!(listed.iter().all(|(_, source)| source == "Remembered"), "{listed:?}");
+    let left = host.revoke_tool_approval("everything", "echo").unwrap();
+    assert_eq!(
+        left.tools.iter().map(|a| a.tool.as_str()).collect::<Vec<_>>(),
+        ["get-sum"]
+    );
+    let again = host.revoke_tool_approval("everything", "echo").unwrap_err();
+    assert_eq!(again.code, ErrorCode::NotFound);
 }

@@ -8,6 +8,7 @@ import type { AnswerLink } from "./AnswerLink";
 import type { AnswerSampling } from "./AnswerSampling";
 import type { AnswerServerSampling } from "./AnswerServerSampling";
 import type { AppInfo } from "./AppInfo";
+import type { Approvals } from "./Approvals";
 import type { AttachmentInfo } from "./AttachmentInfo";
 import type { CompleteArgument } from "./CompleteArgument";
 import type { Completions } from "./Completions";
@@ -58,6 +59,7 @@ import type { StoredConversation } from "./StoredConversation";
 import type { SystemThemeChanged } from "./SystemThemeChanged";
 import type { TemplateUri } from "./TemplateUri";
 import type { TestModel } from "./TestModel";
+import type { ToolRef } from "./ToolRef";
 import type { ToolRun } from "./ToolRun";
 import type { ViewMessage } from "./ViewMessage";
 import type { ViewRef } from "./ViewRef";
@@ -90,6 +92,9 @@ export const commands = {
   stopTurn: (args: InConversation) => invoke<boolean>("stop_turn", args),
   sendWithoutWaiting: (args: InConversation) => invoke<boolean>("send_without_waiting", args),
   answerApproval: (args: AnswerApproval) => invoke<void>("answer_approval", args),
+  approvals: () => invoke<Approvals>("approvals"),
+  revokeToolApproval: (args: ToolRef) => invoke<Approvals>("revoke_tool_approval", args),
+  revokeSampling: (args: ServerRef) => invoke<Approvals>("revoke_sampling", args),
   reopenViews: (args: ReopenViews) => invoke<void>("reopen_views", args),
   teardownViews: (args: InConversation) => invoke<void>("teardown_views", args),
   answerDownload: (args: AnswerDownload) => invoke<number>("answer_download", args),
