@@ -54,7 +54,7 @@ impl Host {
                 since: Some(a.created_at),
             })
             .collect();
-        tools.sort_by(|a, b| b.since.cmp(&a.since));
+        tools.sort_by_key(|a| std::cmp::Reverse(a.since));
         for status in self.inner.servers.statuses() {
             for tool in &status.tools {
                 if self.inner.servers.always_allowed(&status.name, &tool.name) {
