@@ -234,6 +234,24 @@ fn setup(cli: &Cli) -> Result<Setup> {
     Setup::new(cli.profile.as_deref(), &cli.mcp_config)
 }
 
+/// Runs a headless command that needs the async runtime: the profile, the CLI's log (errors on
+/// stderr), then `command` to completion.
+fn headless_command<F>(cli: &Cli, command: impl FnOnce(Setup) -> F) -> Result<ExitCode>
+where
+    F: std::future::Future<Output = Result<ExitCode>>,
+{
+    let setup = setup(cli)?;
+    let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole-cli", Stderr::ErrorsOnly)?;
+    tokio::runtime::Runtime::new()?.block_on(command(setup))
+}
+
+/// `--args JSON|@FILE|-`, when given.
+fn arguments(spec: &Option<String>) -> Result<Option<serde_json::Map<String, serde_json::Value>>> {
+    spec.as_deref()
+        .map(|spec| porthole_host::call_arguments::read(spec, std::io::stdin()))
+        .transpose()
+}
+
 pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         None => {
@@ -260,12 +278,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             runtime.block_on(porthole_demo_server::serve_stdio())?;
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Tools { json, all }) => {
-            let setup = setup(&cli)?;
-            let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole-cli", Stderr::ErrorsOnly)?;
-            let runtime = tokio::runtime::Runtime::new()?;
-            runtime.block_on(headless::tools(setup, json, all))
-        }
+        Some(Command::Tools { json, all }) => headless_command(&cli, |setup| headless::tools(setup, json, all)),
         Some(Command::Call {
             ref server,
             ref tool,
@@ -273,14 +286,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             json,
         }) => {
             let call = || -> Result<ExitCode> {
-                let arguments = match args {
-                    None => None,
-                    Some(spec) => Some(porthole_host::call_arguments::read(spec, std::io::stdin())?),
-                };
-                let setup = setup(&cli)?;
-                let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole-cli", Stderr::ErrorsOnly)?;
-                let runtime = tokio::runtime::Runtime::new()?;
-                runtime.block_on(headless::call(setup, server, tool, arguments, json))
+                let arguments = arguments(args)?;
+                headless_command(&cli, |setup| headless::call(setup, server, tool, arguments, json))
             };
             // No result at all exits 2, whatever the reason: 1 is the tool's own isError.
             call().map_err(|e| exit::with_code(exit::NO_RESULT, e))
@@ -292,14 +299,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             json,
         }) => {
             let get = || -> Result<ExitCode> {
-                let arguments = match args {
-                    None => None,
-                    Some(spec) => Some(porthole_host::call_arguments::read(spec, std::io::stdin())?),
-                };
-                let setup = setup(&cli)?;
-                let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole-cli", Stderr::ErrorsOnly)?;
-                let runtime = tokio::runtime::Runtime::new()?;
-                runtime.block_on(headless::prompt(setup, server, name, arguments, json))
+                let arguments = arguments(args)?;
+                headless_command(&cli, |setup| headless::prompt(setup, server, name, arguments, json))
             };
             get().map_err(|e| exit::with_code(exit::NO_RESULT, e))
         }
@@ -310,15 +311,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                     ref uri,
                     json,
                 },
-        }) => {
-            let read = || -> Result<ExitCode> {
-                let setup = setup(&cli)?;
-                let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole-cli", Stderr::ErrorsOnly)?;
-                let runtime = tokio::runtime::Runtime::new()?;
-                runtime.block_on(headless::read_resource(setup, server, uri, json))
-            };
-            read().map_err(|e| exit::with_code(exit::NO_RESULT, e))
-        }
+        }) => headless_command(&cli, |setup| headless::read_resource(setup, server, uri, json))
+            .map_err(|e| exit::with_code(exit::NO_RESULT, e)),
         Some(Command::Run {
             ref prompt,
             yes,
@@ -326,9 +320,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             ref conversation,
             max_steps,
         }) => {
-            let setup = setup(&cli)?;
-            let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole-cli", Stderr::ErrorsOnly)?;
-            let runtime = tokio::runtime::Runtime::new()?;
             let args = RunArgs {
                 prompt: prompt.clone(),
                 yes,
@@ -336,13 +327,12 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 conversation: conversation.clone(),
                 max_steps,
             };
-            runtime.block_on(headless::run(setup, &cli.model.flags(), args))
+            let flags = cli.model.flags();
+            headless_command(&cli, |setup| async move { headless::run(setup, &flags, args).await })
         }
         Some(Command::Models) => {
-            let setup = setup(&cli)?;
-            let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole-cli", Stderr::ErrorsOnly)?;
-            let runtime = tokio::runtime::Runtime::new()?;
-            runtime.block_on(headless::models(setup, &cli.model.flags()))
+            let flags = cli.model.flags();
+            headless_command(&cli, |setup| async move { headless::models(setup, &flags).await })
         }
         Some(Command::Key { action, provider }) => {
             let action = match action {

@@ -138,14 +138,7 @@ fn the_host_requirements_hold_in_the_real_window() -> Result<()> {
     // The settings' block list (security/global-allowlist).
     Store::open(&profile.join("porthole.db"))?
         .set_setting("viewOriginsBlocked", &json!(["https://blocked.example"]))?;
-    let opened = profile.join("browser-opened.txt");
-    let browser = profile.join("browser.sh");
-    std::fs::write(&browser, format!("#!/bin/sh\necho \"$@\" >> {}\n", opened.display()))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755))?;
-    }
+    let (browser, opened) = porthole_e2e::recording_browser(profile)?;
     let url = fake.base_url();
     let browser_env = browser.display().to_string();
     let app = App::launch(

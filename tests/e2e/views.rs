@@ -255,14 +255,7 @@ fn a_hostile_view_is_contained() -> Result<()> {
     let mut server = hostile_server();
     server["env"] = json!({ "HOSTILE_WS_PORT": ws_port.to_string() });
     let chat = chat("hostile", server, "hostile_view", &json!({}))?;
-    let opened = chat.dir.path().join("browser-opened.txt");
-    let browser = chat.dir.path().join("browser.sh");
-    std::fs::write(&browser, format!("#!/bin/sh\necho \"$@\" >> {}\n", opened.display()))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755))?;
-    }
+    let (browser, opened) = porthole_e2e::recording_browser(chat.dir.path())?;
     let url = chat.fake.base_url();
     let browser_env = browser.display().to_string();
     let app = App::launch(

@@ -711,12 +711,40 @@ fn a_long_conversation_list_comes_a_page_at_a_time_as_it_is_scrolled() -> Result
 
 /// The app on profile `dir`, its model the fake one (OpenAI's format).
 fn launch_with_model(dir: &std::path::Path, fake: &FakeLlm) -> Result<App> {
+    launch_with_model_env(dir, fake, &[])
+}
+
+/// [`launch_with_model`], with these environment variables too.
+fn launch_with_model_env(dir: &std::path::Path, fake: &FakeLlm, env: &[(&str, &str)]) -> Result<App> {
     let url = fake.base_url();
+    let mut env = env.to_vec();
+    env.push(("OPENAI_API_KEY", "sk-x"));
     App::launch(
         dir,
         &["--provider", "openai", "--base-url", &url, "--model", "fake-model"],
-        &[("OPENAI_API_KEY", "sk-x")],
+        &env,
     )
+}
+
+/// A profile in `dir` whose one server is server-everything over stdio (`alwaysAllow`: these
+/// tools); the app launched with the fake model and `env`, once the server is connected.
+fn launch_with_everything(
+    dir: &std::path::Path,
+    fake: &FakeLlm,
+    always_allow: &[&str],
+    env: &[(&str, &str)],
+) -> Result<App> {
+    let entry = porthole_e2e::server_everything_entry();
+    let config = json!({"mcpServers": {"everything": {
+        "command": "node", "args": [entry, "stdio"], "alwaysAllow": always_allow,
+    }}});
+    std::fs::write(dir.join("config.json"), config.to_string())?;
+    let app = launch_with_model_env(dir, fake, env)?;
+    app.session.wait_for_element(
+        "[data-testid=server][data-server-name=everything][data-state=connected]",
+        WAIT,
+    )?;
+    Ok(app)
 }
 
 /// A message sent right after opening the app, while a server is still starting (it takes
@@ -773,7 +801,6 @@ fn a_message_sent_while_a_server_starts_waits_for_it_and_names_one_that_fails() 
 /// image decoded inline, and its resource links readable from the card (`resources/read`).
 #[test]
 fn a_results_image_shows_inline_and_its_resource_links_can_be_read() -> Result<()> {
-    let entry = porthole_e2e::server_everything_entry();
     let runtime = tokio::runtime::Runtime::new()?;
     let fake = runtime.block_on(FakeLlm::start(Script::new(vec![
         Reply::ToolCalls {
@@ -786,18 +813,8 @@ fn a_results_image_shows_inline_and_its_resource_links_can_be_read() -> Result<(
         Reply::text("Here they are."),
     ])))?;
     let dir = profile();
-    let config = json!({"mcpServers": {"everything": {
-        "command": "node",
-        "args": [entry, "stdio"],
-        "alwaysAllow": ["get-tiny-image", "get-resource-links"],
-    }}});
-    std::fs::write(dir.path().join("config.json"), config.to_string())?;
-    let app = launch_with_model(dir.path(), &fake)?;
+    let app = launch_with_everything(dir.path(), &fake, &["get-tiny-image", "get-resource-links"], &[])?;
     let s = &app.session;
-    s.wait_for_element(
-        "[data-testid=server][data-server-name=everything][data-state=connected]",
-        WAIT,
-    )?;
     let composer = s.find("[data-testid=composer]")?;
     s.send_keys(&composer, "Show me\u{E007}")?;
     let image = "[data-testid=tool-call][data-tool-name=get-tiny-image] [data-testid=content-image]";
@@ -845,21 +862,14 @@ fn wait_for_texts(s: &porthole_e2e::Session, what: &str, css: &str, expected: &[
 /// attached, shown on the message and sent to the model with it.
 #[test]
 fn a_servers_prompt_and_resource_are_used_from_the_composer() -> Result<()> {
-    let entry = porthole_e2e::server_everything_entry();
     let runtime = tokio::runtime::Runtime::new()?;
     let fake = runtime.block_on(FakeLlm::start(Script::new(vec![
         Reply::text("Promoted."),
         Reply::text("It says so."),
     ])))?;
     let dir = profile();
-    let config = json!({"mcpServers": {"everything": {"command": "node", "args": [entry, "stdio"]}}});
-    std::fs::write(dir.path().join("config.json"), config.to_string())?;
-    let app = launch_with_model(dir.path(), &fake)?;
+    let app = launch_with_everything(dir.path(), &fake, &[], &[])?;
     let s = &app.session;
-    s.wait_for_element(
-        "[data-testid=server][data-server-name=everything][data-state=connected]",
-        WAIT,
-    )?;
     let composer = s.find("[data-testid=composer]")?;
     s.send_keys(&composer, "/")?;
     let listed = s.wait_for("the prompt menu", WAIT, |s| {
@@ -952,7 +962,6 @@ fn a_servers_prompt_and_resource_are_used_from_the_composer() -> Result<()> {
 /// the browser only when the person says so.
 #[test]
 fn roots_sampling_and_a_url_question_are_answered_in_the_window() -> Result<()> {
-    let entry = porthole_e2e::server_everything_entry();
     let runtime = tokio::runtime::Runtime::new()?;
     let page = "https://example.com/authorize?state=abc";
     let fake = runtime.block_on(FakeLlm::start(Script::new(vec![
@@ -982,34 +991,17 @@ fn roots_sampling_and_a_url_question_are_answered_in_the_window() -> Result<()> 
         Reply::text("Opened."),
     ])))?;
     let dir = profile();
-    let config = json!({"mcpServers": {"everything": {
-        "command": "node",
-        "args": [entry, "stdio"],
-        "alwaysAllow": ["get-roots-list", "trigger-sampling-request", "trigger-url-elicitation"],
-    }}});
-    std::fs::write(dir.path().join("config.json"), config.to_string())?;
-    let opened = dir.path().join("browser-opened.txt");
-    let browser = dir.path().join("browser.sh");
-    std::fs::write(&browser, format!("#!/bin/sh\necho \"$@\" >> {}\n", opened.display()))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755))?;
-    }
+    let (browser, opened) = porthole_e2e::recording_browser(dir.path())?;
     let folder = tempfile::tempdir()?;
     let folder_path = folder.path().to_string_lossy().into_owned();
-    let url = fake.base_url();
     let browser_env = browser.display().to_string();
-    let app = App::launch(
+    let app = launch_with_everything(
         dir.path(),
-        &["--provider", "openai", "--base-url", &url, "--model", "fake-model"],
-        &[("OPENAI_API_KEY", "sk-x"), ("BROWSER", browser_env.as_str())],
+        &fake,
+        &["get-roots-list", "trigger-sampling-request", "trigger-url-elicitation"],
+        &[("BROWSER", browser_env.as_str())],
     )?;
     let s = &app.session;
-    s.wait_for_element(
-        "[data-testid=server][data-server-name=everything][data-state=connected]",
-        WAIT,
-    )?;
 
     // Roots: a folder given in the settings.
     s.click(&s.find("[data-testid=settings-button]")?)?;

@@ -255,6 +255,30 @@ fn everything_over_stdio() -> ServerConfig {
         .with_timeout(Duration::from_secs(30))
 }
 
+/// Starts server-everything over Streamable HTTP on a free port; its URL once it listens.
+async fn everything_over_http() -> (Spawned, String) {
+    let entry = porthole_e2e::server_everything_entry();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new("node")
+        .args([entry.to_str().unwrap(), "streamableHttp"])
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let guard = Spawned(child);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "server-everything did not listen on {port}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    (guard, format!("http://127.0.0.1:{port}/mcp"))
+}
+
 /// Calls server-everything's `echo` and checks the message comes back.
 async fn assert_echoes(servers: &Servers, message: &str) {
     let echo = servers.call_tool(
@@ -279,26 +303,8 @@ async fn server_everything_over_stdio() {
 
 #[tokio::test]
 async fn server_everything_over_streamable_http() {
-    let entry = porthole_e2e::server_everything_entry();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new("node")
-        .args([entry.to_str().unwrap(), "streamableHttp"])
-        .env("PORT", port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let _guard = Spawned(child);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "server-everything did not listen on {port}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let servers = start(vec![http("everything", &format!("http://127.0.0.1:{port}/mcp"))]).await;
+    let (_guard, url) = everything_over_http().await;
+    let servers = start(vec![http("everything", &url)]).await;
     let status = &servers.statuses()[0];
     assert_eq!(status.state, ServerState::Connected, "{:?}", status.error);
     assert_echoes(&servers, "over http").await;
@@ -337,26 +343,8 @@ async fn resource_subscriptions_over_stdio_and_streamable_http() {
     assert_subscription_updates(&servers).await;
     servers.shutdown().await;
 
-    let entry = porthole_e2e::server_everything_entry();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new("node")
-        .args([entry.to_str().unwrap(), "streamableHttp"])
-        .env("PORT", port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let _guard = Spawned(child);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "server-everything did not listen on {port}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let servers = start(vec![http("everything", &format!("http://127.0.0.1:{port}/mcp"))]).await;
+    let (_guard, url) = everything_over_http().await;
+    let servers = start(vec![http("everything", &url)]).await;
     assert_subscription_updates(&servers).await;
     servers.shutdown().await;
 }

@@ -35,6 +35,20 @@ pub fn server_everything_entry() -> PathBuf {
     path
 }
 
+/// A stand-in for the person's browser, in `dir`: a script to pass as `BROWSER`, which appends
+/// each URL it is asked to open to the returned log file (absent until something is opened).
+pub fn recording_browser(dir: &std::path::Path) -> anyhow::Result<(PathBuf, PathBuf)> {
+    let opened = dir.join("browser-opened.txt");
+    let browser = dir.join("browser.sh");
+    std::fs::write(&browser, format!("#!/bin/sh\necho \"$@\" >> {}\n", opened.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755))?;
+    }
+    Ok((browser, opened))
+}
+
 /// The cargo target folder the tests were built in (honours `CARGO_TARGET_DIR`).
 pub fn target_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {

@@ -29,6 +29,7 @@ export type { PromptEntry } from "./generated/PromptEntry";
 export type { PromptList } from "./generated/PromptList";
 export type { ResourceEntry } from "./generated/ResourceEntry";
 export type { ResourceList } from "./generated/ResourceList";
+export type { SampledMessage } from "./generated/SampledMessage";
 export type { SamplingDecision } from "./generated/SamplingDecision";
 export type { ServerSampling } from "./generated/ServerSampling";
 export type { TemplateEntry } from "./generated/TemplateEntry";

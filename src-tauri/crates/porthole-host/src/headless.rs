@@ -669,20 +669,7 @@ async fn sample_unattended(
             Err(e) => Err(e),
             Ok(prompt) => {
                 note!("porthole: {} asks the model (allowed by --yes)", request.server);
-                let messages = prompt
-                    .messages
-                    .iter()
-                    .map(|m| Message {
-                        role: if m.role == "assistant" {
-                            porthole_agent::Role::Assistant
-                        } else {
-                            porthole_agent::Role::User
-                        },
-                        parts: vec![porthole_agent::Part::Text { text: m.text.clone() }],
-                    })
-                    .collect();
-                let max_tokens = u32::try_from(prompt.max_tokens).unwrap_or(32_000);
-                crate::model::sample(&choice, &prompt.model_hints, prompt.system_prompt, messages, max_tokens).await
+                prompt.answer_with(&choice).await
             }
         };
         let detail = match &answer {
@@ -712,6 +699,37 @@ async fn start_one(setup: &Setup, loaded: LoadedConfig, server: &str) -> Result<
     Ok(Some(servers))
 }
 
+/// What one request to one server came to.
+enum Asked {
+    /// Its answer, as JSON.
+    Answer(serde_json::Value),
+    Failed(porthole_mcp::CallError),
+    /// The person stopped it while the server started.
+    Stopped,
+}
+
+/// Starts only `server`, asks it one thing, and closes it.
+async fn ask_one<T, F>(
+    setup: &Setup,
+    loaded: LoadedConfig,
+    server: &str,
+    ask: impl FnOnce(Servers) -> F,
+) -> Result<Asked>
+where
+    T: serde::Serialize,
+    F: std::future::Future<Output = Result<T, porthole_mcp::CallError>>,
+{
+    let Some(servers) = start_one(setup, loaded, server).await? else {
+        return Ok(Asked::Stopped);
+    };
+    let result = ask(servers.clone()).await;
+    servers.shutdown().await;
+    Ok(match result {
+        Ok(answer) => Asked::Answer(serde_json::to_value(&answer)?),
+        Err(e) => Asked::Failed(e),
+    })
+}
+
 /// `porthole prompt`: the messages prompt `name` of `server` gives with `arguments` (each
 /// value a string; numbers and booleans are written as such). Exit 2 when there are none.
 pub async fn prompt(
@@ -738,19 +756,18 @@ pub async fn prompt(
                 .collect::<Result<serde_json::Map<_, _>>>()
         })
         .transpose()?;
-    let Some(servers) = start_one(&setup, loaded, server).await? else {
-        return Ok(stopped());
-    };
-    let result = servers.get_prompt(server, name, arguments).await;
-    servers.shutdown().await;
-    let result = match result {
-        Ok(result) => result,
-        Err(e) => {
+    let value = match ask_one(&setup, loaded, server, |s| async move {
+        s.get_prompt(server, name, arguments).await
+    })
+    .await?
+    {
+        Asked::Answer(value) => value,
+        Asked::Failed(e) => {
             note!("porthole: {server}/{name}: {e}");
             return Ok(ExitCode::from(2));
         }
+        Asked::Stopped => return Ok(stopped()),
     };
-    let value = serde_json::to_value(&result)?;
     if json {
         out!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(ExitCode::SUCCESS);
@@ -777,19 +794,21 @@ pub async fn read_resource(setup: Setup, server: &str, uri: &str, json: bool) ->
     for problem in &loaded.problems {
         note!("porthole: config: {problem}");
     }
-    let Some(servers) = start_one(&setup, loaded, server).await? else {
-        return Ok(stopped());
-    };
-    let result = servers.read_resource(server, uri).await;
-    servers.shutdown().await;
-    let result = match result {
-        Ok(result) => result,
-        Err(e) => {
+    let value = match ask_one(
+        &setup,
+        loaded,
+        server,
+        |s| async move { s.read_resource(server, uri).await },
+    )
+    .await?
+    {
+        Asked::Answer(value) => value,
+        Asked::Failed(e) => {
             note!("porthole: {server}: {uri}: {e}");
             return Ok(ExitCode::from(2));
         }
+        Asked::Stopped => return Ok(stopped()),
     };
-    let value = serde_json::to_value(&result)?;
     if json {
         out!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(ExitCode::SUCCESS);

@@ -267,18 +267,7 @@ impl crate::views::Sampler for HostSampler {
                 inner: inner.ok_or("the app is closing")?,
             };
             let choice = host.model_choice().map_err(|e| e.message)?;
-            let messages = messages
-                .into_iter()
-                .map(|m| porthole_agent::Message {
-                    role: if m.role == "assistant" {
-                        porthole_agent::Role::Assistant
-                    } else {
-                        porthole_agent::Role::User
-                    },
-                    parts: vec![porthole_agent::Part::Text { text: m.text }],
-                })
-                .collect();
-            sample(&choice, &[], system, messages, max_tokens).await
+            sample(&choice, &[], system, &messages, max_tokens).await
         })
     }
 }
@@ -293,9 +282,20 @@ pub async fn sample(
     choice: &ModelChoice,
     hints: &[String],
     system: Option<String>,
-    messages: Vec<porthole_agent::Message>,
+    messages: &[crate::views::SampledMessage],
     max_tokens: u32,
 ) -> Result<(String, String), String> {
+    let messages = messages
+        .iter()
+        .map(|m| porthole_agent::Message {
+            role: if m.role == "assistant" {
+                porthole_agent::Role::Assistant
+            } else {
+                porthole_agent::Role::User
+            },
+            parts: vec![porthole_agent::Part::Text { text: m.text.clone() }],
+        })
+        .collect();
     let preferred = if hints.is_empty() {
         None
     } else {

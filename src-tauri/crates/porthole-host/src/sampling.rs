@@ -124,6 +124,21 @@ impl SamplingPrompt {
     }
 }
 
+impl SamplingPrompt {
+    /// The answer of `choice`'s model (or one the hints name): its text and the model.
+    pub async fn answer_with(&self, choice: &crate::model::ModelChoice) -> Result<(String, String), String> {
+        let max_tokens = u32::try_from(self.max_tokens).unwrap_or(32_000);
+        crate::model::sample(
+            choice,
+            &self.model_hints,
+            self.system_prompt.clone(),
+            &self.messages,
+            max_tokens,
+        )
+        .await
+    }
+}
+
 fn content_text(block: &Value) -> String {
     match block["type"].as_str() {
         Some("text") => block["text"].as_str().unwrap_or("").to_string(),
@@ -196,29 +211,7 @@ impl Host {
             }
         }
         let answered = match self.model_choice() {
-            Ok(choice) => {
-                let messages = prompt
-                    .messages
-                    .iter()
-                    .map(|m| porthole_agent::Message {
-                        role: if m.role == "assistant" {
-                            porthole_agent::Role::Assistant
-                        } else {
-                            porthole_agent::Role::User
-                        },
-                        parts: vec![porthole_agent::Part::Text { text: m.text.clone() }],
-                    })
-                    .collect();
-                let max_tokens = u32::try_from(prompt.max_tokens).unwrap_or(32_000);
-                crate::model::sample(
-                    &choice,
-                    &prompt.model_hints,
-                    prompt.system_prompt.clone(),
-                    messages,
-                    max_tokens,
-                )
-                .await
-            }
+            Ok(choice) => prompt.answer_with(&choice).await,
             Err(e) => Err(e.message),
         };
         let (text, model) = match answered {

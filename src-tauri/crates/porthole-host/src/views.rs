@@ -302,7 +302,8 @@ struct Inner {
     /// [`WIDGET_STATE_WRITE_EVERY`], so a widget that calls `setWidgetState` in a loop costs a
     /// few writes a second and its last state is the one kept.
     widget_states: Mutex<HashMap<i64, Value>>,
-    next_sample: std::sync::atomic::AtomicU64,
+    /// The next id of a sampling or link request (one counter for both).
+    next_request: std::sync::atomic::AtomicU64,
 }
 
 fn key(conversation_id: &str, call_id: &str) -> String {
@@ -354,7 +355,7 @@ impl Views {
                 samples: Mutex::new(HashMap::new()),
                 links: Mutex::new(HashMap::new()),
                 widget_states: Mutex::new(HashMap::new()),
-                next_sample: std::sync::atomic::AtomicU64::new(1),
+                next_request: std::sync::atomic::AtomicU64::new(1),
                 store,
             }),
         }
@@ -484,7 +485,7 @@ impl Views {
         let max_tokens = params["maxTokens"].as_u64().unwrap_or(1024);
         let request_id = self
             .inner
-            .next_sample
+            .next_request
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let (tx, rx) = tokio::sync::oneshot::channel();
         self.inner.samples.lock().unwrap().insert(request_id, tx);
@@ -549,7 +550,7 @@ impl Views {
         };
         let request_id = self
             .inner
-            .next_sample
+            .next_request
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let (tx, rx) = tokio::sync::oneshot::channel();
         self.inner.links.lock().unwrap().insert(request_id, tx);

@@ -192,19 +192,33 @@ impl App {
         .await
     }
 
-    /// Runs `tool` of server-everything from the tools panel; its model-facing result once done.
-    async fn run(&self, tool: &str, arguments: Value) -> Value {
-        let run = self.host.run_tool(None, "everything", tool, arguments).unwrap();
-        self.turn_end(&run.conversation_id, 1).await;
-        let finished: Vec<Value> = self
+    /// Starts `tool` of server-everything from the tools panel (it returns at once); the run's
+    /// conversation.
+    fn start_run(&self, tool: &str, arguments: Value) -> String {
+        self.host
+            .run_tool(None, "everything", tool, arguments)
+            .unwrap()
+            .conversation_id
+    }
+
+    /// Waits for the run in `conversation_id` to end; what the model got of its result.
+    async fn result_of(&self, conversation_id: &str) -> Value {
+        self.turn_end(conversation_id, 1).await;
+        let finished = self
             .outbox
             .chat_events()
             .into_iter()
-            .filter(|e| e.conversation_id == run.conversation_id)
+            .filter(|e| e.conversation_id == conversation_id)
             .map(|e| serde_json::to_value(&e.event).unwrap())
-            .filter(|e| e["type"] == "tool_call_finished")
-            .collect();
-        finished[0]["model"].clone()
+            .find(|e| e["type"] == "tool_call_finished")
+            .expect("the call finished");
+        finished["model"].clone()
+    }
+
+    /// Runs `tool` of server-everything from the tools panel; its model-facing result once done.
+    async fn run(&self, tool: &str, arguments: Value) -> Value {
+        let id = self.start_run(tool, arguments);
+        self.result_of(&id).await
     }
 
     /// The audit log's entries of `kind`, oldest first.
@@ -489,20 +503,7 @@ async fn a_servers_sampling_request_runs_only_once_allowed_and_its_answer_is_rev
     let text = |result: &Value| result["content"][0]["text"].as_str().unwrap_or("").to_string();
 
     // Allowed once, then the answer sent back.
-    let run = {
-        let host = host.clone();
-        tokio::spawn(async move {
-            let run = host
-                .run_tool(
-                    None,
-                    "everything",
-                    "trigger-sampling-request",
-                    json!({"prompt": "hello", "maxTokens": 50}),
-                )
-                .unwrap();
-            run.conversation_id
-        })
-    };
+    let first = app.start_run("trigger-sampling-request", json!({"prompt": "hello", "maxTokens": 50}));
     let asked = app.sampling(0, false).await;
     assert_eq!(asked.server, "everything");
     assert_eq!(asked.system_prompt.as_deref(), Some("You are a helpful test server."));
@@ -525,70 +526,24 @@ async fn a_servers_sampling_request_runs_only_once_allowed_and_its_answer_is_rev
         json!({"role": "system", "content": "You are a helpful test server."})
     );
     host.answer_server_sampling(0, SamplingDecision::Send).unwrap();
-    let id = run.await.unwrap();
-    app.turn_end(&id, 1).await;
-    let finished = app
-        .outbox
-        .chat_events()
-        .into_iter()
-        .filter(|e| e.conversation_id == id)
-        .map(|e| serde_json::to_value(&e.event).unwrap())
-        .find(|e| e["type"] == "tool_call_finished")
-        .unwrap();
-    assert!(text(&finished["model"]).contains("Sampled: hello back"), "{finished}");
+    let finished = app.result_of(&first).await;
+    assert!(text(&finished).contains("Sampled: hello back"), "{finished}");
 
     // Declined: nothing reaches the model, and the server is told.
-    let declined = {
-        let app_host = host.clone();
-        tokio::spawn(async move {
-            app_host
-                .run_tool(
-                    None,
-                    "everything",
-                    "trigger-sampling-request",
-                    json!({"prompt": "again"}),
-                )
-                .unwrap()
-        })
-    };
+    let declined = app.start_run("trigger-sampling-request", json!({"prompt": "again"}));
     app.sampling(1, false).await;
     host.answer_server_sampling(1, SamplingDecision::Decline).unwrap();
-    let run = declined.await.unwrap();
-    app.turn_end(&run.conversation_id, 1).await;
+    app.result_of(&declined).await;
     assert_eq!(app.sent().len(), 1, "the declined request reached no model");
 
     // Allowed always: the next request goes to the model at once, and its answer can be refused.
-    let always = {
-        let app_host = host.clone();
-        tokio::spawn(async move {
-            app_host
-                .run_tool(
-                    None,
-                    "everything",
-                    "trigger-sampling-request",
-                    json!({"prompt": "three"}),
-                )
-                .unwrap()
-        })
-    };
+    let always = app.start_run("trigger-sampling-request", json!({"prompt": "three"}));
     app.sampling(2, false).await;
     host.answer_server_sampling(2, SamplingDecision::AllowAlways).unwrap();
     app.sampling(2, true).await;
     host.answer_server_sampling(2, SamplingDecision::Send).unwrap();
-    always.await.unwrap();
-    let fourth = {
-        let app_host = host.clone();
-        tokio::spawn(async move {
-            app_host
-                .run_tool(
-                    None,
-                    "everything",
-                    "trigger-sampling-request",
-                    json!({"prompt": "four"}),
-                )
-                .unwrap()
-        })
-    };
+    app.result_of(&always).await;
+    let fourth = app.start_run("trigger-sampling-request", json!({"prompt": "four"}));
     let review = app.sampling(3, true).await;
     assert_eq!(review.answer.unwrap().text, "Third");
     assert!(
@@ -599,41 +554,19 @@ async fn a_servers_sampling_request_runs_only_once_allowed_and_its_answer_is_rev
         "an always-allowed server is not asked again"
     );
     host.answer_server_sampling(3, SamplingDecision::Refuse).unwrap();
-    let run = fourth.await.unwrap();
-    app.turn_end(&run.conversation_id, 1).await;
-    let refused = app
-        .outbox
-        .chat_events()
-        .into_iter()
-        .filter(|e| e.conversation_id == run.conversation_id)
-        .map(|e| serde_json::to_value(&e.event).unwrap())
-        .find(|e| e["type"] == "tool_call_finished")
-        .unwrap();
+    let refused = app.result_of(&fourth).await;
     assert!(
-        !text(&refused["model"]).contains("Third"),
+        !text(&refused).contains("Third"),
         "a refused answer never reaches the server: {refused}"
     );
 
     // The standing approval is listed, and revoked: the next request is asked about again.
     assert_eq!(host.approvals().unwrap().sampling, ["everything"]);
     assert!(host.revoke_sampling("everything").unwrap().sampling.is_empty());
-    let fifth = {
-        let app_host = host.clone();
-        tokio::spawn(async move {
-            app_host
-                .run_tool(
-                    None,
-                    "everything",
-                    "trigger-sampling-request",
-                    json!({"prompt": "five"}),
-                )
-                .unwrap()
-        })
-    };
+    let fifth = app.start_run("trigger-sampling-request", json!({"prompt": "five"}));
     app.sampling(4, false).await;
     host.answer_server_sampling(4, SamplingDecision::Decline).unwrap();
-    let run = fifth.await.unwrap();
-    app.turn_end(&run.conversation_id, 1).await;
+    app.result_of(&fifth).await;
 
     let outcomes: Vec<Value> = app
         .audited("sampling")
@@ -711,13 +644,7 @@ async fn questions_in_both_modes_a_page_opened_only_once_agreed_and_a_form_over_
 async fn questions_in_both_modes_a_page_opened_only_once_agreed_and_a_form_over(over: Over) {
     let app = start_over(over, Vec::new()).await;
     let host = &app.host;
-    let question = |url: &'static str| {
-        let host = host.clone();
-        tokio::spawn(async move {
-            host.run_tool(None, "everything", "trigger-url-elicitation", json!({"url": url}))
-                .unwrap()
-        })
-    };
+    let question = |url: &str| app.start_run("trigger-url-elicitation", json!({"url": url}));
     let asked = |n: usize| {
         app.wait_for("a URL question", move |sent| {
             sent.iter()
@@ -743,8 +670,7 @@ async fn questions_in_both_modes_a_page_opened_only_once_agreed_and_a_form_over(
         *app.desktop.opened_urls.lock().unwrap(),
         ["https://example.com/authorize?state=abc"]
     );
-    let run = run.await.unwrap();
-    app.turn_end(&run.conversation_id, 1).await;
+    app.result_of(&run).await;
     let opened = app.audited("elicitation-url");
     assert_eq!(opened.len(), 1);
     assert_eq!(opened[0]["uri"], "https://example.com/authorize?state=abc");
@@ -757,18 +683,11 @@ async fn questions_in_both_modes_a_page_opened_only_once_agreed_and_a_form_over(
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::Invalid);
     host.answer_elicitation(q.id, ElicitationAction::Decline, None).unwrap();
-    let run = run.await.unwrap();
-    app.turn_end(&run.conversation_id, 1).await;
+    app.result_of(&run).await;
     assert_eq!(app.desktop.opened_urls.lock().unwrap().len(), 1);
 
     // A form question (the other mode): the person's answers reach the server.
-    let form = {
-        let host = host.clone();
-        tokio::spawn(async move {
-            host.run_tool(None, "everything", "trigger-elicitation-request", json!({}))
-                .unwrap()
-        })
-    };
+    let form = app.start_run("trigger-elicitation-request", json!({}));
     let q = asked(2).await;
     assert!(q.url.is_none());
     let schema = q.schema.clone().expect("a form has a schema");
@@ -779,16 +698,11 @@ async fn questions_in_both_modes_a_page_opened_only_once_agreed_and_a_form_over(
         Some(json!({"name": "Ada Lovelace", "check": true, "integer": 7})),
     )
     .unwrap();
-    let run = form.await.unwrap();
-    app.turn_end(&run.conversation_id, 1).await;
-    let result: Vec<String> = app
-        .outbox
-        .chat_events()
-        .into_iter()
-        .filter(|e| e.conversation_id == run.conversation_id)
-        .map(|e| serde_json::to_value(&e.event).unwrap())
-        .filter(|e| e["type"] == "tool_call_finished")
-        .flat_map(|e| e["model"]["content"].as_array().cloned().unwrap_or_default())
+    let result: Vec<String> = app.result_of(&form).await["content"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
         .filter_map(|c| c["text"].as_str().map(String::from))
         .collect();
     let said = result.join("\n");
