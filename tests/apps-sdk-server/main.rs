@@ -9,10 +9,16 @@
 //! widget only), `secret_recipe` (offered to the model, not callable from the widget), and
 //! with `--both`, `both_shapes` (both metadata shapes: an MCP Apps view, `ui://apps/both.html`,
 //! and the widget as its `openai/outputTemplate`; the MCP Apps one must win).
+//!
+//! With `--skybridge-widget PAGE` (the page `tests/skybridge-widget` builds: a widget written with
+//! the published skybridge framework), `topping_board {occasion}` shows that widget
+//! (`ui://widget/topping-board.html`), and `vote_topping {topping}` (callable from the widget)
+//! counts votes.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use anyhow::Context as _;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, Implementation,
     ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams, ReadResourceRequestParams,
@@ -23,6 +29,7 @@ use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
 const WIDGET_URI: &str = "ui://widget/pizza-map.html";
+const BOARD_URI: &str = "ui://widget/topping-board.html";
 const MCP_APP_URI: &str = "ui://apps/both.html";
 const MCP_APP_MIME: &str = "text/html;profile=mcp-app";
 
@@ -123,6 +130,9 @@ struct AppsSdkServer {
     counted: Arc<AtomicU64>,
     /// `--both`: offer `both_shapes` too (the server is then no longer written only for the SDK).
     both: bool,
+    /// `--skybridge-widget PAGE`: the skybridge widget's page, for `topping_board`.
+    board: Option<Arc<String>>,
+    votes: Arc<AtomicU64>,
 }
 
 fn tool(name: &'static str, description: &'static str, meta: Value) -> Tool {
@@ -168,6 +178,25 @@ impl ServerHandler for AppsSdkServer {
                 json!({"ui": {"resourceUri": MCP_APP_URI}, "openai/outputTemplate": WIDGET_URI}),
             ));
         }
+        if self.board.is_some() {
+            let mut board = tool(
+                "topping_board",
+                "Show a board of pizza toppings to pick from.",
+                json!({
+                    "openai/outputTemplate": BOARD_URI,
+                    "openai/toolInvocation/invoking": "Laying out the toppings",
+                    "openai/toolInvocation/invoked": "Toppings laid out",
+                }),
+            );
+            let schema = json!({"type": "object", "properties": {"occasion": {"type": "string"}}});
+            board.input_schema = Arc::new(schema.as_object().unwrap().clone());
+            tools.push(board);
+            tools.push(tool(
+                "vote_topping",
+                "Vote for a topping.",
+                json!({"openai/widgetAccessible": true}),
+            ));
+        }
         Ok(ListToolsResult::with_all_items(tools))
     }
 
@@ -201,6 +230,28 @@ impl ServerHandler for AppsSdkServer {
             }
             "secret_recipe" => CallToolResult::success(vec![ContentBlock::text("tomato, basil, patience")]),
             "both_shapes" => CallToolResult::success(vec![ContentBlock::text("shown by the MCP Apps view")]),
+            "topping_board" if self.board.is_some() => {
+                let occasion = args.get("occasion").and_then(Value::as_str).unwrap_or("dinner");
+                let mut result = CallToolResult::success(vec![ContentBlock::text(format!(
+                    "Toppings for {occasion}: margherita, diavola, funghi."
+                ))]);
+                result.structured_content = Some(json!({
+                    "title": format!("Toppings for {occasion}"),
+                    "toppings": ["margherita", "diavola", "funghi"],
+                }));
+                let mut meta = MetaObject::default();
+                meta.0.insert("note".into(), json!("fresh basil today"));
+                result.meta = Some(meta);
+                result
+            }
+            "vote_topping" if self.board.is_some() => {
+                let topping = args.get("topping").and_then(Value::as_str).unwrap_or("margherita");
+                let votes = self.votes.fetch_add(1, Ordering::SeqCst) + 1;
+                let mut result =
+                    CallToolResult::success(vec![ContentBlock::text(format!("{votes} votes for {topping}"))]);
+                result.structured_content = Some(json!({"votes": votes, "topping": topping}));
+                result
+            }
             other => return Err(ErrorData::invalid_params(format!("no tool {other}"), None)),
         };
         Ok(result.into())
@@ -211,10 +262,14 @@ impl ServerHandler for AppsSdkServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(ListResourcesResult::with_all_items(vec![
+        let mut resources = vec![
             Resource::new(WIDGET_URI, "Pizza map").with_mime_type(SKYBRIDGE),
             Resource::new(MCP_APP_URI, "Both").with_mime_type(MCP_APP_MIME),
-        ]))
+        ];
+        if self.board.is_some() {
+            resources.push(Resource::new(BOARD_URI, "Topping board").with_mime_type(SKYBRIDGE));
+        }
+        Ok(ListResourcesResult::with_all_items(resources))
     }
 
     async fn read_resource(
@@ -224,6 +279,10 @@ impl ServerHandler for AppsSdkServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         if request.uri == MCP_APP_URI {
             let contents = ResourceContents::text(MCP_APP, MCP_APP_URI).with_mime_type(MCP_APP_MIME);
+            return Ok(ReadResourceResult::new(vec![contents]).into());
+        }
+        if let Some(board) = self.board.as_deref().filter(|_| request.uri == BOARD_URI) {
+            let contents = ResourceContents::text(board.as_str(), BOARD_URI).with_mime_type(SKYBRIDGE);
             return Ok(ReadResourceResult::new(vec![contents]).into());
         }
         if request.uri != WIDGET_URI {
@@ -249,8 +308,18 @@ impl ServerHandler for AppsSdkServer {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let board = match args.iter().position(|a| a == "--skybridge-widget") {
+        Some(i) => {
+            let path = args.get(i + 1).context("--skybridge-widget needs the page's path")?;
+            let page = std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?;
+            Some(Arc::new(page))
+        }
+        None => None,
+    };
     let server = AppsSdkServer {
-        both: std::env::args().any(|a| a == "--both"),
+        both: args.iter().any(|a| a == "--both"),
+        board,
         ..Default::default()
     };
     let running = server.serve(rmcp::transport::stdio()).await?;

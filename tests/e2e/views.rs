@@ -35,14 +35,23 @@ struct Chat {
 }
 
 fn chat(server_name: &str, server: Value, tool: &str, arguments: &Value) -> Result<Chat> {
+    scripted_chat(
+        server_name,
+        server,
+        vec![
+            Reply::ToolCalls {
+                text: None,
+                calls: vec![FakeToolCall::new("call_view", tool, arguments.to_string())],
+            },
+            Reply::text("Done."),
+        ],
+    )
+}
+
+/// A profile whose only MCP server is `server`, and a fake model that gives `replies` in turn.
+fn scripted_chat(server_name: &str, server: Value, replies: Vec<Reply>) -> Result<Chat> {
     let runtime = tokio::runtime::Runtime::new()?;
-    let fake = runtime.block_on(FakeLlm::start(Script::new(vec![
-        Reply::ToolCalls {
-            text: None,
-            calls: vec![FakeToolCall::new("call_view", tool, arguments.to_string())],
-        },
-        Reply::text("Done."),
-    ])))?;
+    let fake = runtime.block_on(FakeLlm::start(Script::new(replies)))?;
     let dir = tempfile::Builder::new().prefix("porthole-views-").tempdir()?;
     let config = json!({ "mcpServers": { server_name: server } });
     std::fs::write(dir.path().join("config.json"), config.to_string())?;
@@ -922,6 +931,151 @@ fn a_widget_written_for_the_apps_sdk_runs_through_window_openai() -> Result<()> 
     );
     let posts = chat.fake.requests().into_iter().filter(|r| r.method == "POST").count();
     assert_eq!(posts, 2, "the widget's state never went to the model");
+    Ok(())
+}
+
+/// A widget built with a published Apps SDK framework (skybridge 2.0, from npm; its own hooks
+/// only): it renders its `toolOutput`, calls a tool, keeps its state across a reopen, proposes a
+/// follow-up and a link — skybridge speaks the MCP Apps bridge and `window.openai` at once, in one
+/// frame, and both must work.
+#[test]
+fn a_widget_built_with_skybridge_runs_in_porthole() -> Result<()> {
+    let scratch = tempfile::tempdir()?;
+    let page = porthole_e2e::skybridge_widget(scratch.path())?;
+    let server = json!({
+        "command": env!("CARGO_BIN_EXE_porthole-apps-sdk-server"),
+        "args": ["--skybridge-widget", page.display().to_string()],
+        "alwaysAllow": ["topping_board"],
+    });
+    let chat = scripted_chat(
+        "pizzaz",
+        server,
+        vec![
+            Reply::ToolCalls {
+                text: None,
+                calls: vec![FakeToolCall::new(
+                    "call_board",
+                    "topping_board",
+                    json!({"occasion": "a party"}).to_string(),
+                )],
+            },
+            Reply::text("Done."),
+            // The board offers a tool of its own (skybridge's useRegisterViewTool).
+            Reply::ToolCalls {
+                text: None,
+                calls: vec![FakeToolCall::new("call_pick", "pizzaz_view__current_pick", "{}")],
+            },
+            Reply::text("You picked diavola."),
+        ],
+    )?;
+    let app = launch(&chat)?;
+    let s = &app.session;
+    ask(s, "pizzaz", "What toppings are there?")?;
+    wait_for_answer(s, "Done.")?;
+    let card = "[data-testid=tool-call][data-tool-name=topping_board]";
+    s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
+    let status = s.text(&s.find(&format!("{card} [data-testid=tool-invocation]"))?)?;
+    assert_eq!(status, "Toppings laid out");
+    let frame_selector = format!("{card} iframe[data-testid=mcp-app-view]");
+    let in_frame = |s: &Session, what: &str, check: &dyn Fn(&str) -> bool| -> Result<String> {
+        let frame = s.wait_for_element(&frame_selector, WAIT)?;
+        s.switch_to_frame(&frame)?;
+        let seen = s.wait_for(what, WAIT, |s| {
+            let text = frame_text(s)?;
+            Ok(check(&text).then_some(text))
+        });
+        s.switch_to_parent()?;
+        seen
+    };
+    let click_in_frame = |s: &Session, button: &str| -> Result<()> {
+        let frame = s.find(&frame_selector)?;
+        s.switch_to_frame(&frame)?;
+        let clicked = s.find(&format!("[data-testid={button}]")).and_then(|b| s.click(&b));
+        s.switch_to_parent()?;
+        clicked
+    };
+    let shown = in_frame(s, "the widget to render its toolOutput", &|t| {
+        t.contains("Toppings for a party")
+    })?;
+    for expected in [
+        "Occasion: a party",
+        "diavola",
+        "Note: fresh basil today",
+        "Favourite: none",
+        "Theme: light; Mode: inline",
+    ] {
+        assert!(shown.contains(expected), "{expected:?} in {shown}");
+    }
+
+    // Its state (skybridge keeps it in window.openai's widgetState) is saved with the call.
+    click_in_frame(s, "pick-diavola")?;
+    in_frame(s, "the pick", &|t| t.contains("Favourite: diavola"))?;
+    s.wait_for("the state to be kept", WAIT, |_| {
+        let store = Store::open(&chat.dir.path().join("porthole.db"))?;
+        let Some(conversation) = store.list_conversations()?.into_iter().next() else {
+            return Ok(None);
+        };
+        let Some(call) = store.tool_calls(&conversation.id)?.into_iter().next() else {
+            return Ok(None);
+        };
+        Ok(store
+            .widget_state(call.id)?
+            .filter(|v| v["modelContent"]["favourite"] == "diavola")
+            .map(|_| ()))
+    })?;
+
+    // A tool the widget may call (through skybridge's useCallTool), and one it may not.
+    click_in_frame(s, "vote-button")?;
+    in_frame(s, "the vote", &|t| t.contains("Votes: 1 for diavola"))?;
+    click_in_frame(s, "secret-button")?;
+    let refused = in_frame(s, "the model-only tool's answer", &|t| !t.contains("Secret: ?"))?;
+    assert!(refused.contains("Secret: refused"), "{refused}");
+
+    // The model calls the board's own tool, which answers from the board's live state.
+    send(s, "Which topping did I pick?")?;
+    wait_for_answer(s, "You picked diavola.")?;
+    let posts: Vec<_> = chat
+        .fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST")
+        .collect();
+    let offered = posts.get(2).context("a third model request")?.body["tools"].to_string();
+    assert!(offered.contains("pizzaz_view__current_pick"), "{offered}");
+    let answered = posts.get(3).context("a fourth model request")?.body["messages"].to_string();
+    assert!(answered.contains("The person picked diavola."), "{answered}");
+
+    // A follow-up lands in the composer; a link is shown to the person before it opens.
+    click_in_frame(s, "follow-up-button")?;
+    s.wait_for_element("[data-testid=composer-suggestion]", WAIT)?;
+    let composer = s.find("[data-testid=composer]")?;
+    assert_eq!(s.property(&composer, "value")?, json!("Order a pizza with diavola"));
+    click_in_frame(s, "link-button")?;
+    let url = s.wait_for_element("[data-testid=link-url]", WAIT)?;
+    assert_eq!(s.text(&url)?, "https://example.com/toppings");
+    s.click(&s.find("[data-testid=link-cancel]")?)?;
+
+    // Opened again: the same board, with the kept pick.
+    s.click(&s.find("[data-testid=new-chat]")?)?;
+    s.wait_for("the view to go", WAIT, |s| {
+        Ok(s.find_all("iframe[data-testid=mcp-app-view]")?.is_empty().then_some(()))
+    })?;
+    s.click(&s.wait_for_element("[data-testid=conversation]", WAIT)?)?;
+    s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
+    let again = in_frame(s, "the kept pick", &|t| {
+        t.contains("Favourite: diavola") && t.contains("Toppings for a party")
+    })?;
+    assert!(
+        again.contains("Votes: ?"),
+        "a fresh widget, with its kept state: {again}"
+    );
+    let posts = chat.fake.requests().into_iter().filter(|r| r.method == "POST").count();
+    assert_eq!(posts, 4, "the board asked the model nothing");
+    let requests = chat.fake.requests();
+    assert!(
+        requests.iter().all(|r| !r.body.to_string().contains("modelContent")),
+        "the widget's state never went to the model"
+    );
     Ok(())
 }
 

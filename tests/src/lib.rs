@@ -35,6 +35,29 @@ pub fn server_everything_entry() -> PathBuf {
     path
 }
 
+/// Builds the widget of `tests/skybridge-widget` (written with the published skybridge
+/// framework, installed by `make deps`) into one page in `dir`, and returns its path, for
+/// `porthole-apps-sdk-server --skybridge-widget`.
+pub fn skybridge_widget(dir: &Path) -> Result<PathBuf> {
+    let project = workspace_root().join("tests/skybridge-widget");
+    anyhow::ensure!(
+        project.join("node_modules/skybridge").is_dir(),
+        "run `make deps`: tests/skybridge-widget has no node_modules"
+    );
+    let page = dir.join("skybridge-widget.html");
+    let out = Command::new("node")
+        .arg(project.join("build.mjs"))
+        .arg(&page)
+        .output()
+        .context("running node (is it on PATH?)")?;
+    anyhow::ensure!(
+        out.status.success(),
+        "building the skybridge widget failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(page)
+}
+
 /// A stand-in for the person's browser, in `dir`: a script to pass as `BROWSER`, which appends
 /// each URL it is asked to open to the returned log file (absent until something is opened).
 pub fn recording_browser(dir: &std::path::Path) -> anyhow::Result<(PathBuf, PathBuf)> {

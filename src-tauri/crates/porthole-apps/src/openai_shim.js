@@ -96,13 +96,21 @@
     return e;
   }
 
+  /* Whether the widget speaks the bridge itself too (frameworks such as skybridge use the MCP
+     Apps bridge and window.openai side by side): seen from the host answering a request that is
+     not ours. From then on the host's requests are the widget's to answer, not the shim's. */
+  var widgetSpeaksBridge = false;
+
   window.addEventListener("message", function (event) {
     if (event.source !== parent) return;
     var m = event.data;
     if (!m || m.jsonrpc !== "2.0") return;
     if (m.id !== undefined && m.method === undefined) {
       var waiting = pending[m.id];
-      if (!waiting) return;
+      if (!waiting) {
+        if (!(typeof m.id === "string" && m.id.indexOf("openai-") === 0)) widgetSpeaksBridge = true;
+        return;
+      }
       delete pending[m.id];
       if (m.error) waiting.reject(failure(m.error));
       else waiting.resolve(m.result);
@@ -124,14 +132,15 @@
         break;
       case "ui/resource-teardown":
         flushState();
-        post({ jsonrpc: "2.0", id: m.id, result: {} });
+        if (!widgetSpeaksBridge) post({ jsonrpc: "2.0", id: m.id, result: {} });
         break;
       case "ping":
-        if (m.id !== undefined) post({ jsonrpc: "2.0", id: m.id, result: {} });
+        if (m.id !== undefined && !widgetSpeaksBridge) post({ jsonrpc: "2.0", id: m.id, result: {} });
         break;
       default:
-        /* Requests this widget cannot answer get an error; notifications are dropped. */
-        if (m.id !== undefined && m.method !== undefined) {
+        /* Requests a widget that only knows window.openai cannot answer get an error;
+           notifications are dropped. */
+        if (m.id !== undefined && m.method !== undefined && !widgetSpeaksBridge) {
           post({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "not handled by the widget" } });
         }
     }
