@@ -252,7 +252,159 @@ fn refused_views_say_why_and_the_model_still_gets_the_result() -> Result<()> {
     Ok(())
 }
 
-/// The hostile view runs 30 attacks on its host from inside its frame; every one must be
+/// What the hostile page reports once its attacks are done. It reports in a log notification,
+/// which lands in the app's log: the test never enters the frame while the attacks run, since
+/// WebDriver's own scripts there would count as user activation and could let clipboard writes
+/// through.
+fn hostile_results(s: &Session, profile: &Path) -> Result<Value> {
+    let logs = profile.join("logs");
+    s.wait_for("the attacks to finish", Duration::from_secs(120), |_| {
+        for entry in std::fs::read_dir(&logs)? {
+            let path = entry?.path();
+            if !path.is_file() {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            for line in text.lines().filter(|l| l.contains("logger=\"hostile\"")) {
+                if let Some(json) = line.split_once(" data=").map(|(_, d)| d.trim())
+                    && let Ok(value @ Value::Array(_)) = serde_json::from_str::<Value>(json)
+                {
+                    return Ok(Some(value));
+                }
+            }
+        }
+        Ok(None)
+    })
+}
+
+/// The hostile page served as an Apps SDK widget (`text/html+skybridge`) attacks through
+/// `window.openai`: a model-only tool, another server's tool, links that are not https, an
+/// oversized state, a flood of states past the layer's coalescing, a flood of follow-ups. The
+/// compatibility layer refuses each as the bridge does, and the refusals are audited.
+#[test]
+fn a_hostile_widget_is_contained_through_window_openai() -> Result<()> {
+    let mut server = hostile_server();
+    server["alwaysAllow"] = json!(["hostile_widget"]);
+    let chat = chat("hostile", server.clone(), "hostile_widget", &json!({}))?;
+    // Another server, whose `echo` the widget must not reach.
+    let config = json!({"mcpServers": {
+        "hostile": server,
+        "test": {"command": env!("CARGO_BIN_EXE_porthole-test-server")},
+    }});
+    std::fs::write(chat.dir.path().join("config.json"), config.to_string())?;
+    let (browser, opened) = porthole_e2e::recording_browser(chat.dir.path())?;
+    let url = chat.fake.base_url();
+    let browser_env = browser.display().to_string();
+    let app = App::launch(
+        chat.dir.path(),
+        &["--base-url", &url, "--model", "fake-model"],
+        &[("BROWSER", browser_env.as_str())],
+    )?;
+    let s = &app.session;
+    ask(s, "hostile", "Show me")?;
+    let card = "[data-testid=tool-call][data-tool-name=hostile_widget]";
+    s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
+    let results = hostile_results(s, chat.dir.path())?;
+    let attacks = results.as_array().context("results are an array")?;
+    let mut escaped = Vec::new();
+    let mut counted = 0;
+    for attack in attacks {
+        let name = attack["name"].as_str().unwrap_or("?");
+        if attack["expected_allowed"] == true || name == "handshake" {
+            continue;
+        }
+        assert_eq!(
+            attack["openai"], true,
+            "only the attacks through window.openai run: {attack}"
+        );
+        counted += 1;
+        match &attack["blocked"] {
+            Value::Bool(true) => {}
+            // Judged below, from the host's side.
+            Value::Null if name == "openai_oversized_widget_state" || name == "openai_widget_state_flood" => {}
+            other => escaped.push(format!("{name}: blocked={other} {}", attack["detail"])),
+        }
+    }
+    assert_eq!(counted, 6, "the widget ran {counted} attacks: {results}");
+    assert!(
+        escaped.is_empty(),
+        "attacks that were not blocked:\n{}",
+        escaped.join("\n")
+    );
+    let control = attacks
+        .iter()
+        .find(|a| a["name"] == "openai_call_app_tool_allowed")
+        .context("no positive control")?;
+    assert_eq!(
+        control["blocked"], false,
+        "window.openai works for allowed calls: {control}"
+    );
+
+    // Host side: every refusal is audited; nothing reached the other server or the browser.
+    let store = Store::open(&chat.dir.path().join("porthole.db"))?;
+    let audit = store.audit_entries(1000)?;
+    let reasons: Vec<String> = audit
+        .iter()
+        .filter_map(|e| e.detail["reason"].as_str().map(String::from))
+        .collect();
+    for (what, found) in [
+        (
+            "the model-only tool",
+            audit.iter().any(|e| {
+                e.kind == AuditKind::Call
+                    && e.tool.as_deref() == Some("secret_model_only")
+                    && e.detail["outcome"] == "refused"
+            }),
+        ),
+        (
+            "the other server's tool",
+            audit.iter().any(|e| {
+                e.kind == AuditKind::Call && e.tool.as_deref() == Some("echo") && e.detail["outcome"] == "refused"
+            }),
+        ),
+        (
+            "a non-https link",
+            reasons.iter().any(|r| r == "only https links can be opened"),
+        ),
+        (
+            "the oversized state",
+            reasons.iter().any(|r| r.starts_with("setWidgetState: ")),
+        ),
+        ("the flood of states", reasons.iter().any(|r| r.starts_with("flood: "))),
+        (
+            "the flood of follow-ups",
+            reasons.iter().any(|r| r == "too many requests to the user"),
+        ),
+    ] {
+        assert!(found, "{what} is refused and audited: {audit:#?}");
+    }
+    let conversation = store
+        .list_conversations()?
+        .into_iter()
+        .next()
+        .context("no conversation")?;
+    let call = store
+        .tool_calls(&conversation.id)?
+        .into_iter()
+        .next()
+        .context("no call")?;
+    let kept = store.widget_state(call.id)?.unwrap_or(Value::Null);
+    assert!(kept.get("pad").is_none(), "the oversized state is not kept");
+    let log = std::fs::read_to_string(chat.dir.path().join("logs/servers/hostile.log")).unwrap_or_default();
+    assert!(
+        log.contains("tools/call app_echo"),
+        "the server logs the calls it gets: {log}"
+    );
+    assert!(!log.contains("tools/call secret_model_only"), "{log}");
+    assert!(
+        !opened.exists(),
+        "a widget got a link opened: {:?}",
+        std::fs::read_to_string(&opened)
+    );
+    Ok(())
+}
+
+/// The hostile view runs 33 attacks on its host from inside its frame; every one must be
 /// blocked, and the host-side traces (audit log, the server's own log, the conversations, the
 /// browser) must show that nothing got through.
 #[test]
@@ -277,27 +429,7 @@ fn a_hostile_view_is_contained() -> Result<()> {
     ask(s, "hostile", "Show me")?;
     let card = "[data-testid=tool-call][data-tool-name=hostile_view]";
     s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
-    // The view reports its results in a log notification, which lands in the app's log. The
-    // test never enters the frame while the attacks run: WebDriver's own scripts there would
-    // count as user activation and could let clipboard writes through.
-    let logs = chat.dir.path().join("logs");
-    let results = s.wait_for("the attacks to finish", Duration::from_secs(120), |_| {
-        for entry in std::fs::read_dir(&logs)? {
-            let path = entry?.path();
-            if !path.is_file() {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap_or_default();
-            for line in text.lines().filter(|l| l.contains("logger=\"hostile\"")) {
-                if let Some(json) = line.split_once(" data=").map(|(_, d)| d.trim())
-                    && let Ok(value @ Value::Array(_)) = serde_json::from_str::<Value>(json)
-                {
-                    return Ok(Some(value));
-                }
-            }
-        }
-        Ok(None)
-    })?;
+    let results = hostile_results(s, chat.dir.path())?;
     // What the frame shows agrees with what it sent.
     let frame = s.find(&format!("{card} iframe[data-testid=mcp-app-view]"))?;
     s.switch_to_frame(&frame)?;
@@ -377,6 +509,12 @@ fn a_hostile_view_is_contained() -> Result<()> {
             .iter()
             .any(|e| e.kind == AuditKind::Call && e.tool.as_deref() == Some("secret_model_only")),
         "the refused call is audited"
+    );
+    assert!(
+        audit
+            .iter()
+            .any(|e| e.detail["reason"].as_str().is_some_and(|r| r.starts_with("flood: "))),
+        "the message flood is cut off and audited"
     );
     let dropped: Vec<String> = audit
         .iter()

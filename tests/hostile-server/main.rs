@@ -17,6 +17,7 @@
 //! | `conformance_view_ask` | the same view, for a call that is asked about (and denied) | the same |
 //! | `conformance_probe` | visibility `["app"]`: echoes `text`                 | its `text`                     |
 //! | `model_only_probe`  | visibility `["model"]`                              | "model only"                   |
+//! | `hostile_widget`    | no `_meta.ui`: `openai/outputTemplate` = `ui://hostile/widget.html` (`text/html+skybridge`, the same attacks page: with `window.openai` it attacks through it) | "hostile widget" |
 //! | `storage_view`      | `ui://hostile/storage.html`: counts its starts in `localStorage` and IndexedDB, shows its origin and what it can read of other views' frames | "storage view" |
 //!
 //! `ui://hostile/attacks.html` (`attacks.html` next to this file) declares a CSP in which every
@@ -45,6 +46,9 @@ const MISSING_URI: &str = "ui://hostile/missing.html";
 const SILENT_URI: &str = "ui://hostile/silent.html";
 const STORAGE_URI: &str = "ui://hostile/storage.html";
 const CONFORMANCE_URI: &str = "ui://hostile/conformance.html";
+const WIDGET_URI: &str = "ui://hostile/widget.html";
+/// The MIME type of an OpenAI Apps SDK widget.
+const SKYBRIDGE_MIME: &str = "text/html+skybridge";
 
 /// Porthole's host-conformance runner (`conformance.html` next to this file).
 const CONFORMANCE_HTML: &str = include_str!("conformance.html");
@@ -130,6 +134,12 @@ fn views() -> Vec<View> {
             meta: Some(json!({ "ui": { "csp": attacks_csp() } })),
         },
         View {
+            uri: WIDGET_URI,
+            name: "widget",
+            mime: SKYBRIDGE_MIME,
+            meta: None,
+        },
+        View {
             uri: TOO_BIG_URI,
             name: "too-big",
             mime: MCP_APP_MIME,
@@ -212,6 +222,17 @@ impl ServerHandler for HostileServer {
                 object.clone(),
                 json!({"resourceUri": ATTACKS_URI, "visibility": ["model", "app"]}),
             ),
+            {
+                // Written the Apps SDK's way: a template, no MCP Apps metadata.
+                let mut widget = tool(
+                    "hostile_widget",
+                    "Show the hostile view as an Apps SDK widget: it attacks through window.openai.",
+                    object.clone(),
+                    json!({}),
+                );
+                widget.meta = Some(meta(json!({ "openai/outputTemplate": WIDGET_URI })));
+                widget
+            },
             tool(
                 "secret_model_only",
                 "A model-only tool: a view must not be able to call it.",
@@ -298,6 +319,7 @@ impl ServerHandler for HostileServer {
                 result.structured_content = Some(json!({"ok": true}));
                 result
             }
+            "hostile_widget" => text("hostile widget"),
             "secret_model_only" => text("model-only secret"),
             "app_echo" => text(args.get("text").and_then(Value::as_str).unwrap_or("")),
             "oversized_view" => text("oversized view"),
@@ -351,7 +373,7 @@ impl ServerHandler for HostileServer {
             _ => ATTACKS_HTML.to_string(),
         };
         let html: &str = match request.uri.as_str() {
-            ATTACKS_URI => attacks.as_str(),
+            ATTACKS_URI | WIDGET_URI => attacks.as_str(),
             TOO_BIG_URI => TOO_BIG_HTML.as_str(),
             WRONG_MIME_URI => WRONG_MIME_HTML,
             SILENT_URI => SILENT_HTML,

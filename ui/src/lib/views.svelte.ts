@@ -7,8 +7,10 @@
 // window is ignored.
 import { api, errorMessage, type ViewEvent, type ViewStatus } from "./api";
 
-/** Messages relayed to Rust per view per second at most (Rust allows 500). */
-export const MAX_RELAYED_PER_SECOND = 200;
+/** Messages relayed to Rust per view per second at most: a bound on what a flooding view can put
+ * on the channel, a little above Rust's own limit (500), so that Rust is the one that cuts a flood
+ * off and writes it in the audit log. */
+export const MAX_RELAYED_PER_SECOND = 600;
 
 export type ViewMode = "inline" | "fullscreen" | "pip";
 
@@ -256,8 +258,8 @@ export class ViewRegistry {
     if (viewId === undefined || this.#closed.has(viewId)) return;
     const data: unknown = event.data;
     if (!isPlainObject(data) || !messageFits(data)) return;
-    // A flooding view is cut off here, before it can clog the channel to Rust (which has its
-    // own, larger limit): the rest of that second's messages are dropped.
+    // A flood beyond even Rust's limit is cut off here, before it can clog the channel to Rust:
+    // the rest of that second's messages are dropped.
     if (!this.#withinRate(viewId)) return;
     api.viewMessage(viewId, data).catch((e) => console.warn(`view ${viewId}: message not relayed:`, e));
   }
