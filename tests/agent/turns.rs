@@ -683,7 +683,7 @@ struct EveryViewRenders;
 
 impl ViewReports for EveryViewRenders {
     fn settle(&self, _: &str) -> BoxFuture<'static, ViewState> {
-        async { ViewState::Rendered }.boxed()
+        async { ViewState::Rendered { description: None } }.boxed()
     }
 }
 

@@ -924,6 +924,13 @@ fn a_widget_written_for_the_apps_sdk_runs_through_window_openai() -> Result<()> 
         !tools.contains("pizza_count"),
         "a private tool is offered to no model: {tools}"
     );
+    // The model hears that the widget is shown, and what it shows (`openai/widgetDescription`).
+    let result = chat.tool_message()?.to_string();
+    assert!(result.contains("Two places serve diavola"), "{result}");
+    assert!(
+        result.contains("what the view shows, as its server describes it: A map of pizza places"),
+        "{result}"
+    );
 
     let in_frame = |s: &Session, what: &str, check: &dyn Fn(&str) -> bool| -> Result<String> {
         let frame = s.wait_for_element(&format!("{card} iframe[data-testid=mcp-app-view]"), WAIT)?;

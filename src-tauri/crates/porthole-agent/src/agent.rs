@@ -92,8 +92,9 @@ pub trait RememberedApprovals: Send + Sync {
 pub enum ViewState {
     /// No view (headless, MCP Apps off, or the tool has none).
     None,
-    /// The view initialized and is on screen.
-    Rendered,
+    /// The view initialized and is on screen; `description` is what its server says the view
+    /// shows (`openai/widgetDescription`), for the model, so it need not repeat it.
+    Rendered { description: Option<String> },
     /// The view failed to load, was refused, or did not initialize in time.
     Failed(String),
 }
@@ -113,11 +114,22 @@ impl ViewReports for NoViews {
     }
 }
 
-/// The model-facing content of a result, with the view note appended only for a rendered view.
+/// The most of a view's description given to the model, in characters.
+pub const MAX_VIEW_DESCRIPTION_CHARS: usize = 1000;
+
+/// The model-facing content of a result, with the view note appended only for a rendered view
+/// (and the view's description, when its server gave one).
 pub fn model_content(model: &ModelFacing, view: &ViewState) -> Vec<Value> {
     let mut content = model.content.clone();
-    if *view == ViewState::Rendered {
+    if let ViewState::Rendered { description } = view {
         content.push(json!({"type": "text", "text": VIEW_SHOWN_NOTE}));
+        if let Some(description) = description.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
+            let description: String = description.chars().take(MAX_VIEW_DESCRIPTION_CHARS).collect();
+            content.push(json!({
+                "type": "text",
+                "text": format!("[Porthole: what the view shows, as its server describes it: {description}]"),
+            }));
+        }
     }
     content
 }
@@ -975,10 +987,34 @@ mod tests {
             model_content(&facing, &ViewState::Failed("CSP refused".into())),
             vec![text.clone()]
         );
-        let rendered = model_content(&facing, &ViewState::Rendered);
+        let rendered = model_content(&facing, &ViewState::Rendered { description: None });
         assert_eq!(rendered[0], text, "the server's content comes first, unchanged");
         assert_eq!(rendered[1]["text"], VIEW_SHOWN_NOTE);
         assert_eq!(rendered.len(), 2);
+        let described = ViewState::Rendered {
+            description: Some(format!("A map of pizza places{}", " and more".repeat(200))),
+        };
+        let rendered = model_content(&facing, &described);
+        assert_eq!(rendered.len(), 3);
+        let note = rendered[2]["text"].as_str().unwrap();
+        assert!(
+            note.starts_with(
+                "[Porthole: what the view shows, as its server describes it: A map of pizza places and more"
+            ),
+            "{note}"
+        );
+        assert!(
+            note.chars().count() < MAX_VIEW_DESCRIPTION_CHARS + 80,
+            "bounded: {note}"
+        );
+        let blank = ViewState::Rendered {
+            description: Some("  ".into()),
+        };
+        assert_eq!(
+            model_content(&facing, &blank).len(),
+            2,
+            "a blank description adds nothing"
+        );
     }
 
     #[test]

@@ -251,6 +251,9 @@ struct LiveView {
     /// The store's row for this view, once both the tool call row and the HTML are known.
     store_id: Option<i64>,
     loaded: Option<(String, String, String)>, // (uri, sha256, csp)
+    /// What the view's server says it shows (`_meta.ui.description`, from
+    /// `openai/widgetDescription`), for the model.
+    description: Option<String>,
     /// The devices its HTML asks for (`_meta.ui.permissions`) and those it was given (what its
     /// server was granted of them), once served.
     devices_asked: Permissions,
@@ -964,6 +967,7 @@ impl Views {
                 app_tools: Vec::new(),
                 store_id: None,
                 loaded: None,
+                description: None,
                 devices_asked: Permissions::default(),
                 devices: Permissions::default(),
                 webview: webview.to_string(),
@@ -1076,6 +1080,7 @@ impl Views {
             let mut live = self.inner.live.lock().unwrap();
             let Some(view) = live.get_mut(view_id) else { return };
             view.loaded = Some((loaded.uri.clone(), loaded.sha256.clone(), loaded.csp.policy.clone()));
+            view.description = loaded.meta["description"].as_str().map(String::from);
             view.origin = Some(origin.clone());
             view.devices_asked = loaded.permissions;
             view.devices = devices;
@@ -1982,6 +1987,14 @@ impl ViewReports for ConversationViews {
                 .get(&id)
                 .map(|v| v.phase.subscribe())
         });
+        let views = self.views.clone();
+        let conversation_id = self.conversation_id.clone();
+        let call_id = call_id.to_string();
+        // Read when the view is ready: it is known once the view has been served.
+        let description = move || {
+            let id = views.view_for(&conversation_id, &call_id)?;
+            views.inner.live.lock().unwrap().get(&id)?.description.clone()
+        };
         async move {
             let Some(mut phase) = phase else { return ViewState::None };
             let settled = tokio::time::timeout(
@@ -1991,7 +2004,9 @@ impl ViewReports for ConversationViews {
             .await;
             match settled {
                 Ok(Ok(p)) => match &*p {
-                    Phase::Ready => ViewState::Rendered,
+                    Phase::Ready => ViewState::Rendered {
+                        description: description(),
+                    },
                     Phase::Failed(reason) => ViewState::Failed(reason.clone()),
                     Phase::Loading => ViewState::Failed("still loading".into()),
                 },
