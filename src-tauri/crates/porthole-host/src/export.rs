@@ -270,6 +270,9 @@ mod tests {
             )
             .unwrap();
         store
+            .set_widget_state(call, &json!({"selectedDay": "Wednesday"}))
+            .unwrap();
+        store
             .append_message(
                 &id,
                 MessageRole::Assistant,
@@ -328,6 +331,13 @@ mod tests {
             )
         };
         assert_eq!(strip(&again), strip(&before));
+        // The widget's kept state comes along, on the new call.
+        assert_eq!(before.widget_states.len(), 1);
+        let call = other.tool_calls(&imported.id).unwrap()[0].id;
+        assert_eq!(
+            other.widget_state(call).unwrap(),
+            Some(json!({"selectedDay": "Wednesday"}))
+        );
         // It is searchable like any other.
         assert_eq!(other.search("Paris", 10).unwrap()[0].conversation_id, imported.id);
         // Not an export: a clear refusal, nothing added.

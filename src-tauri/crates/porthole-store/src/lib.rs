@@ -24,7 +24,7 @@ use rusqlite::{Connection, ErrorCode, OptionalExtension, Row, TransactionBehavio
 use serde_json::Value;
 
 pub use error::{Result, StoreError, UnknownStatus};
-pub use transfer::{EXPORT_FORMAT, EXPORT_VERSION, ExportedConversation};
+pub use transfer::{EXPORT_FORMAT, EXPORT_VERSION, ExportedConversation, ExportedWidgetState};
 pub use types::{
     AlwaysAllowed, AuditEntry, AuditKind, Conversation, MessageRole, MessageStatus, NewAuditEntry, NewToolCall,
     NewView, SearchHit, StoredMessage, ToolCallFinish, ToolCallRecord, ToolCallStatus, ViewRecord, ViewState,
@@ -1118,7 +1118,6 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// The views of one tool call (by its row id), in the order they were recorded.
     /// Keeps an Apps SDK widget's state (`setWidgetState`) for tool call `tool_call_id` (its row
     /// id), replacing what was kept.
     pub fn set_widget_state(&self, tool_call_id: i64, state: &Value) -> Result<()> {
@@ -1145,6 +1144,7 @@ impl Store {
         Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
     }
 
+    /// The views of one tool call (by its row id), in the order they were recorded.
     pub fn views_of_call(&self, tool_call_id: i64) -> Result<Vec<ViewRecord>> {
         let now = wall_clock_ms();
         let inner = self.lock();

@@ -1,5 +1,5 @@
 //! A conversation as one JSON document, and back: everything the store keeps of it (its
-//! messages, tool calls with both facings, and view records), for `porthole export --format
+//! messages, tool calls with both facings, view records and Apps SDK widget states), for `porthole export --format
 //! json` and `porthole import`. Imported, it is a new conversation (a new id) with the same
 //! contents and times; what was being written when it was exported comes back interrupted.
 
@@ -28,6 +28,19 @@ pub struct ExportedConversation {
     pub messages: Vec<StoredMessage>,
     pub tool_calls: Vec<ToolCallRecord>,
     pub views: Vec<ViewRecord>,
+    /// The state Apps SDK widgets kept (`setWidgetState`), by tool call. Absent in files from
+    /// before widget states were kept, and when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub widget_states: Vec<ExportedWidgetState>,
+}
+
+/// One widget's kept state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportedWidgetState {
+    /// The tool call's `id` in this file's `toolCalls`.
+    pub tool_call_id: i64,
+    pub state: serde_json::Value,
 }
 
 impl Store {
@@ -36,13 +49,24 @@ impl Store {
         let conversation = self
             .conversation(id)?
             .ok_or_else(|| StoreError::not_found("conversation", id))?;
+        let tool_calls = self.tool_calls(id)?;
+        let mut widget_states = Vec::new();
+        for call in &tool_calls {
+            if let Some(state) = self.widget_state(call.id)? {
+                widget_states.push(ExportedWidgetState {
+                    tool_call_id: call.id,
+                    state,
+                });
+            }
+        }
         Ok(ExportedConversation {
             format: EXPORT_FORMAT.into(),
             version: EXPORT_VERSION,
             conversation,
             messages: self.messages(id)?,
-            tool_calls: self.tool_calls(id)?,
+            tool_calls,
             views: self.views(id)?,
+            widget_states,
         })
     }
 
@@ -185,6 +209,23 @@ impl Store {
                 v.updated_at,
                 v.expires_at
             ])?;
+        }
+        for w in &exported.widget_states {
+            let Some(tool_call_id) = call_ids.get(&w.tool_call_id) else {
+                return Err(StoreError::invalid(
+                    "exported conversation",
+                    format!(
+                        "a widget state belongs to tool call {}, which is not in the file",
+                        w.tool_call_id
+                    ),
+                ));
+            };
+            tx.prepare_cached("INSERT INTO widget_states (tool_call_id, state, updated_at) VALUES (?1, ?2, ?3)")?
+                .execute(params![
+                    tool_call_id,
+                    w.state.to_string(),
+                    exported.conversation.updated_at
+                ])?;
         }
         tx.commit()?;
         Ok(Conversation {
