@@ -48,6 +48,25 @@ pub enum Command {
         #[arg(long)]
         all: bool,
     },
+    /// Check servers' MCP Apps tools and views against the rules a host applies, for CI.
+    ///
+    /// Each finding has a rule ID, a severity and a fix. Exit codes: 0 passed (no error; no
+    /// warning either with --strict); 1 failed; 2 could not run (no such server, the JUnit file
+    /// could not be written); 130 stopped.
+    Check {
+        /// Only this server (by its name in the config); checked even when disabled.
+        #[arg(long)]
+        server: Option<String>,
+        /// Print the report as one JSON document.
+        #[arg(long)]
+        json: bool,
+        /// Also write the report as JUnit XML to FILE.
+        #[arg(long, value_name = "FILE")]
+        junit: Option<PathBuf>,
+        /// Warnings fail the check too.
+        #[arg(long)]
+        strict: bool,
+    },
     /// Call one tool directly and print what the model would get and what a view would get.
     ///
     /// Exit codes: 0 a result; 1 a result the tool marked as an error (isError); 2 no result at
@@ -279,6 +298,20 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Tools { json, all }) => headless_command(&cli, |setup| headless::tools(setup, json, all)),
+        Some(Command::Check {
+            ref server,
+            json,
+            ref junit,
+            strict,
+        }) => {
+            let args = headless::CheckArgs {
+                server: server.clone(),
+                json,
+                junit: junit.clone(),
+                strict,
+            };
+            headless_command(&cli, |setup| headless::check(setup, args))
+        }
         Some(Command::Call {
             ref server,
             ref tool,

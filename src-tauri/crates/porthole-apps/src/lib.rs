@@ -6,6 +6,7 @@
 //! between the frame and [`bridge`].
 
 pub mod bridge;
+pub mod check;
 pub mod csp;
 pub mod display;
 pub mod download;

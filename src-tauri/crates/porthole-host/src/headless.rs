@@ -581,6 +581,60 @@ pub async fn tools(setup: Setup, json: bool, all: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// What `porthole check` was asked.
+#[derive(Debug, Clone, Default)]
+pub struct CheckArgs {
+    /// Only this server (checked even when disabled).
+    pub server: Option<String>,
+    pub json: bool,
+    /// Also write the report as JUnit XML here.
+    pub junit: Option<std::path::PathBuf>,
+    /// Warnings fail the check too.
+    pub strict: bool,
+}
+
+/// `porthole check`: every enabled server (or `--server`), its tools and views, against the
+/// MCP Apps rules. Exit 0 when it passed, 1 when it found what fails it, 2 when it could not run.
+pub async fn check(setup: Setup, args: CheckArgs) -> Result<ExitCode> {
+    let loaded = LoadedConfig::load(&setup.config_files);
+    for problem in &loaded.problems {
+        note!("porthole: config: {problem}");
+    }
+    let configs: Vec<_> = match &args.server {
+        Some(name) => loaded.servers.into_iter().filter(|s| &s.name == name).collect(),
+        None => loaded.servers.into_iter().filter(|s| s.enabled).collect(),
+    };
+    if configs.is_empty() {
+        match &args.server {
+            Some(name) => note!("porthole: no server named {name:?} to check"),
+            None => note!("porthole: no enabled server to check"),
+        }
+        return Ok(ExitCode::from(2));
+    }
+    let Some(report) = crate::check::gather(&setup, configs, args.strict).await else {
+        return Ok(stopped());
+    };
+    if let Some(path) = &args.junit
+        && let Err(e) = std::fs::write(path, crate::check::junit(&report))
+    {
+        note!("porthole: cannot write {}: {e}", path.display());
+        return Ok(ExitCode::from(2));
+    }
+    if args.json {
+        out!(
+            "{}",
+            serde_json::to_string_pretty(&report).context("cannot print JSON")?
+        );
+    } else {
+        out!("{}", crate::check::text(&report).trim_end());
+    }
+    Ok(if report.summary.passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
 /// `porthole call`: one tool call, and both facings of its result.
 pub async fn call(
     setup: Setup,

@@ -11,6 +11,7 @@
 pub mod approvals;
 pub mod attachments;
 pub mod call_arguments;
+pub mod check;
 pub mod contract;
 pub mod conversations;
 pub mod error;

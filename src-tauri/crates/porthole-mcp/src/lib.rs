@@ -788,6 +788,12 @@ impl Servers {
             .map(|s| s.resources_version)
     }
 
+    /// `tools/list`, all pages, as the server sent them (the catalog keeps its own reading).
+    pub async fn list_tools(&self, server: &str) -> Result<Vec<rmcp::model::Tool>, CallError> {
+        let (peer, timeout) = self.peer_of(server).await?;
+        request_result(timeout, peer.list_all_tools()).await
+    }
+
     /// `resources/list`, all pages.
     pub async fn list_resources(&self, server: &str) -> Result<Vec<rmcp::model::Resource>, CallError> {
         let (peer, timeout) = self.peer_of(server).await?;
