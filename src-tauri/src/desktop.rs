@@ -23,6 +23,19 @@ impl Outbox for WindowOutbox {
     }
 }
 
+fn tauri_theme(theme: Theme) -> tauri::Theme {
+    if theme == Theme::Dark {
+        tauri::Theme::Dark
+    } else {
+        tauri::Theme::Light
+    }
+}
+
+/// The theme the windows are made with: the one chosen in Settings, else the system's.
+fn host_theme(host: &Host) -> Option<tauri::Theme> {
+    host.views().chosen_theme().map(tauri_theme)
+}
+
 /// Save dialogs (GTK), the window's theme, the browser and pop-out windows.
 struct TauriDesktop(AppHandle);
 
@@ -38,6 +51,15 @@ impl Desktop for TauriDesktop {
         let window = self.0.get_webview_window(MAIN_WINDOW)?;
         let theme = window.theme().ok()?;
         Some(Theme::from_dark(theme == tauri::Theme::Dark))
+    }
+
+    fn follow_theme(&self, theme: Option<Theme>) {
+        let theme = theme.map(tauri_theme);
+        for (label, window) in self.0.webview_windows() {
+            if let Err(e) = window.set_theme(theme) {
+                tracing::warn!(label, "the window's theme could not be set: {e}");
+            }
+        }
     }
 
     fn open_url(&self, url: &str) -> Result<(), String> {
@@ -178,6 +200,8 @@ pub fn run(setup: Setup, model_flags: ModelFlags) -> Result<()> {
                 WebviewUrl::App("index.html".into()),
             ))
             .title("Porthole")
+            // The theme chosen in Settings, for the engine too (`prefers-color-scheme` in views).
+            .theme(host_theme(&app.state::<Host>()))
             .inner_size(1180.0, 800.0)
             .min_inner_size(640.0, 480.0)
             .build()?;

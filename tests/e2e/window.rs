@@ -440,11 +440,25 @@ fn a_chat_streams_markdown_shows_the_view_and_both_facings_and_the_theme_reaches
         dark_variable, light_variable,
         "the view got the dark style variables: {dark_body}"
     );
+    // Views that style themselves by the engine's `prefers-color-scheme` (as the official
+    // examples do) see the chosen theme too.
+    let prefers_dark = |s: &porthole_e2e::Session| -> Result<bool> {
+        s.switch_to_frame(&frame)?;
+        let dark = s.execute("return matchMedia('(prefers-color-scheme: dark)').matches;", json!([]));
+        s.switch_to_parent()?;
+        Ok(dark? == json!(true))
+    };
+    s.wait_for("the view to prefer a dark scheme", WAIT, |s| {
+        Ok(prefers_dark(s)?.then_some(()))
+    })?;
     readme_screenshot(s, "porthole-dark.png")?;
     set_theme("light")?;
     s.wait_for("the view to turn light again", WAIT, |s| {
         let (theme, _, body) = view_theme(s, &frame)?;
         Ok((theme == "light" && luminance(&body) > 200.0).then_some(()))
+    })?;
+    s.wait_for("the view to prefer a light scheme", WAIT, |s| {
+        Ok((!prefers_dark(s)?).then_some(()))
     })?;
 
     // The model/view panel: the model got the tool's text; the view got the whole result.

@@ -68,6 +68,9 @@ pub trait Desktop: Send + Sync {
     fn save_file(&self, title: &str, suggested_name: &str) -> BoxFuture<'static, Option<PathBuf>>;
     /// The system's light or dark appearance, when the desktop knows it.
     fn system_theme(&self) -> Option<Theme>;
+    /// Makes the app's windows appear `theme` (`None`: the system's) as far as the web engine
+    /// is concerned, so pages and views inside them see it in `prefers-color-scheme`.
+    fn follow_theme(&self, theme: Option<Theme>);
     /// Opens a link in the person's browser.
     fn open_url(&self, url: &str) -> Result<(), String>;
     /// Opens a pop-out window `label` titled `title`, running the app's own pop-out page.
@@ -126,6 +129,8 @@ pub struct RecordingDesktop {
     /// Where "save" dialogs put files; `None`: every dialog is cancelled.
     pub save_dir: Option<PathBuf>,
     pub theme: Option<Theme>,
+    /// The themes the windows were asked to follow, in order (`None`: the system's).
+    pub followed_themes: Mutex<Vec<Option<Theme>>>,
     pub opened_urls: Mutex<Vec<String>>,
     /// Pop-out windows opened (label, title), and those closed.
     pub opened_windows: Mutex<Vec<(String, String)>>,
@@ -142,6 +147,10 @@ impl Desktop for RecordingDesktop {
 
     fn system_theme(&self) -> Option<Theme> {
         self.theme
+    }
+
+    fn follow_theme(&self, theme: Option<Theme>) {
+        self.followed_themes.lock().unwrap().push(theme);
     }
 
     fn open_url(&self, url: &str) -> Result<(), String> {

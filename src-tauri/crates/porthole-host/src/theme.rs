@@ -42,6 +42,15 @@ impl ThemePreference {
         }
     }
 
+    /// The theme the person chose, when it is not the system's.
+    pub fn explicit(self) -> Option<Theme> {
+        match self {
+            ThemePreference::System => None,
+            ThemePreference::Light => Some(Theme::Light),
+            ThemePreference::Dark => Some(Theme::Dark),
+        }
+    }
+
     /// The stored setting's preference; a missing or unreadable one is "system".
     pub fn from_setting(value: Option<&Value>) -> ThemePreference {
         value
@@ -97,6 +106,10 @@ impl WindowTheme {
     }
 
     /// The person chose `preference`; [`WindowTheme::known`] says what views are to be told.
+    pub fn preference(&self) -> ThemePreference {
+        self.preference
+    }
+
     pub fn set_preference(&mut self, preference: ThemePreference) {
         self.preference = preference;
     }
@@ -104,6 +117,12 @@ impl WindowTheme {
     /// The system's theme is `system` now: the theme views are to be told when it changes what
     /// they show (only while the preference is "system"), else `None`.
     pub fn system_changed(&mut self, system: Theme) -> Option<Theme> {
+        if self.preference != ThemePreference::System {
+            // The windows are made to appear in the chosen theme, so what they report now is
+            // that choice, not the system's: the system's is asked again once it counts.
+            self.system = None;
+            return None;
+        }
         let before = self.known();
         self.system = Some(system);
         let after = self.preference.resolve(system);
@@ -142,8 +161,11 @@ mod tests {
         assert_eq!(theme.system_changed(Theme::Dark), None);
         assert_eq!(theme.system_changed(Theme::Light), None);
         assert_eq!(theme.known(), Some(Theme::Dark));
-        // Back to "system": the system's latest theme counts.
+        // Back to "system": what the windows said meanwhile was the chosen theme, not the
+        // system's, so the system's is not known until it is asked or said again.
         theme.set_preference(ThemePreference::System);
+        assert_eq!(theme.known(), None);
+        assert_eq!(theme.system_changed(Theme::Light), Some(Theme::Light));
         assert_eq!(theme.known(), Some(Theme::Light));
     }
 

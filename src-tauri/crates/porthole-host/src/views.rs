@@ -1666,9 +1666,18 @@ impl Views {
     /// style variables (`host-context-changed`; a view already showing it is told nothing).
     pub fn set_theme_preference(&self, preference: ThemePreference) {
         self.inner.theme.lock().unwrap().set_preference(preference);
+        // The engine's own idea of the theme too: views that style themselves by
+        // `prefers-color-scheme` (not the host's variables) follow the setting.
+        self.inner.desktop.follow_theme(preference.explicit());
         if !self.inner.live.lock().unwrap().is_empty() {
             self.tell_theme(self.theme());
         }
+    }
+
+    /// The theme the person chose in Settings, when it is not the system's: what the windows
+    /// are to appear as.
+    pub fn chosen_theme(&self) -> Option<Theme> {
+        self.inner.theme.lock().unwrap().preference().explicit()
     }
 
     /// The system's theme changed (`dark` or not): while the preference is "system", every
