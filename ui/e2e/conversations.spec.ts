@@ -42,6 +42,20 @@ test("search shows the store's hits, opens one, and Esc clears it", async ({ pag
   await expect(page.getByTestId("conversation")).toHaveText(["Weather in Paris", "Release notes"]);
 });
 
+test("New chat, by the button or Ctrl+N, leaves the keyboard in the message box", async ({ page }) => {
+  await page.locator(`[data-testid="conversation"][data-conversation-id="${WEATHER}"]`).click();
+  await expect(page.locator('[data-testid="message"][data-role="user"]')).toHaveCount(1);
+  await page.getByTestId("new-chat").click();
+  await expect(page.locator('[data-testid="message"]')).toHaveCount(0);
+  await expect(page.getByTestId("composer")).toBeFocused();
+  await page.locator(`[data-testid="conversation"][data-conversation-id="${RELEASE}"]`).click();
+  await expect(page.locator('[data-testid="message"][data-role="user"]')).toHaveCount(1);
+  await page.getByTestId("conversation-search").focus();
+  await page.keyboard.press("Control+N");
+  await expect(page.locator('[data-testid="message"]')).toHaveCount(0);
+  await expect(page.getByTestId("composer")).toBeFocused();
+});
+
 test("Ctrl+K goes to the conversation search from anywhere", async ({ page }) => {
   await expect(page.getByTestId("composer")).toBeFocused();
   await page.keyboard.press("Control+K");

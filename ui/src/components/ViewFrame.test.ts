@@ -205,6 +205,15 @@ describe("ViewFrame", () => {
     await fireEvent.keyDown(window, { key: "Escape" });
     expect(views.get("call-1")?.mode).toBe("inline");
     expect(getByTestId("mcp-app-view")).toBe(frame);
+
+    // Picture in picture too.
+    views.handle({ type: "display_mode", viewId: "v1", mode: "pip" });
+    flushSync();
+    expect(box.classList.contains("pip")).toBe(true);
+    await fireEvent.keyDown(window, { key: "Escape" });
+    expect(views.get("call-1")?.mode).toBe("inline");
+    expect(setViewDisplayMode).toHaveBeenLastCalledWith("v1", "inline");
+    expect(getByTestId("mcp-app-view")).toBe(frame);
   });
 
   it("offers Pop out for a ready view, even one that declares only the inline mode", async () => {
