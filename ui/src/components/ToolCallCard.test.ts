@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { cleanup, render } from "@testing-library/svelte";
+import { cleanup, fireEvent, render } from "@testing-library/svelte";
 import ToolCallCard from "./ToolCallCard.svelte";
 import type { ToolCallItem } from "../lib/transcript.svelte";
 import { views } from "../lib/views.svelte";
@@ -12,6 +12,7 @@ vi.mock("../lib/api", async (original) => ({
     setViewContainer: async () => {},
     setViewDisplayMode: async () => {},
     closeView: async () => {},
+    clipboardWriteRequested: async () => {},
   },
 }));
 
@@ -90,5 +91,35 @@ describe("ToolCallCard", () => {
     views.reset();
     const plain = render(ToolCallCard, { call: call("denied") });
     expect(plain.queryByTestId("view-none")).toBeNull();
+  });
+
+  it("copies either facing, and explains the note Porthole adds for the model", async () => {
+    const writes: string[] = [];
+    Object.defineProperty(navigator, "clipboard", {
+      configurable: true,
+      value: { writeText: async (t: string) => void writes.push(t) },
+    });
+    const done: ToolCallItem = {
+      ...call("ok"),
+      modelResult: {
+        content: [
+          { type: "text", text: "18°C" },
+          { type: "text", text: "[Porthole: this tool's interactive view is shown to the user in the chat.]" },
+        ],
+        isError: false,
+      },
+      viewResult: { content: [{ type: "text", text: "18°C" }], structuredContent: { c: 18 } },
+    };
+    const card = render(ToolCallCard, { call: done });
+    await fireEvent.click(card.getByTestId("copy-model-facing"));
+    await fireEvent.click(card.getByTestId("copy-view-facing"));
+    expect(writes).toHaveLength(2);
+    expect(JSON.parse(writes[0]).content[1].text).toContain("[Porthole:");
+    expect(JSON.parse(writes[1]).structuredContent).toEqual({ c: 18 });
+    expect(await card.findByText("Copied", { selector: "[data-testid=copy-view-facing]" })).toBeTruthy();
+    expect(card.getByTestId("view-note-explained").textContent).toContain("tells the model that the view is on screen");
+    cleanup();
+    const plain = render(ToolCallCard, { call: { ...done, modelResult: { content: [{ type: "text", text: "18°C" }], isError: false } } });
+    expect(plain.queryByTestId("view-note-explained")).toBeNull();
   });
 });
