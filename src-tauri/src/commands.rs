@@ -428,6 +428,11 @@ fn import_preview(
 }
 
 #[tauri::command]
+async fn choose_import_file(host: State<'_, Host>, _: Args<NoArgs>) -> Answer<Option<String>> {
+    host.choose_import_file().await
+}
+
+#[tauri::command]
 async fn import_servers(
     host: State<'_, Host>,
     Args(a): Args<ImportServers>,

@@ -47,6 +47,11 @@ impl Desktop for TauriDesktop {
         async move { dialog.save_file().await.map(|f| f.path().to_path_buf()) }.boxed()
     }
 
+    fn choose_file(&self, title: &str) -> BoxFuture<'static, Option<PathBuf>> {
+        let dialog = rfd::AsyncFileDialog::new().set_title(title);
+        async move { dialog.pick_file().await.map(|f| f.path().to_path_buf()) }.boxed()
+    }
+
     fn system_theme(&self) -> Option<Theme> {
         let window = self.0.get_webview_window(MAIN_WINDOW)?;
         let theme = window.theme().ok()?;

@@ -317,6 +317,8 @@ export const api = {
   importCandidates: () => commands.importCandidates(),
   /** The servers in another client's config file (a full path, or ~/…). */
   importPreview: (path: string) => commands.importPreview({ path }),
+  /** Asks for another client's config file in a dialog: its path, or null when cancelled. */
+  chooseImportFile: () => commands.chooseImportFile(),
   importServers: (path: string, names: string[]) => commands.importServers({ path, names }),
   serverLog: (name: string) => commands.serverLog({ name }),
   /** OAuth in the system browser; resolves once signed in and reconnected. */

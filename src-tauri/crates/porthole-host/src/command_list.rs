@@ -66,6 +66,7 @@ macro_rules! app_command_list {
                 set_mcp_apps: McpAppsSwitch => ServerSettings,
                 import_candidates: NoArgs => Vec<ImportSource>,
                 import_preview: ImportPath => ImportPreview,
+                choose_import_file: NoArgs => Option<String>,
                 import_servers: ImportServers => ImportReport,
                 server_log: ServerRef => ServerLog,
                 sign_in_server: ServerRef => (),

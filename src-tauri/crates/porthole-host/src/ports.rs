@@ -66,6 +66,8 @@ pub trait Outbox: Send + Sync {
 pub trait Desktop: Send + Sync {
     /// Asks the person where to save a file, in a dialog titled `title` (`None`: they cancelled).
     fn save_file(&self, title: &str, suggested_name: &str) -> BoxFuture<'static, Option<PathBuf>>;
+    /// Asks the person for a file to open, in a dialog titled `title` (`None`: they cancelled).
+    fn choose_file(&self, title: &str) -> BoxFuture<'static, Option<PathBuf>>;
     /// The system's light or dark appearance, when the desktop knows it.
     fn system_theme(&self) -> Option<Theme>;
     /// Makes the app's windows appear `theme` (`None`: the system's) as far as the web engine
@@ -128,6 +130,8 @@ impl Outbox for RecordingOutbox {
 pub struct RecordingDesktop {
     /// Where "save" dialogs put files; `None`: every dialog is cancelled.
     pub save_dir: Option<PathBuf>,
+    /// What "open" dialogs choose; `None`: every dialog is cancelled.
+    pub chosen_file: Option<PathBuf>,
     pub theme: Option<Theme>,
     /// The themes the windows were asked to follow, in order (`None`: the system's).
     pub followed_themes: Mutex<Vec<Option<Theme>>>,
@@ -143,6 +147,11 @@ impl Desktop for RecordingDesktop {
     fn save_file(&self, _title: &str, suggested_name: &str) -> BoxFuture<'static, Option<PathBuf>> {
         let target = self.save_dir.as_ref().map(|d| d.join(suggested_name));
         async move { target }.boxed()
+    }
+
+    fn choose_file(&self, _title: &str) -> BoxFuture<'static, Option<PathBuf>> {
+        let chosen = self.chosen_file.clone();
+        async move { chosen }.boxed()
     }
 
     fn system_theme(&self) -> Option<Theme> {

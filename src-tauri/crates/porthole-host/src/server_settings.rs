@@ -309,6 +309,17 @@ impl Host {
     }
 
     /// The servers in another client's config file.
+    /// Asks the person for another client's config file to import servers from, in a dialog;
+    /// its path, or `None` when they cancelled.
+    pub async fn choose_import_file(&self) -> AppResult<Option<String>> {
+        let chosen = self
+            .inner
+            .desktop
+            .choose_file("Import MCP servers from a config file")
+            .await;
+        Ok(chosen.map(|p| p.display().to_string()))
+    }
+
     pub fn import_preview(&self, path: &str) -> AppResult<ImportPreview> {
         let path = import_path(path)?;
         Ok(ImportPreview {

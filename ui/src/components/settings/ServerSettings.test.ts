@@ -25,6 +25,7 @@ const calls = vi.hoisted(() => ({
       { name: "github", endpoint: "https://api.example/mcp", importable: true, note: null },
     ],
   })),
+  chooseImportFile: vi.fn(async (): Promise<string | null> => null),
   importServers: vi.fn(async (_path: string, names: string[]) => ({
     settings,
     imported: names.map((n) => ({ name: n, importedAs: n === "fs" ? "fs-2" : n })),
@@ -304,6 +305,16 @@ describe("ServerSettings", () => {
     await fireEvent.click(view.getByTestId("import-confirm"));
     expect(calls.importServers).toHaveBeenCalledWith("/home/me/.cursor/mcp.json", ["fs"]);
     expect((await view.findByTestId("import-note")).textContent).toBe("Imported fs as fs-2 (the name fs was taken).");
+
+    // A file chosen in the desktop's dialog is shown as a typed path would be; a cancelled
+    // dialog changes nothing.
+    await fireEvent.click(view.getByTestId("import-choose"));
+    expect(calls.chooseImportFile).toHaveBeenCalledTimes(1);
+    expect(calls.importPreview).toHaveBeenCalledTimes(1);
+    calls.chooseImportFile.mockImplementationOnce(async () => "/home/me/.config/Code/User/mcp.json");
+    await fireEvent.click(view.getByTestId("import-choose"));
+    await waitFor(() => expect(calls.importPreview).toHaveBeenLastCalledWith("/home/me/.config/Code/User/mcp.json"));
+    expect(await view.findByText("/home/me/.config/Code/User/mcp.json", { selector: "legend code" })).toBeTruthy();
 
     // A typed path that cannot be read: the reason, in the import section.
     calls.importPreview.mockImplementationOnce(async () => Promise.reject(refused("invalid", '"mcp.json" is not a full path')));

@@ -122,6 +122,7 @@ export const commands = {
   setMcpApps: (args: McpAppsSwitch) => invoke<ServerSettings>("set_mcp_apps", args),
   importCandidates: () => invoke<Array<ImportSource>>("import_candidates"),
   importPreview: (args: ImportPath) => invoke<ImportPreview>("import_preview", args),
+  chooseImportFile: () => invoke<string | null>("choose_import_file"),
   importServers: (args: ImportServers) => invoke<ImportReport>("import_servers", args),
   serverLog: (args: ServerRef) => invoke<ServerLog>("server_log", args),
   signInServer: (args: ServerRef) => invoke<void>("sign_in_server", args),
