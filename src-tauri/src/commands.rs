@@ -451,6 +451,11 @@ async fn sign_in_server(host: State<'_, Host>, Args(a): Args<ServerRef>) -> Answ
 }
 
 #[tauri::command]
+async fn reconnect_server(host: State<'_, Host>, Args(a): Args<ServerRef>) -> Answer<()> {
+    host.reconnect_server(&a.name).await
+}
+
+#[tauri::command]
 async fn sign_out_server(host: State<'_, Host>, Args(a): Args<ServerRef>) -> Answer<String> {
     host.sign_out_server(&a.name).await
 }

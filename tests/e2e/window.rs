@@ -14,6 +14,49 @@ fn profile() -> tempfile::TempDir {
     tempfile::Builder::new().prefix("porthole-e2e-").tempdir().unwrap()
 }
 
+/// A server that fails to start says why on its row: the line of its stderr that tells (Node's
+/// "Cannot find module", not the version line Node ends with). Its log marks each start with the
+/// time; once the cause is gone, Reconnect starts it again.
+#[test]
+fn a_server_that_fails_to_start_says_why_and_reconnects() -> Result<()> {
+    let dir = profile();
+    let fixed = dir.path().join("fixed");
+    let script = format!(
+        "if [ -f '{}' ]; then exec '{}'; else exec node /nonexistent/porthole-missing-server.js; fi",
+        fixed.display(),
+        env!("CARGO_BIN_EXE_porthole-test-server")
+    );
+    let config = json!({"mcpServers": {"flaky": {"command": "sh", "args": ["-c", script]}}});
+    std::fs::write(dir.path().join("config.json"), config.to_string())?;
+    let app = App::launch(dir.path(), &[], &[])?;
+    let s = &app.session;
+    let row = "[data-testid=server][data-server-name=flaky]";
+    s.wait_for_element(&format!("{row}[data-state=failed]"), WAIT)?;
+    let error = s.text(&s.find(&format!("{row} [data-testid=server-error]"))?)?;
+    assert!(
+        error.contains("Error: Cannot find module '/nonexistent/porthole-missing-server.js'"),
+        "{error}"
+    );
+    std::fs::write(&fixed, "")?;
+    s.click(&s.find(&format!("{row} [data-testid=server-reconnect]"))?)?;
+    s.wait_for_element(&format!("{row}[data-state=connected]"), WAIT)?;
+    assert!(s.find_all(&format!("{row} [data-testid=server-error]"))?.is_empty());
+    assert!(s.find_all(&format!("{row} [data-testid=server-reconnect]"))?.is_empty());
+    let log = std::fs::read_to_string(dir.path().join("logs/servers/flaky.log"))?;
+    let starts: Vec<&str> = log.lines().filter(|l| l.contains(": the server started")).collect();
+    assert_eq!(starts.len(), 2, "{log}");
+    assert!(
+        starts.iter().all(|l| l.starts_with("---- 20") && l.contains('Z')),
+        "{log}"
+    );
+    assert!(
+        log.lines()
+            .any(|l| l.contains("Cannot find module") && l.as_bytes()[2] == b':'),
+        "each line has its time: {log}"
+    );
+    Ok(())
+}
+
 #[test]
 fn window_opens_with_title_sidebar_transcript_and_composer() -> Result<()> {
     let dir = profile();

@@ -718,6 +718,10 @@ async fn servers_that_exit_crash_or_write_garbage_at_start_fail_at_once_with_the
     let servers = start(vec![
         ServerConfig::stdio("false", "/bin/false").with_timeout(Duration::from_secs(20)),
         shell("exit3", "echo \"Error: Cannot find module 'foo'\" >&2; exit 3"),
+        // Node's own report ends with its version, after the stack and the error's fields.
+        ServerConfig::stdio("node-missing", "node")
+            .with_args(["/nonexistent/porthole-no-such-server.js"])
+            .with_timeout(Duration::from_secs(20)),
         shell("segv", "kill -SEGV $$"),
         test_server("garbage").with_args(["--garbage"]),
         // Closes its stdin, answers `initialize` and lives on: a write to it fails (EPIPE, and
@@ -739,6 +743,10 @@ async fn servers_that_exit_crash_or_write_garbage_at_start_fail_at_once_with_the
     let error = |name: &str| errors.iter().find(|e| e.0 == name).unwrap().2.clone();
     assert_eq!(error("false"), "exited with status 1");
     assert_eq!(error("exit3"), "exited with status 3: Error: Cannot find module 'foo'");
+    assert_eq!(
+        error("node-missing"),
+        "exited with status 1: Error: Cannot find module '/nonexistent/porthole-no-such-server.js'"
+    );
     assert_eq!(error("segv"), "was ended by signal 11 (SIGSEGV, a crash)");
     assert!(
         error("garbage").starts_with("wrote a line that is not JSON: {\"jsonrpc\": \"2.0\", \"id\": this is not json"),

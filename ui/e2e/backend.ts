@@ -517,6 +517,9 @@ export class FakeBackend {
         return { path: `/tmp/porthole-e2e/logs/${String(args.name)}.log`, text: null, truncated: false };
       case "import_candidates":
         return [];
+      case "reconnect_server":
+        this.#entry(args.name);
+        return null;
       case "choose_import_file":
         // The fake desktop's dialog is always cancelled.
         return null;

@@ -323,6 +323,8 @@ export const api = {
   serverLog: (name: string) => commands.serverLog({ name }),
   /** OAuth in the system browser; resolves once signed in and reconnected. */
   signInServer: (name: string) => commands.signInServer({ name }),
+  /** Connects a server anew (a stdio server is restarted); its status says how it went. */
+  reconnectServer: (name: string) => commands.reconnectServer({ name }),
   /** Deletes the stored sign-in and reconnects without one; resolves to what happened, in words. */
   signOutServer: (name: string) => commands.signOutServer({ name }),
   /** Forgets what the server's views stored (localStorage, IndexedDB): its next view starts

@@ -70,6 +70,7 @@ macro_rules! app_command_list {
                 import_servers: ImportServers => ImportReport,
                 server_log: ServerRef => ServerLog,
                 sign_in_server: ServerRef => (),
+                reconnect_server: ServerRef => (),
                 sign_out_server: ServerRef => String,
                 clear_view_data: ServerRef => String,
                 recover_store: NoArgs => String,

@@ -385,6 +385,11 @@ impl Host {
         read_log(&path).map_err(AppError::io)
     }
 
+    /// Connects a server anew (a stdio server is restarted); how it went is in its status.
+    pub async fn reconnect_server(&self, name: &str) -> AppResult<()> {
+        self.inner.servers.reconnect(name).await.map_err(AppError::server)
+    }
+
     /// Signs in to a remote server in the system browser, then reconnects it.
     pub async fn sign_in_server(&self, name: &str) -> AppResult<()> {
         self.inner.servers.sign_in(name).await.map_err(AppError::server)

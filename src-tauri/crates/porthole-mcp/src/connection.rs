@@ -665,10 +665,23 @@ where
         Ok(Err(e)) if e.is_authorization_required() || e.auth_challenge().is_some() => {
             Err(ConnectError::AuthRequired(e.auth_challenge().map(str::to_string)))
         }
-        Ok(Err(e)) => match end.reason() {
-            Some(reason) => Err(ConnectError::Stopped(reason)),
-            None => Err(ConnectError::Handshake(e.to_string())),
-        },
+        Ok(Err(e)) => {
+            // A server that exits closes its stdout a moment before its exit status and last
+            // stderr lines are known: for a closed connection, that reason is waited for.
+            let closed = e.to_string().contains("connection closed");
+            let reason = match end.reason() {
+                Some(reason) => Some(reason),
+                None if closed => tokio::time::timeout(std::time::Duration::from_secs(1), end.ended())
+                    .await
+                    .ok()
+                    .flatten(),
+                None => None,
+            };
+            match reason {
+                Some(reason) => Err(ConnectError::Stopped(reason)),
+                None => Err(ConnectError::Handshake(e.to_string())),
+            }
+        }
         Err(_) => Err(ConnectError::Timeout(config.timeout)),
     }
 }
@@ -708,14 +721,23 @@ async fn forward_stderr(
         },
         None => None,
     };
+    // Each start is marked, so an old run's crash is never taken for this one's; each line has
+    // its time (UTC).
+    if let Some(f) = file.as_mut() {
+        let started = crate::server_log::utc_date_time(std::time::SystemTime::now());
+        if let Err(e) = f.write_line(&format!("---- {started}: the server started")).await {
+            tracing::warn!(server = %server, "server log file write failed: {e}");
+        }
+    }
     let mut lines = BufReader::new(stderr).lines();
     let mut write_failed = false;
     while let Ok(Some(line)) = lines.next_line().await {
         tracing::debug!(target: "mcp_server", server = %server, "{line}");
         tail.line(&line);
         if let Some(f) = file.as_mut() {
+            let stamped = format!("{} {line}", crate::server_log::utc_time(std::time::SystemTime::now()));
             // A full disk, say: the line is still in the app log above. Said once, not per line.
-            if let Err(e) = f.write_line(&line).await
+            if let Err(e) = f.write_line(&stamped).await
                 && !write_failed
             {
                 write_failed = true;

@@ -391,6 +391,23 @@ impl Servers {
         }
     }
 
+    /// Connects `server` anew, as at start: its session, if any, is closed first (a stdio
+    /// server's process is ended and started again). The status says how it went; `Err` only
+    /// when there is no such server or it is disabled.
+    pub async fn reconnect(&self, server: &str) -> Result<(), String> {
+        let entry = self
+            .entry_named(server)
+            .ok_or_else(|| format!("no server named {server:?}"))?;
+        if !entry.config.enabled {
+            return Err(format!("{server:?} is disabled; enable it first"));
+        }
+        tracing::info!(server, "reconnecting, as asked");
+        let mut slot = entry.session.lock().await;
+        self.connect_locked(&entry, &mut slot, connection::SignIn::IfStored)
+            .await;
+        Ok(())
+    }
+
     /// Forgets a remote server's stored tokens and reconnects it without signing in (a server
     /// that requires sign-in then shows as failed, saying so). Returns whether any tokens were
     /// stored.

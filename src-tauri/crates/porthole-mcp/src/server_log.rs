@@ -70,6 +70,44 @@ impl ServerLog {
     }
 }
 
+/// UTC date and time, `2026-12-01 07:45:12Z`, for the line that marks each start of a server.
+pub fn utc_date_time(at: std::time::SystemTime) -> String {
+    let secs = at
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (days, rest) = ((secs / 86_400) as i64, secs % 86_400);
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
+/// UTC time of day with milliseconds, `07:45:12.345`, for each line a server writes.
+pub fn utc_time(at: std::time::SystemTime) -> String {
+    let since = at.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs() % 86_400;
+    format!(
+        "{:02}:{:02}:{:02}.{:03}",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60,
+        since.subsec_millis()
+    )
+}
+
 async fn append_to(path: &Path) -> std::io::Result<tokio::fs::File> {
     tokio::fs::OpenOptions::new().create(true).append(true).open(path).await
 }
@@ -106,6 +144,16 @@ mod tests {
         assert_eq!(last_older + 1, first_current);
         let files = std::fs::read_dir(dir.path()).unwrap().count();
         assert_eq!(files, 2, "no third file");
+    }
+
+    #[test]
+    fn times_are_utc() {
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(1_796_110_712_345);
+        assert_eq!(utc_date_time(at), "2026-12-01 07:38:32Z");
+        assert_eq!(utc_time(at), "07:38:32.345");
+        assert_eq!(utc_date_time(std::time::UNIX_EPOCH), "1970-01-01 00:00:00Z");
+        let leap = std::time::UNIX_EPOCH + std::time::Duration::from_secs(951_782_400);
+        assert_eq!(utc_date_time(leap), "2000-02-29 00:00:00Z");
     }
 
     #[tokio::test]

@@ -9,7 +9,7 @@
 //! request has, or sent a message over [`MAX_MESSAGE_BYTES`]. Ending the connection also ends
 //! the server's process group, as does dropping the transport (Porthole stopping with it).
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::future::Future;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
@@ -98,24 +98,59 @@ impl ConnectionEnd {
     }
 }
 
-/// The last non-empty line a server wrote to stderr, and whether its stderr has closed.
+/// The most telling of the last lines a server wrote to stderr (see [`telling_line`]), and
+/// whether its stderr has closed.
 #[derive(Debug, Clone)]
-pub struct StderrTail(Arc<watch::Sender<(Option<String>, bool)>>);
+pub struct StderrTail(
+    Arc<watch::Sender<(Option<String>, bool)>>,
+    /// The last lines, each with whether it was indented (a stack frame, say).
+    Arc<std::sync::Mutex<VecDeque<(bool, String)>>>,
+);
 
 impl Default for StderrTail {
     fn default() -> Self {
-        StderrTail(Arc::new(watch::channel((None, false)).0))
+        StderrTail(Arc::new(watch::channel((None, false)).0), Arc::default())
     }
+}
+
+/// How many of a server's last stderr lines are looked through for the telling one.
+const TAIL_LINES: usize = 40;
+
+/// The line that says why a program failed, of its last lines (oldest first): the last one that
+/// reads like an error (Node prints its version after the error and its stack; Python its
+/// traceback before the error), else the last line.
+pub(crate) fn telling_line(lines: &VecDeque<(bool, String)>) -> Option<String> {
+    let erring = |(indented, l): &&(bool, String)| {
+        let lower = l.to_ascii_lowercase();
+        !indented
+            && (l.contains("Error")
+                || l.contains("Exception")
+                || lower.contains("error:")
+                || lower.contains("panicked")
+                || lower.starts_with("fatal"))
+    };
+    lines.iter().rev().find(erring).or(lines.back()).map(|(_, l)| l.clone())
 }
 
 impl StderrTail {
     /// Notes one line of the server's stderr.
     pub fn line(&self, line: &str) {
-        let line = line.trim();
-        if !line.is_empty() {
-            self.0
-                .send_modify(|(last, _)| *last = Some(excerpt(line.as_bytes(), 200)));
+        let trimmed = line.trim_end();
+        if trimmed.trim().is_empty() {
+            return;
         }
+        let telling = {
+            let mut lines = self.1.lock().unwrap();
+            if lines.len() == TAIL_LINES {
+                lines.pop_front();
+            }
+            lines.push_back((
+                trimmed.starts_with(char::is_whitespace),
+                excerpt(trimmed.as_bytes(), 200),
+            ));
+            telling_line(&lines)
+        };
+        self.0.send_modify(|(last, _)| *last = telling);
     }
 
     /// Notes that the server's stderr has closed (everything it wrote has been read).
@@ -548,6 +583,34 @@ impl Drop for ChildTransport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_telling_line_is_the_last_error_not_a_trailer_or_a_stack_frame() {
+        let tail = |text: &str| {
+            let t = StderrTail::default();
+            for line in text.lines() {
+                t.line(line);
+            }
+            t.0.borrow().0.clone()
+        };
+        let node = "node:internal/modules/cjs/loader:1228\n  throw err;\n  ^\n\nError: Cannot find module '/x.js'\n    at Module._resolveFilename (node:internal/modules/cjs/loader:1225:15)\n    at TypeError.foo (x)\n  code: 'MODULE_NOT_FOUND',\n}\n\nNode.js v22.12.0";
+        assert_eq!(tail(node).as_deref(), Some("Error: Cannot find module '/x.js'"));
+        let python = "Traceback (most recent call last):\n  File \"s.py\", line 1, in <module>\n    import nope\nModuleNotFoundError: No module named 'nope'";
+        assert_eq!(
+            tail(python).as_deref(),
+            Some("ModuleNotFoundError: No module named 'nope'")
+        );
+        let rust = "thread 'main' panicked at src/main.rs:2:5:\nno config\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace";
+        assert_eq!(
+            tail(rust).as_deref(),
+            Some("thread 'main' panicked at src/main.rs:2:5:")
+        );
+        assert_eq!(
+            tail("starting\nlistening on stdio").as_deref(),
+            Some("listening on stdio")
+        );
+        assert_eq!(tail("\n  \n").as_deref(), None);
+    }
 
     #[test]
     fn an_excerpt_is_one_short_line() {

@@ -120,7 +120,7 @@ fn starts(servers: &Servers, name: &str) -> Vec<(u32, bool)> {
     let log = std::fs::read_to_string(servers.log_file(name).unwrap()).unwrap_or_default();
     log.lines()
         .filter_map(|l| {
-            let rest = l.strip_prefix("started pid=")?;
+            let (_, rest) = l.split_once("started pid=")?;
             let (pid, apps) = rest.split_once(" mcp-apps=")?;
             Some((pid.parse().ok()?, apps == "true"))
         })

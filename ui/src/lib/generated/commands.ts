@@ -126,6 +126,7 @@ export const commands = {
   importServers: (args: ImportServers) => invoke<ImportReport>("import_servers", args),
   serverLog: (args: ServerRef) => invoke<ServerLog>("server_log", args),
   signInServer: (args: ServerRef) => invoke<void>("sign_in_server", args),
+  reconnectServer: (args: ServerRef) => invoke<void>("reconnect_server", args),
   signOutServer: (args: ServerRef) => invoke<string>("sign_out_server", args),
   clearViewData: (args: ServerRef) => invoke<string>("clear_view_data", args),
   recoverStore: () => invoke<string>("recover_store"),
