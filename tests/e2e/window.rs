@@ -558,8 +558,8 @@ fn a_demo_tool_runs_from_the_tools_panel_with_no_model() -> Result<()> {
     Ok(())
 }
 
-/// Settings change the running app: a model picked from the provider's list (tested, then used
-/// by the next message), a bad base URL refused with the reason, an MCP server added (it
+/// Settings change the running app: from a first launch with no model, "Set up a model" leads to
+/// a model picked from the provider's list (tested, then used by the next message), a bad base URL refused with the reason, an MCP server added (it
 /// connects), a server form without a command refused, and a server switched off.
 #[test]
 fn settings_pick_the_model_and_add_and_switch_off_a_server_in_the_running_app() -> Result<()> {
@@ -573,11 +573,10 @@ fn settings_pick_the_model_and_add_and_switch_off_a_server_in_the_running_app() 
     let dir = profile();
     let app = App::launch(dir.path(), &[], &[("OPENAI_API_KEY", ""), ("ANTHROPIC_API_KEY", "")])?;
     let s = &app.session;
-    s.click(&s.wait_for_element("[data-testid=settings-button]", WAIT)?)?;
-    s.wait_for_element("[data-testid=settings]", WAIT)?;
-    if let Some(tab) = s.find_all("[data-testid=settings-tab-model]")?.first() {
-        s.click(tab)?;
-    }
+    // A first launch with no model: the sidebar says so and leads to Settings → Model.
+    s.wait_for_element("[data-testid=model-info][data-problem=true]", WAIT)?;
+    s.click(&s.wait_for_element("[data-testid=model-setup]", WAIT)?)?;
+    s.wait_for_element("[data-testid=settings] [data-testid=model-settings]", WAIT)?;
 
     // A base URL that is not http(s) is refused in the form, with the reason.
     let base_url = s.wait_for_element("[data-testid=model-base-url]", WAIT)?;

@@ -31,6 +31,7 @@ function setup(over: Record<string, unknown> = {}) {
     onRename: vi.fn(async (_id: string, _title: string) => {}),
     onDelete: vi.fn(async (_id: string) => {}),
     search: vi.fn(async (_query: string): Promise<SearchHit[]> => []),
+    onOpenSettings: vi.fn(),
     ...over,
   };
   return { props, ...render(Sidebar, props) };
@@ -66,17 +67,24 @@ describe("Sidebar", () => {
     expect(props.onOpen).toHaveBeenCalledWith("a1");
   });
 
-  it("shows the model, or why there is none as a warning", () => {
+  it("shows the model, or why there is none as a warning with the way to set one up", async () => {
     const ok = setup({ model: { provider: "anthropic", baseUrl: null, model: "claude-test", keySource: "keyring", error: null } });
     const line = ok.getByTestId("model-info");
     expect(line.textContent?.trim()).toBe("anthropic · claude-test");
     expect(line.classList.contains("warning")).toBe(false);
     cleanup();
 
+    expect(ok.queryByTestId("model-setup")).toBeNull();
+    cleanup();
+
     const bad = setup({ model: { provider: null, baseUrl: null, model: null, keySource: null, error: "no API key for openai" } });
     const warning = bad.getByTestId("model-info");
     expect(warning.textContent?.trim()).toBe("no API key for openai");
     expect(warning.classList.contains("warning")).toBe(true);
+    // The way out: Settings → Model, and the tools that need no model.
+    expect(bad.getByTestId("model-tools-hint").textContent).toContain("Tools run without a model");
+    await fireEvent.click(bad.getByTestId("model-setup"));
+    expect(bad.props.onOpenSettings).toHaveBeenCalled();
   });
 
   it("gives every control a name a screen reader can say", () => {

@@ -65,7 +65,7 @@ impl ModelChoice {
         let hosted = base_url.trim_end_matches('/') == default_base_url(kind).trim_end_matches('/');
         if found.is_none() && hosted {
             bail!(
-                "no API key for {kind}: set {} or run `porthole key set {kind}` (it is kept in the OS keyring)",
+                "no API key for {kind}: set {} or run `porthole key set {kind}` (it is kept in the OS keyring), or save one in Settings → Model; a local server (an OpenAI-compatible address) needs none",
                 key_env_var(kind)
             );
         }
