@@ -134,6 +134,39 @@ fn frame_text(s: &Session) -> Result<String> {
         .to_string())
 }
 
+/// Waits until the text of `card`'s view passes `check` (`what` names the wait), and returns it.
+fn text_in_view(s: &Session, card: &str, what: &str, check: &dyn Fn(&str) -> bool) -> Result<String> {
+    let frame = s.wait_for_element(&format!("{card} iframe[data-testid=mcp-app-view]"), WAIT)?;
+    s.switch_to_frame(&frame)?;
+    let seen = s.wait_for(what, WAIT, |s| {
+        let text = frame_text(s)?;
+        Ok(check(&text).then_some(text))
+    });
+    s.switch_to_parent()?;
+    seen
+}
+
+/// Clicks the element with `data-testid=button` in `card`'s view.
+fn click_in_view(s: &Session, card: &str, button: &str) -> Result<()> {
+    let frame = s.find(&format!("{card} iframe[data-testid=mcp-app-view]"))?;
+    s.switch_to_frame(&frame)?;
+    let clicked = s.find(&format!("[data-testid={button}]")).and_then(|b| s.click(&b));
+    s.switch_to_parent()?;
+    clicked
+}
+
+/// The widget state kept for the only tool call of the profile's only conversation.
+fn kept_widget_state(profile: &Path) -> Result<Option<Value>> {
+    let store = Store::open(&profile.join("porthole.db"))?;
+    let Some(conversation) = store.list_conversations()?.into_iter().next() else {
+        return Ok(None);
+    };
+    let Some(call) = store.tool_calls(&conversation.id)?.into_iter().next() else {
+        return Ok(None);
+    };
+    Ok(store.widget_state(call.id)?)
+}
+
 #[test]
 fn official_example_views_render_and_show_their_tool_result() -> Result<()> {
     let fixtures = fixtures();
@@ -378,17 +411,7 @@ fn a_hostile_widget_is_contained_through_window_openai() -> Result<()> {
     ] {
         assert!(found, "{what} is refused and audited: {audit:#?}");
     }
-    let conversation = store
-        .list_conversations()?
-        .into_iter()
-        .next()
-        .context("no conversation")?;
-    let call = store
-        .tool_calls(&conversation.id)?
-        .into_iter()
-        .next()
-        .context("no call")?;
-    let kept = store.widget_state(call.id)?.unwrap_or(Value::Null);
+    let kept = kept_widget_state(chat.dir.path())?.unwrap_or(Value::Null);
     assert!(kept.get("pad").is_none(), "the oversized state is not kept");
     let log = std::fs::read_to_string(chat.dir.path().join("logs/servers/hostile.log")).unwrap_or_default();
     assert!(
@@ -932,23 +955,8 @@ fn a_widget_written_for_the_apps_sdk_runs_through_window_openai() -> Result<()> 
         "{result}"
     );
 
-    let in_frame = |s: &Session, what: &str, check: &dyn Fn(&str) -> bool| -> Result<String> {
-        let frame = s.wait_for_element(&format!("{card} iframe[data-testid=mcp-app-view]"), WAIT)?;
-        s.switch_to_frame(&frame)?;
-        let seen = s.wait_for(what, WAIT, |s| {
-            let text = frame_text(s)?;
-            Ok(check(&text).then_some(text))
-        });
-        s.switch_to_parent()?;
-        seen
-    };
-    let click_in_frame = |s: &Session, button: &str| -> Result<()> {
-        let frame = s.find(&format!("{card} iframe[data-testid=mcp-app-view]"))?;
-        s.switch_to_frame(&frame)?;
-        let clicked = s.find(&format!("[data-testid={button}]")).and_then(|b| s.click(&b));
-        s.switch_to_parent()?;
-        clicked
-    };
+    let in_frame = |s: &Session, what: &str, check: &dyn Fn(&str) -> bool| text_in_view(s, card, what, check);
+    let click_in_frame = |s: &Session, button: &str| click_in_view(s, card, button);
     let shown = in_frame(s, "the widget to render its toolOutput", &|t| {
         t.contains("Tony's (diavola)")
     })?;
@@ -992,38 +1000,10 @@ fn a_widget_written_for_the_apps_sdk_runs_through_window_openai() -> Result<()> 
     // Its state lasts: saved, then given back when the conversation is opened again.
     click_in_frame(s, "favourite-button")?;
     in_frame(s, "the favourite", &|t| t.contains("Favourite: Tony's"))?;
+    let stored_state = || kept_widget_state(chat.dir.path());
     s.wait_for("the state to be kept", WAIT, |_| {
-        let store = Store::open(&chat.dir.path().join("porthole.db"))?;
-        let conversation = store
-            .list_conversations()?
-            .into_iter()
-            .next()
-            .context("no conversation")?;
-        let call = store
-            .tool_calls(&conversation.id)?
-            .into_iter()
-            .next()
-            .context("no call")?;
-        Ok(store
-            .widget_state(call.id)?
-            .filter(|v| v["favourite"] == "Tony's")
-            .map(|_| ()))
+        Ok(stored_state()?.filter(|v| v["favourite"] == "Tony's").map(|_| ()))
     })?;
-    // A helper to read the stored state of the call.
-    let stored_state = || -> Result<Option<Value>> {
-        let store = Store::open(&chat.dir.path().join("porthole.db"))?;
-        let conversation = store
-            .list_conversations()?
-            .into_iter()
-            .next()
-            .context("no conversation")?;
-        let call = store
-            .tool_calls(&conversation.id)?
-            .into_iter()
-            .next()
-            .context("no call")?;
-        Ok(store.widget_state(call.id)?)
-    };
 
     // What the compatibility layer refuses, as the bridge would: a state over the limit (the
     // kept state unchanged, audited) and a non-https link; a flood of states keeps only the last.
@@ -1121,24 +1101,8 @@ fn a_widget_built_with_skybridge_runs_in_porthole() -> Result<()> {
     s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
     let status = s.text(&s.find(&format!("{card} [data-testid=tool-invocation]"))?)?;
     assert_eq!(status, "Toppings laid out");
-    let frame_selector = format!("{card} iframe[data-testid=mcp-app-view]");
-    let in_frame = |s: &Session, what: &str, check: &dyn Fn(&str) -> bool| -> Result<String> {
-        let frame = s.wait_for_element(&frame_selector, WAIT)?;
-        s.switch_to_frame(&frame)?;
-        let seen = s.wait_for(what, WAIT, |s| {
-            let text = frame_text(s)?;
-            Ok(check(&text).then_some(text))
-        });
-        s.switch_to_parent()?;
-        seen
-    };
-    let click_in_frame = |s: &Session, button: &str| -> Result<()> {
-        let frame = s.find(&frame_selector)?;
-        s.switch_to_frame(&frame)?;
-        let clicked = s.find(&format!("[data-testid={button}]")).and_then(|b| s.click(&b));
-        s.switch_to_parent()?;
-        clicked
-    };
+    let in_frame = |s: &Session, what: &str, check: &dyn Fn(&str) -> bool| text_in_view(s, card, what, check);
+    let click_in_frame = |s: &Session, button: &str| click_in_view(s, card, button);
     let shown = in_frame(s, "the widget to render its toolOutput", &|t| {
         t.contains("Toppings for a party")
     })?;
@@ -1156,15 +1120,7 @@ fn a_widget_built_with_skybridge_runs_in_porthole() -> Result<()> {
     click_in_frame(s, "pick-diavola")?;
     in_frame(s, "the pick", &|t| t.contains("Favourite: diavola"))?;
     s.wait_for("the state to be kept", WAIT, |_| {
-        let store = Store::open(&chat.dir.path().join("porthole.db"))?;
-        let Some(conversation) = store.list_conversations()?.into_iter().next() else {
-            return Ok(None);
-        };
-        let Some(call) = store.tool_calls(&conversation.id)?.into_iter().next() else {
-            return Ok(None);
-        };
-        Ok(store
-            .widget_state(call.id)?
+        Ok(kept_widget_state(chat.dir.path())?
             .filter(|v| v["modelContent"]["favourite"] == "diavola")
             .map(|_| ()))
     })?;
