@@ -155,6 +155,18 @@ fn click_in_view(s: &Session, card: &str, button: &str) -> Result<()> {
     clicked
 }
 
+/// Goes to a new chat (the views go) and back to the only conversation, until `card`'s view is
+/// ready again.
+fn leave_and_reopen(s: &Session, card: &str) -> Result<()> {
+    s.click(&s.find("[data-testid=new-chat]")?)?;
+    s.wait_for("the view to go", WAIT, |s| {
+        Ok(s.find_all("iframe[data-testid=mcp-app-view]")?.is_empty().then_some(()))
+    })?;
+    s.click(&s.wait_for_element("[data-testid=conversation]", WAIT)?)?;
+    s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
+    Ok(())
+}
+
 /// The widget state kept for the only tool call of the profile's only conversation.
 fn kept_widget_state(profile: &Path) -> Result<Option<Value>> {
     let store = Store::open(&profile.join("porthole.db"))?;
@@ -1041,12 +1053,7 @@ fn a_widget_written_for_the_apps_sdk_runs_through_window_openai() -> Result<()> 
         Ok(stored_state()?.filter(|v| v["n"] == 1999).map(|_| ()))
     })?;
 
-    s.click(&s.find("[data-testid=new-chat]")?)?;
-    s.wait_for("the view to go", WAIT, |s| {
-        Ok(s.find_all("iframe[data-testid=mcp-app-view]")?.is_empty().then_some(()))
-    })?;
-    s.click(&s.wait_for_element("[data-testid=conversation]", WAIT)?)?;
-    s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
+    leave_and_reopen(s, card)?;
     let again = in_frame(s, "the kept state", &|t| {
         t.contains("Favourite: Luigi's") && t.contains("Tony's (diavola)")
     })?;
@@ -1157,12 +1164,7 @@ fn a_widget_built_with_skybridge_runs_in_porthole() -> Result<()> {
     s.click(&s.find("[data-testid=link-cancel]")?)?;
 
     // Opened again: the same board, with the kept pick.
-    s.click(&s.find("[data-testid=new-chat]")?)?;
-    s.wait_for("the view to go", WAIT, |s| {
-        Ok(s.find_all("iframe[data-testid=mcp-app-view]")?.is_empty().then_some(()))
-    })?;
-    s.click(&s.wait_for_element("[data-testid=conversation]", WAIT)?)?;
-    s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
+    leave_and_reopen(s, card)?;
     let again = in_frame(s, "the kept pick", &|t| {
         t.contains("Favourite: diavola") && t.contains("Toppings for a party")
     })?;
