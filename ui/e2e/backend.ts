@@ -464,8 +464,8 @@ export class FakeBackend {
       case "test_model": {
         checkProvider(args.provider);
         checkBaseUrl(String(args.baseUrl ?? ""));
-        const model = String(args.model ?? "").trim();
-        if (!model) throw new CommandError("invalid", "pick or type a model to test");
+        // An empty model is the provider's only one (this fake provider offers one).
+        const model = String(args.model ?? "").trim() || "fake-only";
         return { ok: true, model, reply: "OK", error: null, ms: 42 };
       }
       case "save_api_key": {

@@ -325,6 +325,23 @@ pub fn provider_for(kind: ProviderKind, base_url: &str, key: Option<String>) -> 
 }
 
 /// The models the provider lists, sorted; an empty list is an error (type the name instead).
+/// The model an empty model field means, as a turn takes it: the provider's only model; when it
+/// lists several, the person is asked to pick one (some are named).
+pub async fn only_model(provider: &dyn Provider, base_url: &str) -> AppResult<String> {
+    let models = list_models(provider, base_url).await?;
+    match models.as_slice() {
+        [only] => Ok(only.clone()),
+        many => {
+            let shown: Vec<&str> = many.iter().take(8).map(String::as_str).collect();
+            Err(AppError::invalid(format!(
+                "pick the model to test: this server offers {}{}",
+                shown.join(", "),
+                if many.len() > shown.len() { ", …" } else { "" }
+            )))
+        }
+    }
+}
+
 pub async fn list_models(provider: &dyn Provider, base_url: &str) -> AppResult<Vec<String>> {
     let base_url = porthole_secrets::redact::url(base_url);
     let listed = tokio::time::timeout(LIST_TIMEOUT, provider.list_models())
@@ -516,9 +533,13 @@ impl Host {
         api_key: Option<String>,
     ) -> AppResult<ModelTest> {
         let base_url = check_base_url(base_url)?;
-        let model = check_model(model)?.ok_or_else(|| AppError::invalid("pick or type a model to test"))?;
+        let model = check_model(model)?;
         let key = self.form_key(kind, api_key).await?;
         let provider = provider_for(kind, &base_url, key)?;
+        let model = match model {
+            Some(model) => model,
+            None => only_model(provider.as_ref(), &base_url).await?,
+        };
         Ok(run_test(provider.as_ref(), &model).await)
     }
 
@@ -825,6 +846,27 @@ mod tests {
         let refused = list_models(wrong.as_ref(), &llm.base_url()).await.unwrap_err();
         assert!(refused.message.contains("cannot list the models"), "{refused}");
         assert!(refused.message.contains("401"), "{refused}");
+    }
+
+    #[tokio::test]
+    async fn an_empty_model_means_the_providers_only_one() {
+        let llm = FakeLlm::start(Script {
+            models: vec!["solo".into()],
+            ..Script::default()
+        })
+        .await
+        .unwrap();
+        let provider = provider_for(ProviderKind::OpenAi, &llm.base_url(), None).unwrap();
+        assert_eq!(only_model(provider.as_ref(), &llm.base_url()).await.unwrap(), "solo");
+        let many = FakeLlm::start(Script {
+            models: vec!["b".into(), "a".into()],
+            ..Script::default()
+        })
+        .await
+        .unwrap();
+        let provider = provider_for(ProviderKind::OpenAi, &many.base_url(), None).unwrap();
+        let refused = only_model(provider.as_ref(), &many.base_url()).await.unwrap_err();
+        assert_eq!(refused.message, "pick the model to test: this server offers a, b");
     }
 
     #[tokio::test]

@@ -135,11 +135,20 @@ describe("ModelSettings", () => {
     await fireEvent.click(getByTestId("model-test"));
     await waitFor(() => expect(getByTestId("model-test-result").textContent).toMatch(/failed after 12 ms: the provider does not know/));
 
-    // Without a model there is nothing to test.
+    // Saving what just failed its test is allowed, and says so.
+    await fireEvent.click(getByTestId("model-save"));
+    expect((await findByTestId("model-saved")).textContent).toBe(
+      "Saved, although the test of these settings failed: the provider does not know the model \"llama3\".",
+    );
+
+    // Without a model, the provider's only one is tested (Rust finds it), as a turn would use it.
+    calls.testModel.mockResolvedValueOnce({ ok: true, model: "solo", reply: "OK", error: null, ms: 30 });
     await fireEvent.input(getByTestId("model-name"), { target: { value: "" } });
     await fireEvent.click(getByTestId("model-test"));
-    expect((await findByTestId("model-error")).textContent).toMatch(/Pick a model/);
-    expect(calls.testModel).toHaveBeenCalledTimes(2);
+    expect(calls.testModel).toHaveBeenLastCalledWith("openai", "http://localhost:11434/v1", null, null);
+    await waitFor(() => expect(getByTestId("model-test-result").textContent).toMatch(/solo answered in 30 ms/));
+    await fireEvent.click(getByTestId("model-save"));
+    await waitFor(() => expect(getByTestId("model-saved").textContent).toBe("Saved."));
   });
 
   it("saves the key in the OS keyring and removes it, saying where it is", async () => {
