@@ -105,11 +105,12 @@ impl WindowTheme {
         }
     }
 
-    /// The person chose `preference`; [`WindowTheme::known`] says what views are to be told.
+    /// What the person chose.
     pub fn preference(&self) -> ThemePreference {
         self.preference
     }
 
+    /// The person chose `preference`; [`WindowTheme::known`] says what views are to be told.
     pub fn set_preference(&mut self, preference: ThemePreference) {
         self.preference = preference;
     }
