@@ -85,6 +85,20 @@ fn launch(chat: &Chat) -> Result<App> {
     App::launch(chat.dir.path(), &["--base-url", &url, "--model", "fake-model"], &[])
 }
 
+/// [`launch`], with a stand-in browser: the file where each URL it was asked to open is written
+/// (absent until something is opened).
+fn launch_with_recording_browser(chat: &Chat) -> Result<(App, PathBuf)> {
+    let (browser, opened) = porthole_e2e::recording_browser(chat.dir.path())?;
+    let url = chat.fake.base_url();
+    let browser_env = browser.display().to_string();
+    let app = App::launch(
+        chat.dir.path(),
+        &["--base-url", &url, "--model", "fake-model"],
+        &[("BROWSER", browser_env.as_str())],
+    )?;
+    Ok((app, opened))
+}
+
 fn send(s: &Session, text: &str) -> Result<()> {
     let composer = s.find("[data-testid=composer]")?;
     s.send_keys(&composer, &format!("{text}\u{E007}"))
@@ -337,14 +351,7 @@ fn a_hostile_widget_is_contained_through_window_openai() -> Result<()> {
         "test": {"command": env!("CARGO_BIN_EXE_porthole-test-server")},
     }});
     std::fs::write(chat.dir.path().join("config.json"), config.to_string())?;
-    let (browser, opened) = porthole_e2e::recording_browser(chat.dir.path())?;
-    let url = chat.fake.base_url();
-    let browser_env = browser.display().to_string();
-    let app = App::launch(
-        chat.dir.path(),
-        &["--base-url", &url, "--model", "fake-model"],
-        &[("BROWSER", browser_env.as_str())],
-    )?;
+    let (app, opened) = launch_with_recording_browser(&chat)?;
     let s = &app.session;
     ask(s, "hostile", "Show me")?;
     let card = "[data-testid=tool-call][data-tool-name=hostile_widget]";
@@ -451,14 +458,7 @@ fn a_hostile_view_is_contained() -> Result<()> {
     let mut server = hostile_server();
     server["env"] = json!({ "HOSTILE_WS_PORT": ws_port.to_string() });
     let chat = chat("hostile", server, "hostile_view", &json!({}))?;
-    let (browser, opened) = porthole_e2e::recording_browser(chat.dir.path())?;
-    let url = chat.fake.base_url();
-    let browser_env = browser.display().to_string();
-    let app = App::launch(
-        chat.dir.path(),
-        &["--base-url", &url, "--model", "fake-model"],
-        &[("BROWSER", browser_env.as_str())],
-    )?;
+    let (app, opened) = launch_with_recording_browser(&chat)?;
     let s = &app.session;
     let main_url = s.url()?;
     ask(s, "hostile", "Show me")?;

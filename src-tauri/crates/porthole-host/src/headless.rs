@@ -180,10 +180,7 @@ pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result
         None => Vec::new(),
     };
 
-    let loaded = LoadedConfig::load(&setup.config_files);
-    for problem in &loaded.problems {
-        note!("porthole: config: {problem}");
-    }
+    let loaded = load_config(&setup);
     let mut options = setup.connect_options(loaded.mcp_apps_enabled(), ElicitationPolicy::Decline);
     // The settings' roots are given to servers that ask. Sampling is offered only with --yes:
     // with no one to review a request or its answer, it runs as asked, with the run's model,
@@ -528,6 +525,16 @@ async fn settle_or_stop(servers: &Servers) -> Option<Vec<porthole_mcp::ServerSta
     }
 }
 
+/// The MCP server config of `setup`'s files; what could not be read is said on stderr.
+fn load_config(setup: &Setup) -> LoadedConfig {
+    let loaded = LoadedConfig::load(&setup.config_files);
+    for problem in &loaded.problems {
+        note!("porthole: config: {problem}");
+        tracing::info!("config: {problem}");
+    }
+    loaded
+}
+
 /// A command stopped with Ctrl-C: it says so and exits 130.
 fn stopped() -> ExitCode {
     note!("porthole: stopped");
@@ -536,11 +543,7 @@ fn stopped() -> ExitCode {
 
 /// `porthole tools`: the tools the model would be offered (`all`: every tool).
 pub async fn tools(setup: Setup, json: bool, all: bool) -> Result<ExitCode> {
-    let loaded = LoadedConfig::load(&setup.config_files);
-    for problem in &loaded.problems {
-        note!("porthole: config: {problem}");
-        tracing::info!("config: {problem}");
-    }
+    let loaded = load_config(&setup);
     let options = setup.connect_options(loaded.mcp_apps_enabled(), ElicitationPolicy::Decline);
     let servers = Servers::start(loaded.servers, options);
     let Some(statuses) = settle_or_stop(&servers).await else {
@@ -596,10 +599,7 @@ pub struct CheckArgs {
 /// `porthole check`: every enabled server (or `--server`), its tools and views, against the
 /// MCP Apps rules. Exit 0 when it passed, 1 when it found what fails it, 2 when it could not run.
 pub async fn check(setup: Setup, args: CheckArgs) -> Result<ExitCode> {
-    let loaded = LoadedConfig::load(&setup.config_files);
-    for problem in &loaded.problems {
-        note!("porthole: config: {problem}");
-    }
+    let loaded = load_config(&setup);
     let configs: Vec<_> = match &args.server {
         Some(name) => loaded.servers.into_iter().filter(|s| &s.name == name).collect(),
         None => loaded.servers.into_iter().filter(|s| s.enabled).collect(),
@@ -643,10 +643,7 @@ pub async fn call(
     arguments: Option<serde_json::Map<String, serde_json::Value>>,
     json: bool,
 ) -> Result<ExitCode> {
-    let loaded = LoadedConfig::load(&setup.config_files);
-    for problem in &loaded.problems {
-        note!("porthole: config: {problem}");
-    }
+    let loaded = load_config(&setup);
     let Some(servers) = start_one(&setup, loaded, server).await? else {
         return Ok(stopped());
     };
@@ -753,35 +750,32 @@ async fn start_one(setup: &Setup, loaded: LoadedConfig, server: &str) -> Result<
     Ok(Some(servers))
 }
 
-/// What one request to one server came to.
-enum Asked {
-    /// Its answer, as JSON.
-    Answer(serde_json::Value),
-    Failed(porthole_mcp::CallError),
-    /// The person stopped it while the server started.
-    Stopped,
-}
-
-/// Starts only `server`, asks it one thing, and closes it.
+/// Starts only `server`, asks it one thing, and closes it: its answer as JSON, or the code to
+/// exit with (2 when the server failed, said on stderr as `porthole: {what}: {why}`; 130 when
+/// the person stopped it while the server started).
 async fn ask_one<T, F>(
     setup: &Setup,
     loaded: LoadedConfig,
     server: &str,
+    what: &str,
     ask: impl FnOnce(Servers) -> F,
-) -> Result<Asked>
+) -> Result<Result<serde_json::Value, ExitCode>>
 where
     T: serde::Serialize,
     F: std::future::Future<Output = Result<T, porthole_mcp::CallError>>,
 {
     let Some(servers) = start_one(setup, loaded, server).await? else {
-        return Ok(Asked::Stopped);
+        return Ok(Err(stopped()));
     };
     let result = ask(servers.clone()).await;
     servers.shutdown().await;
-    Ok(match result {
-        Ok(answer) => Asked::Answer(serde_json::to_value(&answer)?),
-        Err(e) => Asked::Failed(e),
-    })
+    match result {
+        Ok(answer) => Ok(Ok(serde_json::to_value(&answer)?)),
+        Err(e) => {
+            note!("porthole: {what}: {e}");
+            Ok(Err(ExitCode::from(2)))
+        }
+    }
 }
 
 /// `porthole prompt`: the messages prompt `name` of `server` gives with `arguments` (each
@@ -793,10 +787,7 @@ pub async fn prompt(
     arguments: Option<serde_json::Map<String, serde_json::Value>>,
     json: bool,
 ) -> Result<ExitCode> {
-    let loaded = LoadedConfig::load(&setup.config_files);
-    for problem in &loaded.problems {
-        note!("porthole: config: {problem}");
-    }
+    let loaded = load_config(&setup);
     let arguments = arguments
         .map(|map| {
             map.into_iter()
@@ -810,17 +801,13 @@ pub async fn prompt(
                 .collect::<Result<serde_json::Map<_, _>>>()
         })
         .transpose()?;
-    let value = match ask_one(&setup, loaded, server, |s| async move {
+    let what = format!("{server}/{name}");
+    let asked = ask_one(&setup, loaded, server, &what, |s| async move {
         s.get_prompt(server, name, arguments).await
-    })
-    .await?
-    {
-        Asked::Answer(value) => value,
-        Asked::Failed(e) => {
-            note!("porthole: {server}/{name}: {e}");
-            return Ok(ExitCode::from(2));
-        }
-        Asked::Stopped => return Ok(stopped()),
+    });
+    let value = match asked.await? {
+        Ok(value) => value,
+        Err(code) => return Ok(code),
     };
     if json {
         out!("{}", serde_json::to_string_pretty(&value)?);
@@ -844,24 +831,14 @@ pub async fn prompt(
 /// line saying what they are (`--json`: the whole `resources/read` answer). Exit 2 when it
 /// cannot be read.
 pub async fn read_resource(setup: Setup, server: &str, uri: &str, json: bool) -> Result<ExitCode> {
-    let loaded = LoadedConfig::load(&setup.config_files);
-    for problem in &loaded.problems {
-        note!("porthole: config: {problem}");
-    }
-    let value = match ask_one(
-        &setup,
-        loaded,
-        server,
-        |s| async move { s.read_resource(server, uri).await },
-    )
-    .await?
-    {
-        Asked::Answer(value) => value,
-        Asked::Failed(e) => {
-            note!("porthole: {server}: {uri}: {e}");
-            return Ok(ExitCode::from(2));
-        }
-        Asked::Stopped => return Ok(stopped()),
+    let loaded = load_config(&setup);
+    let what = format!("{server}: {uri}");
+    let asked = ask_one(&setup, loaded, server, &what, |s| async move {
+        s.read_resource(server, uri).await
+    });
+    let value = match asked.await? {
+        Ok(value) => value,
+        Err(code) => return Ok(code),
     };
     if json {
         out!("{}", serde_json::to_string_pretty(&value)?);

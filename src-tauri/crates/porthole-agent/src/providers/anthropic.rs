@@ -829,25 +829,7 @@ data: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}
 
     #[test]
     fn a_message_with_attachments_is_sent_as_blocks() {
-        let body = request_body(
-            &request(vec![Message {
-                role: Role::User,
-                parts: vec![
-                    Part::Text {
-                        text: "Summarise".into(),
-                    },
-                    Part::Attachment {
-                        server: "docs".into(),
-                        content: json!({"type": "resource", "resource": {"uri": "file:///a.md", "mimeType": "text/markdown", "text": "# A"}}),
-                    },
-                    Part::Attachment {
-                        server: "docs".into(),
-                        content: json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}),
-                    },
-                ],
-            }]),
-            None,
-        );
+        let body = request_body(&request(vec![super::super::content::message_with_attachments()]), None);
         assert_eq!(
             body["messages"][0],
             json!({"role": "user", "content": [

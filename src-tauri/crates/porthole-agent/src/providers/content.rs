@@ -105,6 +105,30 @@ fn image(media_type: String, data: String, what: &str) -> Block {
     }
 }
 
+/// A person's message with a text, an embedded Markdown resource and an image attached, as both
+/// providers' tests send it.
+#[cfg(test)]
+pub(crate) fn message_with_attachments() -> crate::conversation::Message {
+    use crate::conversation::{Message, Part, Role};
+    use serde_json::json;
+    Message {
+        role: Role::User,
+        parts: vec![
+            Part::Text {
+                text: "Summarise".into(),
+            },
+            Part::Attachment {
+                server: "docs".into(),
+                content: json!({"type": "resource", "resource": {"uri": "file:///a.md", "mimeType": "text/markdown", "text": "# A"}}),
+            },
+            Part::Attachment {
+                server: "docs".into(),
+                content: json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}),
+            },
+        ],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -902,22 +902,7 @@ data: [DONE]
     #[test]
     fn a_message_with_attachments_is_sent_as_content_parts() {
         let body = request_body(
-            &request(vec![Message {
-                role: Role::User,
-                parts: vec![
-                    Part::Text {
-                        text: "Summarise".into(),
-                    },
-                    Part::Attachment {
-                        server: "docs".into(),
-                        content: json!({"type": "resource", "resource": {"uri": "file:///a.md", "mimeType": "text/markdown", "text": "# A"}}),
-                    },
-                    Part::Attachment {
-                        server: "docs".into(),
-                        content: json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}),
-                    },
-                ],
-            }]),
+            &request(vec![super::super::content::message_with_attachments()]),
             None,
             true,
         );
