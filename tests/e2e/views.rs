@@ -866,6 +866,9 @@ fn a_popped_out_view_gets_its_own_window_and_comes_back_when_it_closes() -> Resu
     let (chat, app, TimeView { card, ready, time }) = time_view()?;
     let s = &app.session;
     let main = s.window_handle()?;
+    // The server's alwaysAllow let the call run: its card says so.
+    let mark = s.find(&format!("{card} [data-testid=tool-allowed-by]"))?;
+    assert_eq!(s.attribute(&mark, "data-allowed-by")?.as_deref(), Some("config"));
 
     s.click(&s.wait_for_element(&format!("{card} [data-testid=view-pop-out]"), WAIT)?)?;
     let moved = s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=popped_out]"), WAIT)?;
@@ -914,6 +917,121 @@ fn a_popped_out_view_gets_its_own_window_and_comes_back_when_it_closes() -> Resu
     s.switch_to_parent()?;
     let posts = chat.fake.requests().into_iter().filter(|r| r.method == "POST").count();
     assert_eq!(posts, 2, "moving the view asked the model nothing");
+    Ok(())
+}
+
+/// Presses `keys` until `wanted` has the keyboard (at most `most` times), and fails if the
+/// keyboard is ever lost to the page's body on the way. Returns what had it, in order.
+fn press_until(s: &Session, keys: &str, wanted: &str, most: usize) -> Result<Vec<String>> {
+    let mut seen = Vec::new();
+    for _ in 0..most {
+        s.press(keys)?;
+        let now = s.focused()?;
+        seen.push(now.clone());
+        anyhow::ensure!(now != "body", "the keyboard was lost to the page: {seen:?}");
+        if now == wanted {
+            return Ok(seen);
+        }
+    }
+    anyhow::bail!("{wanted} never had the keyboard: {seen:?}")
+}
+
+/// Waits until `wanted` has the keyboard.
+fn wait_for_focus(s: &Session, wanted: &str) -> Result<()> {
+    s.wait_for(&format!("{wanted} to have the keyboard"), WAIT, |s| {
+        Ok((s.focused()? == wanted).then_some(()))
+    })
+}
+
+/// The keyboard alone: a call is allowed with Ctrl+Shift+Enter; its view goes full screen and
+/// back, into the corner (above the message box, moved with the arrow keys) and back, out to a
+/// window of its own (named for its tool) and back. The keyboard is always where a person
+/// expects it, never lost to the page, and Tab leaves the view for the card's own buttons.
+#[test]
+fn the_keyboard_alone_allows_a_call_and_takes_its_view_everywhere_and_back() -> Result<()> {
+    let example = examples()
+        .into_iter()
+        .find(|e| e["name"] == "basic-vanillajs")
+        .context("the basic-vanillajs example")?;
+    let tool = example["tool"].as_str().unwrap();
+    let server = json!({ "command": example["command"], "args": example["args"], "cwd": fixtures() });
+    let chat = chat("basic", server, tool, &example["arguments"])?;
+    let app = launch(&chat)?;
+    let s = &app.session;
+    ask(s, "basic", "What time is it?")?;
+    let card = format!("[data-testid=tool-call][data-tool-name={tool}]");
+    s.wait_for_element(&format!("{card}[data-status=awaiting-approval]"), WAIT)?;
+    assert_eq!(s.focused()?, "composer");
+
+    // Ctrl+Shift+Enter allows it once; typed from the composer, the keyboard stays there.
+    s.press("\u{E009}\u{E008}\u{E007}")?;
+    s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
+    assert_eq!(s.focused()?, "composer");
+    assert!(
+        s.find_all(&format!("{card} [data-testid=tool-allowed-by]"))?.is_empty(),
+        "allowed once: no standing approval to mark"
+    );
+
+    // Back from the composer to the view's Full screen button; full screen and back (Esc).
+    press_until(s, "\u{E008}\u{E004}", "view-enter-fullscreen", 15)?;
+    s.press("\u{E007}")?;
+    s.wait_for_element(&format!("{card} [data-testid=view-frame].fullscreen"), WAIT)?;
+    wait_for_focus(s, "view-exit-fullscreen")?;
+    s.press("\u{E00C}")?;
+    s.wait_for_element(&format!("{card} [data-testid=view-frame].inline"), WAIT)?;
+    wait_for_focus(s, "view-enter-fullscreen")?;
+
+    // Into the view (its own buttons), and out again forward: the card's buttons come next.
+    press_until(s, "\u{E008}\u{E004}", "mcp-app-view", 4)?;
+    let out = press_until(s, "\u{E004}", "view-pop-out", 12)?;
+    assert!(
+        out.iter().all(|f| f == "mcp-app-view" || f == "view-pop-out"),
+        "Tab out of the view went elsewhere first: {out:?}"
+    );
+
+    // Picture in picture: above the message box, moved by the arrow keys, back with Esc.
+    press_until(s, "\u{E004}", "view-enter-pip", 3)?;
+    s.press("\u{E007}")?;
+    let pip = s.wait_for_element(&format!("{card} [data-testid=view-frame].pip"), WAIT)?;
+    wait_for_focus(s, "view-exit-pip")?;
+    let composer = s.find("form.composer")?;
+    let (box_at, composer_at) = (s.rect(&pip)?, s.rect(&composer)?);
+    let bottom = box_at["y"].as_f64().unwrap_or(0.0) + box_at["height"].as_f64().unwrap_or(0.0);
+    assert!(
+        bottom <= composer_at["y"].as_f64().unwrap_or(0.0),
+        "the view covers the message box: {box_at} over {composer_at}"
+    );
+    press_until(s, "\u{E008}\u{E004}", "view-pip-handle", 3)?;
+    s.press("\u{E012}\u{E012}\u{E012}\u{E013}")?;
+    let moved = s.rect(&pip)?;
+    assert_eq!(moved["x"].as_f64(), box_at["x"].as_f64().map(|x| x - 60.0), "three steps left: {moved}");
+    assert_eq!(moved["y"].as_f64(), box_at["y"].as_f64().map(|y| y - 20.0), "one step up: {moved}");
+    s.press("\u{E00C}")?;
+    s.wait_for_element(&format!("{card} [data-testid=view-frame].inline"), WAIT)?;
+    wait_for_focus(s, "view-enter-pip")?;
+
+    // Out to a window of its own, named for its tool; the keyboard stays on the card meanwhile,
+    // and is on Pop out again once the view is back.
+    let main = s.window_handle()?;
+    press_until(s, "\u{E008}\u{E004}", "view-pop-out", 3)?;
+    s.press("\u{E007}")?;
+    s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=popped_out]"), WAIT)?;
+    wait_for_focus(s, "tool-call")?;
+    let pop_out = s.wait_for("the pop-out window", WAIT, |s| {
+        Ok(s.window_handles()?.into_iter().find(|h| *h != main))
+    })?;
+    s.switch_to_window(&pop_out)?;
+    s.wait_for_element("[data-testid=view][data-state=ready]", WAIT)?;
+    s.wait_for("the pop-out's title", WAIT, |s| {
+        Ok((s.title()? == format!("{tool} — Porthole")).then_some(()))
+    })?;
+    let _ = s.press("\u{E00C}");
+    s.switch_to_window(&main)?;
+    s.wait_for("the pop-out window to close", WAIT, |s| {
+        Ok((s.window_handles()?.len() == 1).then_some(()))
+    })?;
+    s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
+    wait_for_focus(s, "view-pop-out")?;
     Ok(())
 }
 

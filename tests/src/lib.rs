@@ -335,6 +335,40 @@ impl Session {
     }
 
     /// Runs a script in the page (`return …;` gives the value).
+    /// Presses `keys` on whatever has the keyboard (WebDriver key actions: no element is focused
+    /// first). WebDriver's key codes: `\u{E004}` Tab, `\u{E007}` Enter, `\u{E00C}` Esc,
+    /// `\u{E008}` Shift, `\u{E009}` Control, `\u{E003}` Backspace, `\u{E012}`–`\u{E015}` the
+    /// arrows; a modifier is held from its key down until the end of `keys`.
+    pub fn press(&self, keys: &str) -> Result<()> {
+        let modifiers = ['\u{E008}', '\u{E009}', '\u{E00A}', '\u{E03D}'];
+        let mut actions = Vec::new();
+        let mut held = Vec::new();
+        for key in keys.chars() {
+            let key = key.to_string();
+            actions.push(json!({"type": "keyDown", "value": key}));
+            if modifiers.iter().any(|m| m.to_string() == key) {
+                held.push(key);
+            } else {
+                actions.push(json!({"type": "keyUp", "value": key}));
+            }
+        }
+        for key in held.into_iter().rev() {
+            actions.push(json!({"type": "keyUp", "value": key}));
+        }
+        let body = json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]});
+        self.call("POST", "/actions", Some(body))?;
+        self.call("DELETE", "/actions", None).map(|_| ())
+    }
+
+    /// What has the keyboard: its `data-testid` (or its tag name, lower case, when it has none).
+    pub fn focused(&self) -> Result<String> {
+        let found = self.execute(
+            "const a = document.activeElement; return a ? (a.dataset.testid || a.tagName.toLowerCase()) : 'nothing';",
+            json!([]),
+        )?;
+        Ok(found.as_str().unwrap_or("nothing").to_string())
+    }
+
     pub fn execute(&self, script: &str, args: Value) -> Result<Value> {
         self.call("POST", "/execute/sync", Some(json!({"script": script, "args": args})))
     }

@@ -116,11 +116,21 @@ for (const theme of ["light", "dark"] as const) {
       await card.getByTestId("tool-result").locator("summary").click();
       await expect(card.getByTestId("model-facing")).toBeVisible();
       await audit(page, "Markdown reply, tool call done with its result open");
+
+      // "Always allow", then a call that runs on it: both cards are marked.
+      await page.getByTestId("composer").fill("The weather again?");
+      await page.getByTestId("composer").press("Enter");
+      await page.getByTestId("approve-always").click();
+      await expect(card.nth(1).getByTestId("tool-allowed-by")).toHaveAttribute("data-allowed-by", "always");
+      await page.getByTestId("composer").fill("And the weather tomorrow?");
+      await page.getByTestId("composer").press("Enter");
+      await expect(card.nth(2).getByTestId("tool-allowed-by")).toHaveAttribute("data-allowed-by", "remembered");
+      await audit(page, "calls marked as allowed by a standing approval");
     });
 
     test("the settings dialog, every tab", async ({ page }) => {
       await openSettings(page);
-      for (const tab of ["model", "servers", "general"]) {
+      for (const tab of ["model", "servers", "approvals", "general"]) {
         await page.getByTestId(`settings-tab-${tab}`).click();
         await expect(page.getByTestId(`settings-tab-${tab}`)).toHaveAttribute("aria-selected", "true");
         await audit(page, `settings, ${tab} tab`);

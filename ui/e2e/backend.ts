@@ -247,12 +247,15 @@ function seed(): Thread[] {
   ];
 }
 
+const isTextBlock = (c: unknown): c is { type: "text"; text: string } =>
+  typeof c === "object" && c !== null && (c as { type?: unknown }).type === "text" && typeof (c as { text?: unknown }).text === "string";
+
 /** Lower case without diacritics, as the store's tokenizer (unicode61 remove_diacritics 2) reads. */
 const fold = (text: string) => text.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
 const WORD = /[\p{L}\p{N}]+/gu;
 
 /** The store's full-text search, in small: every term of the query is a prefix of some word
- * (AND), matches are marked `[word]`, and a long text is cut around the first match. */
+ * (AND), matches are marked between STX and ETX, and a long text is cut around the first match. */
 function match(text: string, terms: string[]): { snippet: string; score: number } | null {
   const words = [...text.matchAll(WORD)];
   const hit = (w: string) => terms.some((t) => fold(w).startsWith(t));
@@ -261,11 +264,11 @@ function match(text: string, terms: string[]): { snippet: string; score: number 
   let snippet = "";
   let at = 0;
   for (const w of marked) {
-    snippet += `${text.slice(at, w.index)}[${w[0]}]`;
+    snippet += `${text.slice(at, w.index)}\u0002${w[0]}\u0003`;
     at = w.index + w[0].length;
   }
   snippet += text.slice(at);
-  const first = snippet.indexOf("[");
+  const first = snippet.indexOf("\u0002");
   if (snippet.length > 90) {
     const start = Math.max(0, first - 30);
     snippet = `${start > 0 ? "…" : ""}${snippet.slice(start, start + 90)}…`;
@@ -285,6 +288,16 @@ export class FakeBackend {
   #gates = new Map<string, () => void>();
   /** Tool calls waiting for the person's decision. */
   #approvals = new Map<string, (decision: Decision) => void>();
+  /** Tools remembered as always allowed ("server/tool"), and since when. */
+  #alwaysAllowed = new Map<string, number>();
+
+  #approvalList() {
+    const tools = [...this.#alwaysAllowed].map(([key, since]) => {
+      const [server, tool] = key.split("/");
+      return { server, tool, source: "remembered" as const, since };
+    });
+    return { tools, sampling: [] };
+  }
   /** Turns running, by conversation: calling the function stops the turn. */
   #running = new Map<string, () => void>();
   #servers: ServerStatus[] = structuredClone(CONNECTED);
@@ -390,9 +403,14 @@ export class FakeBackend {
       case "send_message":
         return this.#send(args.conversationId as string | null, String(args.text ?? ""), (args.attachments as AttachmentRef[] | undefined) ?? []);
       case "approvals":
-        return { tools: [], sampling: [] };
-      case "revoke_tool_approval":
-        throw new CommandError("not_found", `${String(args.tool)} of ${String(args.server)} is not remembered as always allowed`);
+        return this.#approvalList();
+      case "revoke_tool_approval": {
+        const key = `${String(args.server)}/${String(args.tool)}`;
+        if (!this.#alwaysAllowed.delete(key)) {
+          throw new CommandError("not_found", `${String(args.tool)} of ${String(args.server)} is not remembered as always allowed`);
+        }
+        return this.#approvalList();
+      }
       case "revoke_sampling":
         return { tools: [], sampling: [] };
       case "answer_link":
@@ -593,7 +611,13 @@ export class FakeBackend {
       if (title) hits.push({ conversationId: conversation.id, conversationTitle: conversation.title, messageId: null, role: null, snippet: title.snippet, rank: -title.score });
       for (const message of this.#stored(thread).messages) {
         if (message.status === "streaming") continue;
-        const body = (message.parts as Part[]).flatMap((p) => (p.type === "text" ? [p.text] : [])).join(" ");
+        const body = (message.parts as Part[])
+          .flatMap((p) =>
+            p.type === "text" ? [p.text]
+            : p.type === "tool_result" ? p.content.flatMap((c) => (isTextBlock(c) && !c.text.startsWith("[Porthole: ") ? [c.text] : []))
+            : [],
+          )
+          .join(" ");
         const found = match(body, terms);
         if (found) {
           hits.push({
@@ -607,7 +631,12 @@ export class FakeBackend {
         }
       }
     }
-    return hits.sort((a, b) => a.rank - b.rank).slice(0, 50);
+    // Each conversation once: by its title when that matches, else its best message.
+    const listed = new Set<string>();
+    return hits
+      .sort((a, b) => (a.messageId === null) === (b.messageId === null) ? a.rank - b.rank : a.messageId === null ? -1 : 1)
+      .filter((h) => !listed.has(h.conversationId) && listed.add(h.conversationId))
+      .slice(0, 50);
   }
 
   /** Views of a stored conversation come back: the seeded ones are past the retention. */
@@ -684,7 +713,7 @@ export class FakeBackend {
     const text = toolText(toolName, input as Record<string, unknown>);
     this.#start(thread, async ({ say }) => {
       await say(ev.callStarted(callId, found.modelName, server, toolName, input as JsonValue, null));
-      await say(ev.running(callId));
+      await say(ev.running(callId, "person"));
       await say(ev.finished(callId, "ok", { content: [textBlock(text)], isError: false }, { content: [textBlock(text)] }, 12));
       await say(ev.done("end_turn"));
     });
@@ -735,20 +764,26 @@ export class FakeBackend {
       await say(ev.callStreaming(callId, "get_weather", JSON.stringify(args)));
       await say(ev.assistant([{ type: "tool_use", id: callId, name: "get_weather", arguments: args }]));
       await say(ev.callStarted(callId, "get_weather", "demo", "get_weather", args));
-      const decided = new Promise<Decision>((resolve) => this.#approvals.set(callId, resolve));
-      await say(ev.approvalRequested(callId, "demo", "get_weather", args));
-      const decision = await unlessStopped(decided);
-      if (decision === "stopped") {
-        this.#approvals.delete(callId);
-        await say(ev.finished(callId, "cancelled", { content: [textBlock("The call was cancelled.")], isError: true }, null, 0));
-        return say(ev.done("cancelled"));
+      // As Rust does: a remembered "always" runs the call without asking.
+      const remembered = this.#alwaysAllowed.has("demo/get_weather");
+      let decision: Decision | "stopped" = "allow_once";
+      if (!remembered) {
+        const decided = new Promise<Decision>((resolve) => this.#approvals.set(callId, resolve));
+        await say(ev.approvalRequested(callId, "demo", "get_weather", args));
+        decision = await unlessStopped(decided);
+        if (decision === "stopped") {
+          this.#approvals.delete(callId);
+          await say(ev.finished(callId, "cancelled", { content: [textBlock("The call was cancelled.")], isError: true }, null, 0));
+          return say(ev.done("cancelled"));
+        }
+        await say(ev.approvalResolved(callId, decision));
+        if (decision === "allow_always") this.#alwaysAllowed.set("demo/get_weather", this.#clock);
       }
-      await say(ev.approvalResolved(callId, decision));
       const denied = decision === "deny";
       const result = denied
         ? { content: [textBlock("The person did not allow this call.")], isError: true }
         : { content: [textBlock("Sunny, 21 °C")], isError: false };
-      if (!denied) await say(ev.running(callId));
+      if (!denied) await say(ev.running(callId, remembered ? "remembered" : decision === "allow_always" ? "always" : "once"));
       await say(ev.finished(callId, denied ? "denied" : "ok", result, denied ? null : { content: result.content }, 35));
       await say(ev.toolResults([{ type: "tool_result", tool_use_id: callId, content: result.content, is_error: result.isError }]));
       await say(ev.step(2));

@@ -66,6 +66,51 @@ test("a tool call waits for approval, and Allow once lets it run", async ({ page
   await expect(card.getByTestId("model-facing")).toContainText("Sunny, 21 °C");
 });
 
+test("Always allow marks the calls it lets run, and Settings revokes it from the mark", async ({ page }) => {
+  const composer = page.getByTestId("composer");
+  const cards = page.getByTestId("tool-call");
+  await composer.fill("What is the weather in Paris?");
+  await composer.press("Enter");
+  await cards.first().getByTestId("approve-always").click();
+  await expect(cards.first().getByTestId("tool-allowed-by")).toHaveText("Always allowed from now on");
+  // The next call is not asked about: its card says why.
+  await composer.fill("The weather again?");
+  await composer.press("Enter");
+  await expect(cards.nth(1)).toHaveAttribute("data-status", "ok");
+  await expect(cards.nth(1).getByTestId("approve-once")).toHaveCount(0);
+  await expect(cards.nth(1).getByTestId("tool-allowed-by")).toHaveAttribute("data-allowed-by", "remembered");
+
+  // The mark leads to Settings › Approvals, where it is revoked: the next call is asked again.
+  await cards.nth(1).getByTestId("tool-allowed-by").click();
+  await expect(page.getByTestId("settings-tab-approvals")).toHaveAttribute("aria-selected", "true");
+  const approval = page.locator('[data-testid="approval"][data-server="demo"][data-tool="get_weather"]');
+  await approval.getByTestId("approval-revoke").click();
+  await expect(page.getByTestId("approvals-none")).toBeVisible();
+  await page.getByTestId("settings-close").click();
+  await composer.fill("And the weather tomorrow?");
+  await composer.press("Enter");
+  await expect(cards.nth(2)).toHaveAttribute("data-status", "awaiting-approval");
+});
+
+test("the keyboard answers an approval: Ctrl+Shift+Enter allows once, Ctrl+Shift+Backspace denies", async ({ page }) => {
+  const composer = page.getByTestId("composer");
+  const cards = page.getByTestId("tool-call");
+  await composer.fill("What is the weather in Paris?");
+  await composer.press("Enter");
+  await expect(cards.first()).toHaveAttribute("data-status", "awaiting-approval");
+  await composer.press("Control+Shift+Enter");
+  await expect(cards.first()).toHaveAttribute("data-status", "ok");
+  await expect(composer).toBeFocused();
+  await composer.fill("The weather again?");
+  await composer.press("Enter");
+  await expect(cards.nth(1)).toHaveAttribute("data-status", "awaiting-approval");
+  // From the card itself: the keyboard stays on the card once its buttons go.
+  await cards.nth(1).getByTestId("deny").focus();
+  await page.keyboard.press("Control+Shift+Backspace");
+  await expect(cards.nth(1)).toHaveAttribute("data-status", "denied");
+  await expect(cards.nth(1)).toBeFocused();
+});
+
 test("a denied tool call is not run, and the reply says so", async ({ page }) => {
   await page.getByTestId("composer").fill("weather?");
   await page.getByTestId("send").click();

@@ -34,6 +34,12 @@ test("search shows the store's hits, opens one, and Esc clears it", async ({ pag
   await search.fill("paris sunny");
   await expect(hits).toHaveCount(1);
   await expect(hits).toHaveAttribute("data-conversation-id", WEATHER);
+  // What a tool returned is searched too (once per conversation, however many messages match).
+  await search.fill("21");
+  await expect(hits).toHaveCount(1);
+  await expect(hits).toHaveAttribute("data-conversation-id", WEATHER);
+  await expect(hits.locator(".hit-snippet")).toContainText("Tool result:");
+  await expect(hits.locator("mark").first()).toHaveText("21");
   await search.fill("paris zebra");
   await expect(page.getByTestId("search-empty")).toHaveText("No conversation mentions “paris zebra”.");
 

@@ -42,7 +42,7 @@ const hit = (over: Partial<SearchHit>): SearchHit => ({
   conversationTitle: "Weather in Paris",
   messageId: 7,
   role: "assistant",
-  snippet: "…it will [rain] in Paris…",
+  snippet: "…it will \u0002rain\u0003 in Paris…",
   rank: -1,
   ...over,
 });
@@ -107,7 +107,7 @@ describe("Sidebar: search", () => {
   it("asks the store after typing and shows each hit with its conversation's title and snippet", async () => {
     const search = vi.fn(async (_q: string) => [
       hit({}),
-      hit({ conversationId: "b2", conversationTitle: "Rain gear", messageId: null, role: null, snippet: "[Rain] gear" }),
+      hit({ conversationId: "b2", conversationTitle: "Rain gear", messageId: null, role: null, snippet: "\u0002Rain\u0003 gear" }),
     ]);
     const { getByTestId, getAllByTestId, queryAllByTestId, props } = setup({ search });
     await fireEvent.input(getByTestId("conversation-search"), { target: { value: " rain " } });
@@ -289,22 +289,25 @@ describe("Sidebar: delete", () => {
 });
 
 describe("snippetParts", () => {
-  it("marks the bracketed terms of the query and keeps the text's own brackets", () => {
-    expect(snippetParts("…see [rain] in [1] of [Rainfall]…", "rain")).toEqual([
+  const m = (t: string) => `\u0002${t}\u0003`;
+
+  it("marks what the store marked, and keeps the text's own brackets", () => {
+    expect(snippetParts(`…see ${m("rain")} in [1] of ${m("Rainfall")}…`)).toEqual([
       { text: "…see ", match: false },
       { text: "rain", match: true },
       { text: " in [1] of ", match: false },
       { text: "Rainfall", match: true },
       { text: "…", match: false },
     ]);
+    expect(snippetParts("[unclosed and ]odd[")).toEqual([{ text: "[unclosed and ]odd[", match: false }]);
   });
 
-  it("matches as the store does: case and diacritics aside, each term a prefix", () => {
-    expect(snippetParts("[Crème] brûlée and [cafe]", "creme CAFÉ")).toEqual([
-      { text: "Crème", match: true },
-      { text: " brûlée and ", match: false },
-      { text: "cafe", match: true },
-    ]);
-    expect(snippetParts("[unclosed and ]odd[", "odd")).toEqual([{ text: "[unclosed and ]odd[", match: false }]);
+  it("reads Markdown as plain text", () => {
+    const text = (s: string) => snippetParts(s).map((p) => (p.match ? `<${p.text}>` : p.text)).join("");
+    expect(text(`## Plan\n- **${m("Deploy")}** on *Friday*, see [the ${m("docs")}](https://x.test/a) and \`make\``)).toBe(
+      "Plan <Deploy> on Friday, see the <docs> and make",
+    );
+    expect(text(`> quoted ${m("rain")}_check stays_snake_case`)).toBe("quoted <rain>_check stays_snake_case");
+    expect(text("1. first\n2. ~~second~~ ![chart](c.png)")).toBe("first second chart");
   });
 });

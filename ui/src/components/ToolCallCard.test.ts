@@ -3,6 +3,7 @@ import { cleanup, fireEvent, render } from "@testing-library/svelte";
 import ToolCallCard from "./ToolCallCard.svelte";
 import type { ToolCallItem } from "../lib/transcript.svelte";
 import { views } from "../lib/views.svelte";
+import { settingsDialog } from "../lib/settingsDialog.svelte";
 
 vi.mock("../lib/api", async (original) => ({
   ...(await original<typeof import("../lib/api")>()),
@@ -49,6 +50,7 @@ const call = (status: ToolCallItem["status"]): ToolCallItem => ({
   uiResourceUri: null,
   status,
   decision: null,
+  allowedBy: null,
   progress: null,
   durationMs: null,
   modelResult: null,
@@ -121,5 +123,36 @@ describe("ToolCallCard", () => {
     cleanup();
     const plain = render(ToolCallCard, { call: { ...done, modelResult: { content: [{ type: "text", text: "18°C" }], isError: false } } });
     expect(plain.queryByTestId("view-note-explained")).toBeNull();
+  });
+
+  it("marks a call that ran on a standing approval, and leads to where it can be revoked", async () => {
+    for (const [allowedBy, text] of [
+      ["remembered", "Allowed: you chose “Always allow”"],
+      ["config", "Allowed by the server's alwaysAllow"],
+      ["always", "Always allowed from now on"],
+    ] as const) {
+      const card = render(ToolCallCard, { call: { ...call("ok"), allowedBy } });
+      expect(card.getByTestId("tool-allowed-by").textContent).toBe(text);
+      cleanup();
+    }
+    for (const allowedBy of ["once", "person", "read-only", null] as const) {
+      const card = render(ToolCallCard, { call: { ...call("ok"), allowedBy } });
+      expect(card.queryByTestId("tool-allowed-by"), String(allowedBy)).toBeNull();
+      cleanup();
+    }
+    settingsDialog.close();
+    const card = render(ToolCallCard, { call: { ...call("ok"), allowedBy: "remembered" } });
+    await fireEvent.click(card.getByTestId("tool-allowed-by"));
+    expect(settingsDialog.isOpen).toBe(true);
+    expect(settingsDialog.tab).toBe("approvals");
+    settingsDialog.close();
+  });
+
+  it("keeps the keyboard on the card once the approval is answered", async () => {
+    const card = render(ToolCallCard, { call: call("awaiting-approval") });
+    const allow = card.getByTestId("approve-once");
+    allow.focus();
+    await fireEvent.click(allow);
+    await vi.waitFor(() => expect(document.activeElement).toBe(card.getByTestId("tool-call")));
   });
 });

@@ -216,6 +216,49 @@ describe("ViewFrame", () => {
     expect(getByTestId("mcp-app-view")).toBe(frame);
   });
 
+  it("keeps the keyboard with the view: on the way out of full screen or the corner, then on the button that took it there", async () => {
+    views.handle(opened("call-1", "v1"));
+    views.handle(state("call-1", "v1", "ready"));
+    const { getByTestId } = showView();
+    await fireEvent.click(getByTestId("view-enter-fullscreen"));
+    await vi.waitFor(() => expect(document.activeElement).toBe(getByTestId("view-exit-fullscreen")));
+    await fireEvent.keyDown(window, { key: "Escape" });
+    await vi.waitFor(() => expect(document.activeElement).toBe(getByTestId("view-enter-fullscreen")));
+    await fireEvent.click(getByTestId("view-enter-pip"));
+    await vi.waitFor(() => expect(document.activeElement).toBe(getByTestId("view-exit-pip")));
+    await fireEvent.click(getByTestId("view-exit-pip"));
+    await vi.waitFor(() => expect(document.activeElement).toBe(getByTestId("view-enter-pip")));
+  });
+
+  it("puts picture in picture above the message box, and moves it with the arrow keys, never over it", async () => {
+    const form = document.createElement("form");
+    form.innerHTML = '<textarea data-testid="composer"></textarea>';
+    document.body.append(form);
+    form.getBoundingClientRect = () => ({ top: 700, bottom: 768, left: 0, right: 1024, width: 1024, height: 68, x: 0, y: 700, toJSON: () => ({}) });
+    try {
+      views.handle(opened("call-1", "v1"));
+      views.handle(state("call-1", "v1", "ready"));
+      const { getByTestId } = showView();
+      const box = getByTestId("view-frame");
+      box.getBoundingClientRect = () => ({ top: 0, bottom: 300, left: 0, right: 380, width: 380, height: 300, x: 0, y: 0, toJSON: () => ({}) });
+      await fireEvent.click(getByTestId("view-enter-pip"));
+      flushSync();
+      // jsdom's window is 1024 × 768: bottom right, 12 px above the message box.
+      expect(box.style.left).toBe(`${1024 - 380 - 12}px`);
+      expect(box.style.top).toBe(`${700 - 12 - 300}px`);
+      const handle = getByTestId("view-pip-handle");
+      await fireEvent.keyDown(handle, { key: "ArrowLeft" });
+      await fireEvent.keyDown(handle, { key: "ArrowUp", shiftKey: true });
+      expect(box.style.left).toBe(`${1024 - 380 - 12 - 20}px`);
+      expect(box.style.top).toBe(`${700 - 12 - 300 - 100}px`);
+      // Down as far as it goes: it stops above the message box.
+      for (let i = 0; i < 10; i++) await fireEvent.keyDown(handle, { key: "ArrowDown" });
+      expect(box.style.top).toBe(`${700 - 12 - 300}px`);
+    } finally {
+      form.remove();
+    }
+  });
+
   it("offers Pop out for a ready view, even one that declares only the inline mode", async () => {
     views.handle(opened("call-1", "v1", { displayModes: ["inline"] }));
     const { getByTestId, queryByTestId } = showView();

@@ -19,6 +19,7 @@ import type { JsonValue } from "./generated/serde_json/JsonValue";
 import { commands } from "./generated/commands";
 import type { AppEvents } from "./generated/events";
 
+export type { AllowedBy } from "./generated/AllowedBy";
 export type { AppError } from "./generated/AppError";
 export type { AppInfo } from "./generated/AppInfo";
 export type { Approvals } from "./generated/Approvals";

@@ -1,5 +1,5 @@
 // How the chat says things: tool-call statuses, durations, JSON, retry notices, the model line.
-import type { ModelInfo, RetryKind } from "./api";
+import type { AllowedBy, ModelInfo, RetryKind } from "./api";
 import type { Retry, ToolCallItem, ToolCallStatus } from "./transcript.svelte";
 
 const STATUS_LABELS: Record<ToolCallStatus, string> = {
@@ -17,6 +17,21 @@ const STATUS_LABELS: Record<ToolCallStatus, string> = {
 
 export function callStatusLabel(status: ToolCallStatus): string {
   return STATUS_LABELS[status];
+}
+
+/** The mark a call allowed without being asked (or allowed for good) bears on its card; null
+ * for a call the person allowed once, started themselves, or one that only reads. */
+export function standingApprovalLabel(allowedBy: AllowedBy | null): string | null {
+  switch (allowedBy) {
+    case "always":
+      return "Always allowed from now on";
+    case "remembered":
+      return "Allowed: you chose “Always allow”";
+    case "config":
+      return "Allowed by the server's alwaysAllow";
+    default:
+      return null;
+  }
 }
 
 /** "850 ms", "1.2 s", "2 min 5 s". */

@@ -52,6 +52,9 @@ export function modelFormProblem(form: {
 }
 
 /** Where a provider's key is, in words. */
+/** How long a keyring call may take before the window says it is waiting for the keyring (ms). */
+export const KEYRING_PATIENCE_MS = 700;
+
 export function keyStatusText(keys: ProviderKeys | undefined, keyringProblem: string | null): string {
   if (!keys) return "";
   const parts: string[] = [];

@@ -50,6 +50,25 @@ describe("onShortcut", () => {
     expect(e.defaultPrevented).toBe(true);
   });
 
+  it("Ctrl/Cmd+Shift+Enter allows the first waiting call once, Ctrl/Cmd+Shift+Backspace denies it", () => {
+    expect(shortcutOf(key("Enter", { ctrlKey: true, shiftKey: true }))).toBe("approve");
+    expect(shortcutOf(key("Backspace", { metaKey: true, shiftKey: true }))).toBe("deny");
+    expect(shortcutOf(key("Enter", { ctrlKey: true, shiftKey: true, altKey: true }))).toBeNull();
+    document.body.innerHTML = `
+      <section><button data-testid="deny">Deny</button><button data-testid="approve-once">Allow once</button></section>
+      <section><button data-testid="deny">Deny</button><button data-testid="approve-once">Allow once</button></section>`;
+    const clicked: string[] = [];
+    document.querySelectorAll("button").forEach((b, i) => b.addEventListener("click", () => clicked.push(`${i}`)));
+    expect(onShortcut(key("Enter", { ctrlKey: true, shiftKey: true }), actions())).toBe(true);
+    expect(onShortcut(key("Backspace", { ctrlKey: true, shiftKey: true }), actions())).toBe(true);
+    expect(clicked).toEqual(["1", "0"]);
+    // Nothing waiting: the keys are left alone.
+    document.body.innerHTML = '<button data-testid="approve-once" disabled>Allow once</button>';
+    const e = key("Enter", { ctrlKey: true, shiftKey: true });
+    expect(onShortcut(e, actions())).toBe(false);
+    expect(e.defaultPrevented).toBe(false);
+  });
+
   it("Ctrl/Cmd+K focuses the conversation search box and selects its text", () => {
     document.body.innerHTML = '<textarea data-testid="composer"></textarea><input data-testid="conversation-search" value="old query">';
     const composer = document.querySelector("textarea")!;

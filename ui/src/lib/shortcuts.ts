@@ -1,9 +1,10 @@
 // The window's keyboard shortcuts: Ctrl/Cmd+N a new chat, Ctrl/Cmd+K the conversation search,
-// Esc stops the reply being written. None acts while a dialog is open (it has the keyboard), nor
+// Esc stops the reply being written, Ctrl/Cmd+Shift+Enter allows the first call waiting for
+// approval once and Ctrl/Cmd+Shift+Backspace denies it. None acts while a dialog is open (it has the keyboard), nor
 // on a key something else already handled. The composer's own keys (Enter sends, Shift+Enter is
 // a new line) are in composer.ts; Esc leaving full screen is the view frame's.
 
-export type Shortcut = "new-chat" | "search" | "stop";
+export type Shortcut = "new-chat" | "search" | "stop" | "approve" | "deny";
 
 type Keys = Pick<KeyboardEvent, "key" | "code" | "ctrlKey" | "metaKey" | "shiftKey" | "altKey" | "isComposing">;
 
@@ -12,6 +13,11 @@ type Keys = Pick<KeyboardEvent, "key" | "code" | "ctrlKey" | "metaKey" | "shiftK
 export function shortcutOf(e: Keys): Shortcut | null {
   if (e.isComposing) return null;
   if (e.key === "Escape") return e.ctrlKey || e.metaKey || e.shiftKey || e.altKey ? null : "stop";
+  if ((e.ctrlKey || e.metaKey) && e.shiftKey && !e.altKey) {
+    if (e.key === "Enter") return "approve";
+    if (e.key === "Backspace") return "deny";
+    return null;
+  }
   if (!(e.ctrlKey || e.metaKey) || e.shiftKey || e.altKey) return null;
   const letter = e.key.toLowerCase();
   const latin = /^[a-z]$/.test(letter);
@@ -30,6 +36,10 @@ export interface ShortcutActions {
 
 /** The conversation search box (the sidebar's). */
 export const SEARCH_BOX = "[data-testid=conversation-search]";
+
+/** The first call's approval buttons (the oldest call waiting is the first in the transcript). */
+export const APPROVE_ONCE = "[data-testid=approve-once]:not(:disabled)";
+export const DENY = "[data-testid=deny]:not(:disabled)";
 
 /** The composer (where Esc stops the reply being written). */
 export const COMPOSER = "[data-testid=composer]";
@@ -54,6 +64,13 @@ export function onShortcut(e: KeyboardEvent, actions: ShortcutActions, doc: Docu
       if (!box) return false;
       box.focus();
       if (box instanceof HTMLInputElement) box.select();
+      break;
+    }
+    case "approve":
+    case "deny": {
+      const button = doc.querySelector<HTMLElement>(shortcut === "approve" ? APPROVE_ONCE : DENY);
+      if (!button) return false;
+      button.click();
       break;
     }
     case "stop":

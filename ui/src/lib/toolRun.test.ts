@@ -142,6 +142,7 @@ describe("a reopened conversation with runs", () => {
     createdAt: 0,
     updatedAt: 0,
     finishedAt: 0,
+    allowedBy: "person",
   });
 
   it("shows each run's card where it was run, before and between the turns", () => {

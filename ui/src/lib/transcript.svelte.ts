@@ -2,6 +2,7 @@
 // errors, notices) built by a pure reducer over the turn's events (`apply`), or rebuilt from the
 // store (`load`). Both paths give the same items for the same conversation.
 import type {
+  AllowedBy,
   CallStatus,
   Decision,
   JsonValue,
@@ -83,6 +84,8 @@ export interface ToolCallItem {
   uiResourceUri: string | null;
   status: ToolCallStatus;
   decision: Decision | null;
+  /** How the call came to run (once it did): asked, an earlier "always", the server's config… */
+  allowedBy: AllowedBy | null;
   progress: Progress | null;
   durationMs: number | null;
   /** Exactly what the model got. */
@@ -488,6 +491,7 @@ export class Transcript {
       }
       case "tool_call_running": {
         const call = this.#call(event.callId, "");
+        call.allowedBy = event.allowedBy;
         if (!isFinal(call.status)) call.status = "running";
         break;
       }
@@ -653,6 +657,7 @@ export class Transcript {
     call.modelResult = modelFacingOf(record.modelFacing);
     call.viewResult = record.viewFacing ?? null;
     call.durationMs = record.durationMs;
+    call.allowedBy = record.allowedBy;
     call.error = record.error;
     this.#calls.set(record.callId, this.#push(call));
   }
@@ -718,6 +723,7 @@ export class Transcript {
       uiResourceUri: null,
       status: "streaming",
       decision: null,
+      allowedBy: null,
       progress: null,
       durationMs: null,
       modelResult: null,

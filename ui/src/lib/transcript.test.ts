@@ -373,11 +373,11 @@ describe("Transcript: loading a stored conversation", () => {
       toolCalls: [
         {
           id: 11, conversationId: "c9", messageId: 2, callId: "k2", server: "demo", tool: "forecast", arguments: osloArgs,
-          status: "interrupted", modelFacing: null, viewFacing: null, error: null, durationMs: null, createdAt: 1, updatedAt: 1, finishedAt: null,
+          status: "interrupted", modelFacing: null, viewFacing: null, error: null, durationMs: null, createdAt: 1, updatedAt: 1, finishedAt: null, allowedBy: null,
         },
         {
           id: 10, conversationId: "c9", messageId: 2, callId: "k1", server: "demo", tool: "forecast", arguments: parisArgs,
-          status: "ok", modelFacing: parisModel, viewFacing: parisView, error: null, durationMs: 900, createdAt: 1, updatedAt: 1, finishedAt: 2,
+          status: "ok", modelFacing: parisModel, viewFacing: parisView, error: null, durationMs: 900, createdAt: 1, updatedAt: 1, finishedAt: 2, allowedBy: "once",
         },
       ],
     };

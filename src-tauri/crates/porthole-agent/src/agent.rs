@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::ModelContext;
 use crate::conversation::{Message, Part, Role, ToolSpec, Usage};
-use crate::events::{CallStatus, Decision, EventSink, StopReason, TurnEvent};
+use crate::events::{AllowedBy, CallStatus, Decision, EventSink, StopReason, TurnEvent};
 use crate::provider::{ModelEvent, ModelRequest, Provider, ProviderError};
 use porthole_mcp::{CallError, CallOptions, CatalogTool, ModelFacing, Progress, ServerState, Servers};
 
@@ -580,6 +580,11 @@ impl Agent {
         *started.lock().unwrap() = Instant::now();
         sink.emit(&TurnEvent::ToolCallRunning {
             call_id: call_id.clone(),
+            allowed_by: if tool.read_only {
+                AllowedBy::ReadOnly
+            } else {
+                AllowedBy::Once
+            },
         });
         let Some(app_tools) = self.app_tools.clone() else {
             let text = "No view offers this tool any more.".to_string();
@@ -829,37 +834,43 @@ impl ToolRunner {
             }
         };
 
-        if let Approval::Ask { approver, remembered } = approval
-            && !(self.servers.always_allowed(&tool.server, &tool.name)
-                || remembered.is_some_and(|r| r.is_allowed(&tool.server, &tool.name)))
-        {
-            let request = ApprovalRequest {
-                call_id: call_id.clone(),
-                server: tool.server.clone(),
-                tool: tool.name.clone(),
-                arguments: Value::Object(arguments.clone()),
-            };
-            let Some(decision) = ask_person(approver, sink, request, &cancel).await else {
-                let text = "The tool call was cancelled before it was approved.".to_string();
-                return finish(CallStatus::Cancelled, host_error(text.clone()), Value::Null, Some(text));
-            };
-            match decision {
-                Decision::Deny => {
-                    let text = "The user denied this tool call.".to_string();
-                    return finish(CallStatus::Denied, host_error(text.clone()), Value::Null, Some(text));
-                }
-                Decision::AllowAlways => {
-                    if let Some(r) = remembered {
-                        r.remember(&tool.server, &tool.name);
-                    }
-                }
-                Decision::AllowOnce => {}
+        let allowed_by = match approval {
+            Approval::Given => AllowedBy::Person,
+            Approval::Ask { .. } if self.servers.always_allowed(&tool.server, &tool.name) => AllowedBy::Config,
+            Approval::Ask { remembered, .. } if remembered.is_some_and(|r| r.is_allowed(&tool.server, &tool.name)) => {
+                AllowedBy::Remembered
             }
-        }
+            Approval::Ask { approver, remembered } => {
+                let request = ApprovalRequest {
+                    call_id: call_id.clone(),
+                    server: tool.server.clone(),
+                    tool: tool.name.clone(),
+                    arguments: Value::Object(arguments.clone()),
+                };
+                let Some(decision) = ask_person(approver, sink, request, &cancel).await else {
+                    let text = "The tool call was cancelled before it was approved.".to_string();
+                    return finish(CallStatus::Cancelled, host_error(text.clone()), Value::Null, Some(text));
+                };
+                match decision {
+                    Decision::Deny => {
+                        let text = "The user denied this tool call.".to_string();
+                        return finish(CallStatus::Denied, host_error(text.clone()), Value::Null, Some(text));
+                    }
+                    Decision::AllowAlways => {
+                        if let Some(r) = remembered {
+                            r.remember(&tool.server, &tool.name);
+                        }
+                        AllowedBy::Always
+                    }
+                    Decision::AllowOnce => AllowedBy::Once,
+                }
+            }
+        };
 
         *started.lock().unwrap() = Instant::now();
         sink.emit(&TurnEvent::ToolCallRunning {
             call_id: call_id.clone(),
+            allowed_by,
         });
         let (progress_tx, mut progress_rx) = mpsc::unbounded_channel::<Progress>();
         let call = self.servers.call_tool(

@@ -13,6 +13,7 @@ use ts_rs::TS;
 use crate::conversation::{Message, Usage};
 use crate::provider::RetryKind;
 use porthole_mcp::ModelFacing;
+pub use porthole_store::AllowedBy;
 
 /// How a tool call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
@@ -142,9 +143,10 @@ pub enum TurnEvent {
         call_id: String,
         decision: Decision,
     },
-    /// The call is running on its server.
+    /// The call is running on its server, and how it came to (asked, remembered, the config…).
     ToolCallRunning {
         call_id: String,
+        allowed_by: AllowedBy,
     },
     ToolCallProgress {
         call_id: String,

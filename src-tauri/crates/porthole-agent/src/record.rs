@@ -321,9 +321,9 @@ impl Shared {
                 })?;
                 state.calls.insert(call_id.clone(), id);
             }
-            TurnEvent::ToolCallRunning { call_id } => {
+            TurnEvent::ToolCallRunning { call_id, allowed_by } => {
                 if let Some(&id) = state.calls.get(call_id) {
-                    self.store.set_tool_call_status(id, ToolCallStatus::Running)?;
+                    self.store.set_tool_call_running(id, *allowed_by)?;
                 }
             }
             TurnEvent::ApprovalResolved {

@@ -197,7 +197,7 @@ impl<'a> From<&'a TurnEvent> for CliEvent<'a> {
                 call_id,
                 decision: *decision,
             },
-            TurnEvent::ToolCallRunning { call_id } => CliEvent::ToolCallRunning { call_id },
+            TurnEvent::ToolCallRunning { call_id, .. } => CliEvent::ToolCallRunning { call_id },
             TurnEvent::ToolCallProgress {
                 call_id,
                 progress,
@@ -251,6 +251,7 @@ mod tests {
 
     use super::*;
     use crate::conversation::{Part, Role};
+    use crate::events::AllowedBy;
     use crate::provider::RetryKind;
 
     fn usage() -> Usage {
@@ -395,7 +396,13 @@ mod tests {
                     decision: Decision::AllowAlways,
                 },
             ),
-            ("tool_call_running", TurnEvent::ToolCallRunning { call_id: "c1".into() }),
+            (
+                "tool_call_running",
+                TurnEvent::ToolCallRunning {
+                    call_id: "c1".into(),
+                    allowed_by: AllowedBy::Remembered,
+                },
+            ),
             (
                 "tool_call_progress",
                 TurnEvent::ToolCallProgress {

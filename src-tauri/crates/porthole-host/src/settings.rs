@@ -264,14 +264,33 @@ pub fn store_key(keyring: &dyn SecretStore, kind: ProviderKind, key: &str) -> Ap
         ));
     }
     if let Some(problem) = keyring.session_only() {
+        // (The problem may say that secrets are kept in memory: sign-ins are, API keys never.)
         return Err(AppError::keyring(format!(
-            "the key was not saved: {problem}. Set {} in the environment instead",
+            "the key was not saved, not even for this session: Porthole keeps API keys only in the OS \
+             keyring, and it has none it can use ({problem}). Set {} in the environment instead, or start \
+             or unlock the keyring and restart Porthole",
             key_env_var(kind)
         )));
     }
     keyring
         .set(&keyring_entry(kind), key)
-        .map_err(|e| AppError::keyring(format!("the key was not saved: {e}")))
+        .map_err(|e| keyring_failure("the key was not saved", kind, e))
+}
+
+/// A keyring call that failed, in words that say what to do: a keyring that is locked asks the
+/// person to unlock it (and fails when they do not); one that is missing cannot keep the key.
+fn keyring_failure(what: &str, kind: ProviderKind, e: porthole_secrets::SecretError) -> AppError {
+    let env = key_env_var(kind);
+    AppError::keyring(match e {
+        porthole_secrets::SecretError::Unavailable(why) => format!(
+            "{what}: the OS keyring could not be reached ({why}). Check that it is running and unlocked, \
+             then try again, or set {env} in the environment"
+        ),
+        porthole_secrets::SecretError::Refused(why) => format!(
+            "{what}: the OS keyring refused ({why}). If it asked to be unlocked, unlock it and try again; \
+             or set {env} in the environment"
+        ),
+    })
 }
 
 /// Removes `kind`'s key from the OS keyring.
@@ -283,7 +302,7 @@ pub fn remove_key(keyring: &dyn SecretStore, kind: ProviderKind) -> AppResult<()
     }
     keyring
         .delete(&keyring_entry(kind))
-        .map_err(|e| AppError::keyring(format!("the key was not removed: {e}")))
+        .map_err(|e| keyring_failure("the key was not removed", kind, e))
 }
 
 /// The key for a request from the form: the one typed, else the environment's, else the

@@ -779,7 +779,7 @@ impl Views {
                 }
             }
             // Approved, or needing no approval: the view is told the complete input now.
-            TurnEvent::ToolCallRunning { call_id } => {
+            TurnEvent::ToolCallRunning { call_id, .. } => {
                 if let Some(view) = self.view_for(conversation_id, call_id) {
                     if let Some(live) = self.inner.live.lock().unwrap().get_mut(&view) {
                         live.input_allowed = true;

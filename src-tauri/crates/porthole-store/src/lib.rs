@@ -26,8 +26,9 @@ use serde_json::Value;
 pub use error::{Result, StoreError, UnknownStatus};
 pub use transfer::{EXPORT_FORMAT, EXPORT_VERSION, ExportedConversation, ExportedWidgetState};
 pub use types::{
-    AlwaysAllowed, AuditEntry, AuditKind, Conversation, MessageRole, MessageStatus, NewAuditEntry, NewToolCall,
-    NewView, SearchHit, StoredMessage, ToolCallFinish, ToolCallRecord, ToolCallStatus, ViewRecord, ViewState,
+    AllowedBy, AlwaysAllowed, AuditEntry, AuditKind, Conversation, MessageRole, MessageStatus, NewAuditEntry,
+    NewToolCall, NewView, SNIPPET_CLOSE, SNIPPET_OPEN, SearchHit, StoredMessage, ToolCallFinish, ToolCallRecord,
+    ToolCallStatus, ViewRecord, ViewState,
 };
 pub use writers::ConversationWriter;
 
@@ -205,7 +206,7 @@ fn message_from_row(row: &Row<'_>) -> rusqlite::Result<StoredMessage> {
 }
 
 const TOOL_CALL_COLUMNS: &str = "id, conversation_id, message_id, call_id, server, tool, arguments, status, \
-     model_facing, view_facing, error, duration_ms, created_at, updated_at, finished_at";
+     model_facing, view_facing, error, duration_ms, created_at, updated_at, finished_at, allowed_by";
 
 fn tool_call_from_row(row: &Row<'_>) -> rusqlite::Result<ToolCallRecord> {
     let duration_ms: Option<i64> = row.get(11)?;
@@ -225,6 +226,7 @@ fn tool_call_from_row(row: &Row<'_>) -> rusqlite::Result<ToolCallRecord> {
         created_at: row.get(12)?,
         updated_at: row.get(13)?,
         finished_at: row.get(14)?,
+        allowed_by: row.get(15)?,
     })
 }
 
@@ -863,14 +865,17 @@ impl Store {
         Ok(())
     }
 
-    /// Full-text search over message text (text parts only) and conversation titles.
+    /// Full-text search over conversation titles and message text: what people and the model
+    /// wrote (text parts) and what tools returned (the text blocks of tool results).
     ///
     /// `query` is taken as plain words (any text is safe); all must match, each as a word or as the
-    /// beginning of one. Conversations whose title matches come first, best first (at most half of
-    /// `limit` when messages match too), then messages, newest first: those with every word whole,
-    /// then those where a word only begins with what was typed. Its cost does not grow with the
-    /// number of stored messages for whole words (the newest matches are read and no more); a
-    /// word that only begins what was typed reads the index of every word it begins.
+    /// beginning of one. Each conversation is listed once. Conversations whose title matches come
+    /// first, best first (at most half of `limit` when messages match too), then conversations by
+    /// their newest matching message: those with every word whole, then those where a word only
+    /// begins with what was typed. Snippets mark matches with [`SNIPPET_OPEN`] and
+    /// [`SNIPPET_CLOSE`]. For whole words, its cost grows with the matching messages read until
+    /// `limit` conversations are found, not with the number stored; a word that only begins what
+    /// was typed reads the index of every word it begins.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>> {
         let (Some(exact), Some(prefix)) = (fts_query(query, false), fts_query(query, true)) else {
             return Ok(Vec::new());
@@ -883,7 +888,7 @@ impl Store {
         let mut titles = inner
             .conn
             .prepare_cached(
-                "SELECT c.id, c.title, NULL, NULL, snippet(title_fts, 0, '[', ']', '…', 12), bm25(title_fts) AS rank
+                "SELECT c.id, c.title, NULL, NULL, snippet(title_fts, 0, char(2), char(3), '…', 12), bm25(title_fts) AS rank
                  FROM title_fts
                  JOIN conversations AS c ON c.seq = title_fts.rowid
                  WHERE title_fts MATCH ?1
@@ -891,31 +896,49 @@ impl Store {
             )?
             .query_map(params![prefix, sql_limit(limit)], search_hit)?
             .collect::<rusqlite::Result<Vec<SearchHit>>>()?;
-        let mut messages: Vec<SearchHit> = Vec::new();
-        let mut seen = std::collections::HashSet::new();
+        // The newest matching message of each conversation, for up to `limit` conversations
+        // besides those a title hit may list (snippets are made for these only).
+        let mut newest: Vec<(String, i64, &String)> = Vec::new();
+        let mut conversations = std::collections::HashSet::new();
         for fts in [&exact, &prefix] {
-            if messages.len() >= limit {
-                break;
-            }
             let mut stmt = inner.conn.prepare_cached(
-                "SELECT m.conversation_id, c.title, m.id, m.role,
-                        snippet(message_fts, 0, '[', ']', '…', 12), 0.0
+                "SELECT m.conversation_id, m.id
                  FROM message_fts
                  JOIN messages AS m ON m.id = message_fts.rowid
-                 JOIN conversations AS c ON c.id = m.conversation_id
                  WHERE message_fts MATCH ?1
-                 ORDER BY message_fts.rowid DESC LIMIT ?2",
+                 ORDER BY message_fts.rowid DESC",
             )?;
-            for hit in stmt.query_map(params![fts, sql_limit(limit)], search_hit)? {
-                let hit = hit?;
-                if messages.len() < limit && seen.insert(hit.message_id) {
-                    messages.push(hit);
+            let mut rows = stmt.query(params![fts])?;
+            while newest.len() < limit + titles.len() {
+                let Some(row) = rows.next()? else { break };
+                let conversation: String = row.get(0)?;
+                if conversations.insert(conversation.clone()) {
+                    newest.push((conversation, row.get(1)?, fts));
                 }
             }
         }
-        // Titles take at most half when messages match too; messages fill what titles leave.
-        let title_room = if messages.is_empty() { limit } else { limit.div_ceil(2) };
+        let mut messages: Vec<SearchHit> = Vec::with_capacity(newest.len());
+        let mut snippet = inner.conn.prepare_cached(
+            "SELECT m.conversation_id, c.title, m.id, m.role,
+                    snippet(message_fts, 0, char(2), char(3), '…', 12), 0.0
+             FROM message_fts
+             JOIN messages AS m ON m.id = message_fts.rowid
+             JOIN conversations AS c ON c.id = m.conversation_id
+             WHERE message_fts MATCH ?1 AND message_fts.rowid = ?2",
+        )?;
+        for (_, message_id, fts) in &newest {
+            if let Some(hit) = snippet.query_map(params![fts, message_id], search_hit)?.next() {
+                messages.push(hit?);
+            }
+        }
+        // Titles take at most half when messages match too; messages fill what titles leave,
+        // and a conversation listed by its title is not listed again.
+        let listed_by_title =
+            |m: &SearchHit, titles: &[SearchHit]| titles.iter().any(|t| t.conversation_id == m.conversation_id);
+        let others = messages.iter().filter(|m| !listed_by_title(m, &titles)).count();
+        let title_room = if others == 0 { limit } else { limit.div_ceil(2) };
         titles.truncate(title_room);
+        messages.retain(|m| !listed_by_title(m, &titles));
         messages.truncate(limit - titles.len());
         for (place, hit) in messages.iter_mut().enumerate() {
             hit.rank = place as f64;
@@ -968,6 +991,20 @@ impl Store {
             .conn
             .prepare_cached("UPDATE tool_calls SET status = ?2, updated_at = ?3 WHERE id = ?1")?
             .execute(params![id, status, now])?;
+        if changed == 0 {
+            return Err(StoreError::not_found("tool call", id));
+        }
+        Ok(())
+    }
+
+    /// Marks a tool call running, and how it came to run.
+    pub fn set_tool_call_running(&self, id: i64, allowed_by: AllowedBy) -> Result<()> {
+        let mut inner = self.lock();
+        let now = inner.now();
+        let changed = inner
+            .conn
+            .prepare_cached("UPDATE tool_calls SET status = 'running', allowed_by = ?2, updated_at = ?3 WHERE id = ?1")?
+            .execute(params![id, allowed_by, now])?;
         if changed == 0 {
             return Err(StoreError::not_found("tool call", id));
         }
@@ -1349,6 +1386,41 @@ mod tests {
             .query_row("PRAGMA application_id", [], |row| row.get(0))
             .unwrap();
         assert_eq!(id, schema::APPLICATION_ID);
+    }
+
+    /// A store written before schema version 3 is opened: its tool results become searchable,
+    /// and its calls read back with no approval recorded.
+    #[test]
+    fn version_3_indexes_the_tool_results_already_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("porthole.db");
+        {
+            let conn = Connection::open(&path).unwrap();
+            for (version, sql) in schema::MIGRATIONS[..2].iter().enumerate() {
+                conn.execute_batch(sql).unwrap();
+                conn.execute_batch(&format!("PRAGMA user_version = {}", version + 1))
+                    .unwrap();
+            }
+            conn.execute_batch(
+                r#"INSERT INTO conversations (seq, id, title, created_at, updated_at) VALUES (1, '00000000000000aa', 'Old', 0, 0);
+                   INSERT INTO messages (conversation_id, role, parts, status, created_at, updated_at) VALUES
+                     ('00000000000000aa', 'tool', '[{"type":"tool_result","tool_use_id":"c1","is_error":false,"content":[{"type":"text","text":"quinoa salad"}]}]', 'complete', 0, 0);
+                   INSERT INTO tool_calls (conversation_id, message_id, call_id, server, tool, arguments, status, created_at, updated_at)
+                     VALUES ('00000000000000aa', 1, 'c1', 's', 't', '{}', 'ok', 0, 0);"#,
+            )
+            .unwrap();
+        }
+        let store = Store::open(&path).unwrap();
+        let hits = store.search("quinoa", 10).unwrap();
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        assert_eq!(hits[0].role, Some(MessageRole::Tool));
+        let calls = store.tool_calls("00000000000000aa").unwrap();
+        assert_eq!(calls[0].allowed_by, None);
+        store.set_tool_call_running(calls[0].id, AllowedBy::Remembered).unwrap();
+        assert_eq!(
+            store.tool_calls("00000000000000aa").unwrap()[0].allowed_by,
+            Some(AllowedBy::Remembered)
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 pub(crate) const APPLICATION_ID: i64 = 0x5072_7468;
 
 /// Migration `i` takes the database from `user_version = i` to `user_version = i + 1`.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 /// An Apps SDK widget's own state (`setWidgetState`), kept with its tool call and given back
 /// when its view is shown again; it goes with the call.
@@ -16,6 +16,57 @@ CREATE TABLE widget_states (
     state        TEXT NOT NULL,
     updated_at   INTEGER NOT NULL
 );
+"#;
+
+/// How each tool call came to run (`AllowedBy`); and search reaches tool results: a tool
+/// message's indexed text is the text blocks of its results (Porthole's own notes left out), so
+/// the message triggers are made again and the tool messages already stored are indexed.
+const V3: &str = r#"
+ALTER TABLE tool_calls ADD COLUMN allowed_by TEXT;
+
+DROP TRIGGER message_fts_insert;
+DROP TRIGGER message_fts_update;
+
+CREATE TRIGGER message_fts_insert AFTER INSERT ON messages WHEN new.status <> 'streaming' BEGIN
+    INSERT INTO message_fts (rowid, body)
+    SELECT new.id, body FROM (
+            SELECT group_concat(t, char(10)) AS body FROM (
+                SELECT json_extract(p.value, '$.text') AS t
+                FROM json_each(new.parts) AS p
+                WHERE CASE WHEN p.type = 'object' THEN json_extract(p.value, '$.type') END = 'text'
+                UNION ALL
+                SELECT json_extract(c.value, '$.text')
+                FROM json_each(new.parts) AS p,
+                     json_each(CASE WHEN p.type = 'object' THEN p.value ELSE '{}' END, '$.content') AS c
+                WHERE CASE WHEN p.type = 'object' THEN json_extract(p.value, '$.type') END = 'tool_result'
+                  AND CASE WHEN c.type = 'object' THEN json_extract(c.value, '$.type') END = 'text'
+                  AND json_extract(c.value, '$.text') NOT LIKE '[Porthole: %'
+            )
+        ) WHERE body IS NOT NULL;
+END;
+
+CREATE TRIGGER message_fts_update AFTER UPDATE OF parts, status ON messages
+WHEN old.status <> 'streaming' OR new.status <> 'streaming' BEGIN
+    DELETE FROM message_fts WHERE rowid = old.id;
+    INSERT INTO message_fts (rowid, body)
+    SELECT new.id, body FROM (
+            SELECT group_concat(t, char(10)) AS body FROM (
+                SELECT json_extract(p.value, '$.text') AS t
+                FROM json_each(new.parts) AS p
+                WHERE CASE WHEN p.type = 'object' THEN json_extract(p.value, '$.type') END = 'text'
+                UNION ALL
+                SELECT json_extract(c.value, '$.text')
+                FROM json_each(new.parts) AS p,
+                     json_each(CASE WHEN p.type = 'object' THEN p.value ELSE '{}' END, '$.content') AS c
+                WHERE CASE WHEN p.type = 'object' THEN json_extract(p.value, '$.type') END = 'tool_result'
+                  AND CASE WHEN c.type = 'object' THEN json_extract(c.value, '$.type') END = 'text'
+                  AND json_extract(c.value, '$.text') NOT LIKE '[Porthole: %'
+            )
+        ) WHERE body IS NOT NULL AND new.status <> 'streaming';
+END;
+
+-- Tool messages stored before: indexed now (touching parts runs the update trigger).
+UPDATE messages SET parts = parts WHERE role = 'tool' AND status <> 'streaming';
 "#;
 
 const V1: &str = r#"

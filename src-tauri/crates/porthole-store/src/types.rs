@@ -96,6 +96,24 @@ text_enum!(
     }
 );
 
+text_enum!(
+    /// How a tool call came to run (kept with the call, shown on its card).
+    AllowedBy, "approval", {
+        /// The person started it (the tools panel's Run, or a view's call they made).
+        Person = "person",
+        /// The person allowed this one call.
+        Once = "once",
+        /// The person answered "Always allow" on this call.
+        Always = "always",
+        /// An earlier "Always allow" let it run without asking.
+        Remembered = "remembered",
+        /// Its server's `alwaysAllow` in the config let it run without asking.
+        Config = "config",
+        /// A view's own tool that declares it only reads: run without asking.
+        ReadOnly = "read-only",
+    }
+);
+
 impl ToolCallStatus {
     /// Whether the call is over (every status but `pending` and `running`).
     pub fn is_final(self) -> bool {
@@ -298,6 +316,9 @@ pub struct ToolCallRecord {
     pub created_at: i64,
     pub updated_at: i64,
     pub finished_at: Option<i64>,
+    /// How it came to run; `None` before it ran, for a call that never ran, and for calls
+    /// recorded before schema version 3.
+    pub allowed_by: Option<AllowedBy>,
 }
 
 /// An MCP App view to record (see [`crate::Store::insert_view`]). It starts in [`ViewState::Loading`].
@@ -380,12 +401,18 @@ pub struct SearchHit {
     pub conversation_title: String,
     pub message_id: Option<i64>,
     pub role: Option<MessageRole>,
-    /// A short excerpt with the matched terms between `[` and `]`.
+    /// A short excerpt with each matched term between [`SNIPPET_OPEN`] and [`SNIPPET_CLOSE`]
+    /// (control characters, so no text of the message can be mistaken for a mark).
     pub snippet: String,
     /// Lower comes first: a title's FTS5 bm25 rank (negative), a message's place in the
     /// newest-first order (0, 1, 2…).
     pub rank: f64,
 }
+
+/// Marks the start of a matched term in a [`SearchHit`]'s snippet (STX).
+pub const SNIPPET_OPEN: char = '\u{2}';
+/// Marks the end of a matched term in a [`SearchHit`]'s snippet (ETX).
+pub const SNIPPET_CLOSE: char = '\u{3}';
 
 #[cfg(test)]
 mod tests {

@@ -40,6 +40,13 @@ fn new_view(tool_call_id: i64, expires_at: i64) -> NewView {
     }
 }
 
+/// A snippet with its match marks shown as `[` and `]`.
+fn marked(snippet: &str) -> String {
+    snippet
+        .replace(porthole_store::SNIPPET_OPEN, "[")
+        .replace(porthole_store::SNIPPET_CLOSE, "]")
+}
+
 fn search_ids(store: &Store, query: &str) -> Vec<(String, Option<i64>)> {
     store
         .search(query, 50)
@@ -437,11 +444,11 @@ fn search_finds_words_from_messages_and_titles() {
     assert!(search_ids(&store, "zucchini").is_empty(), "only text parts are indexed");
 
     let hits = store.search("ARTICHOKE", 10).unwrap();
-    assert_eq!(hits[0].snippet, "How long to boil an [artichoke]?");
+    assert_eq!(marked(&hits[0].snippet), "How long to boil an [artichoke]?");
     assert_eq!(hits[0].conversation_title, "Cooking");
     assert_eq!(hits[0].role, Some(MessageRole::User));
     let hits = store.search("kyoto", 10).unwrap();
-    assert_eq!(hits[0].snippet, "Trip to [Kyoto]");
+    assert_eq!(marked(&hits[0].snippet), "Trip to [Kyoto]");
 
     // Every term must match.
     assert_eq!(search_ids(&store, "boil artichoke"), [(cooking.id.clone(), Some(m1))]);
@@ -1419,24 +1426,25 @@ fn only_a_store_changed_since_it_was_left_sound_is_checked_on_open() {
     assert!(kept.exists());
 }
 
-/// Titles first (at most half the hits when messages match too), then messages newest first:
-/// those with the whole word before those where it only begins a word.
+/// Titles first (at most half the hits when messages match too), then conversations by their
+/// newest matching message: those with the whole word before those where it only begins a word.
 #[test]
 fn search_puts_titles_first_then_whole_words_then_word_beginnings_newest_first() {
     let store = Store::open_in_memory().unwrap();
     let titled = store.create_conversation("Deploy plan").unwrap();
-    let chat = store.create_conversation("Chat").unwrap();
-    let say = |t: &str| {
-        store
+    let say = |title: &str, t: &str| {
+        let chat = store.create_conversation(title).unwrap();
+        let id = store
             .append_message(&chat.id, MessageRole::User, &text(t), MessageStatus::Complete)
-            .unwrap()
+            .unwrap();
+        (chat.id, id)
     };
-    let old_whole = say("we deploy on fridays");
-    let beginning = say("the deployment failed");
-    let new_whole = say("deploy again");
+    let old_whole = say("Fridays", "we deploy on fridays");
+    let beginning = say("Failure", "the deployment failed");
+    let new_whole = say("Again", "deploy again");
     let hits = store.search("deploy", 10).unwrap();
     let order: Vec<Option<i64>> = hits.iter().map(|h| h.message_id).collect();
-    assert_eq!(order, [None, Some(new_whole), Some(old_whole), Some(beginning)]);
+    assert_eq!(order, [None, Some(new_whole.1), Some(old_whole.1), Some(beginning.1)]);
     assert_eq!(hits[0].conversation_id, titled.id);
     assert!(
         hits.windows(2).all(|w| w[0].rank <= w[1].rank),
@@ -1446,10 +1454,73 @@ fn search_puts_titles_first_then_whole_words_then_word_beginnings_newest_first()
     // Limited: the title keeps half, messages the rest, whole words first.
     let hits = store.search("deploy", 2).unwrap();
     let order: Vec<Option<i64>> = hits.iter().map(|h| h.message_id).collect();
-    assert_eq!(order, [None, Some(new_whole)]);
+    assert_eq!(order, [None, Some(new_whole.1)]);
     // Only word beginnings match: they are found.
     let hits = store.search("deplo", 10).unwrap();
     assert_eq!(hits.len(), 4);
+}
+
+/// A conversation is listed once: by its title when that matches, else by its newest matching
+/// message, however many of its messages match.
+#[test]
+fn search_lists_each_conversation_once() {
+    let store = Store::open_in_memory().unwrap();
+    let titled = store.create_conversation("Pasta night").unwrap();
+    let chat = store.create_conversation("Dinner").unwrap();
+    let say = |c: &str, t: &str| {
+        store
+            .append_message(c, MessageRole::User, &text(t), MessageStatus::Complete)
+            .unwrap()
+    };
+    say(&titled.id, "which pasta shape?");
+    say(&chat.id, "pasta or rice");
+    let newest = say(&chat.id, "pasta it is");
+    say(&chat.id, "pastas everywhere");
+    assert_eq!(
+        search_ids(&store, "pasta"),
+        [(titled.id.clone(), None), (chat.id.clone(), Some(newest))]
+    );
+    // The limit counts conversations, not messages.
+    assert_eq!(store.search("pasta", 1).unwrap().len(), 1);
+}
+
+/// Tool results are searched: the text blocks of what each tool returned, but not Porthole's
+/// own note to the model, nor the arguments the model sent.
+#[test]
+fn search_finds_text_in_tool_results() {
+    let store = Store::open_in_memory().unwrap();
+    let chat = store.create_conversation("Weather").unwrap();
+    store
+        .append_message(
+            &chat.id,
+            MessageRole::Assistant,
+            &json!([{ "type": "tool_use", "id": "c1", "name": "forecast", "arguments": { "city": "Reykjavik" } }]),
+            MessageStatus::Complete,
+        )
+        .unwrap();
+    let results = json!([{
+        "type": "tool_result",
+        "tool_use_id": "c1",
+        "is_error": false,
+        "content": [
+            { "type": "text", "text": "Sleet in Akureyri tomorrow" },
+            { "type": "image", "data": "AAAA", "mimeType": "image/png" },
+            { "type": "text", "text": "[Porthole: this tool's interactive view is shown to the user.]" },
+        ],
+    }]);
+    let tool = store
+        .append_message(&chat.id, MessageRole::Tool, &results, MessageStatus::Complete)
+        .unwrap();
+    let hits = store.search("akureyri", 10).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].message_id, Some(tool));
+    assert_eq!(hits[0].role, Some(MessageRole::Tool));
+    assert_eq!(marked(&hits[0].snippet), "Sleet in [Akureyri] tomorrow");
+    assert!(
+        search_ids(&store, "interactive").is_empty(),
+        "Porthole's note is not indexed"
+    );
+    assert!(search_ids(&store, "reykjavik").is_empty(), "arguments are not indexed");
 }
 
 /// The conversation list a page at a time: every conversation once, in the order of the whole

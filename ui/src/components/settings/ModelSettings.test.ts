@@ -187,6 +187,20 @@ describe("ModelSettings", () => {
     expect((await findByTestId("model-error")).textContent).toMatch(/Set OPENAI_API_KEY/);
   });
 
+  it("says it waits for the OS keyring while a save takes long (a locked keyring asks to be unlocked)", async () => {
+    let release: () => void = () => {};
+    calls.saveApiKey.mockImplementation(() => new Promise<void>((resolve) => (release = resolve)));
+    const { getByTestId, queryByTestId, findByTestId } = await setup(settings());
+    await fireEvent.input(getByTestId("model-api-key"), { target: { value: "sk-x" } });
+    await fireEvent.click(getByTestId("model-save-key"));
+    expect(queryByTestId("model-keyring-waiting")).toBeNull();
+    expect((await findByTestId("model-keyring-waiting", {}, { timeout: 2000 })).textContent).toMatch(/unlock it/);
+    calls.modelSettings.mockResolvedValue(settings());
+    release();
+    await waitFor(() => expect(queryByTestId("model-keyring-waiting")).toBeNull());
+    expect(queryByTestId("model-error")).toBeNull();
+  });
+
   it("shows what the command line fixes read-only", async () => {
     const { getByTestId } = await setup(
       settings({ provider: "anthropic", baseUrl: "http://127.0.0.1:9/v1", flagsOverride: { provider: "anthropic", baseUrl: "http://127.0.0.1:9/v1", model: null } }),

@@ -3,6 +3,7 @@
 // transcripts. Used by tests only.
 import type {
   AgentMessage,
+  AllowedBy,
   ChatEvent,
   ModelFacing,
   JsonValue,
@@ -58,7 +59,7 @@ export const ev = {
     callId,
     decision,
   }),
-  running: (callId: string): TurnEvent => ({ type: "tool_call_running", callId }),
+  running: (callId: string, allowedBy: AllowedBy = "once"): TurnEvent => ({ type: "tool_call_running", callId, allowedBy }),
   progress: (callId: string, progress: number, total: number | null, message: string | null = null): TurnEvent => ({
     type: "tool_call_progress",
     callId,
@@ -169,6 +170,7 @@ export function record(events: TurnEvent[], opts: { id?: string; running?: boole
           createdAt: 0,
           updatedAt: 0,
           finishedAt: null,
+          allowedBy: null,
         };
         toolCalls.push(r);
         calls.set(e.callId, r);
@@ -176,7 +178,10 @@ export function record(events: TurnEvent[], opts: { id?: string; running?: boole
       }
       case "tool_call_running": {
         const r = calls.get(e.callId);
-        if (r) r.status = "running";
+        if (r) {
+          r.status = "running";
+          r.allowedBy = e.allowedBy;
+        }
         break;
       }
       case "approval_resolved": {
