@@ -126,6 +126,18 @@ for (const theme of ["light", "dark"] as const) {
       await page.getByTestId("composer").press("Enter");
       await expect(card.nth(2).getByTestId("tool-allowed-by")).toHaveAttribute("data-allowed-by", "remembered");
       await audit(page, "calls marked as allowed by a standing approval");
+
+      // Revoked in Settings › Approvals (the mark leads there), then a call denied.
+      await card.nth(2).getByTestId("tool-allowed-by").click();
+      await expect(page.getByTestId("approval")).toHaveCount(1);
+      await audit(page, "settings, approvals tab with a remembered tool");
+      await page.getByTestId("approval-revoke").click();
+      await page.getByTestId("settings-close").click();
+      await page.getByTestId("composer").fill("Weather once more?");
+      await page.getByTestId("composer").press("Enter");
+      await card.nth(3).getByTestId("deny").click();
+      await expect(card.nth(3)).toHaveAttribute("data-status", "denied");
+      await audit(page, "a denied call");
     });
 
     test("the settings dialog, every tab", async ({ page }) => {
