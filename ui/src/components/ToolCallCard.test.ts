@@ -135,7 +135,7 @@ describe("ToolCallCard", () => {
       expect(card.getByTestId("tool-allowed-by").textContent).toBe(text);
       cleanup();
     }
-    for (const allowedBy of ["once", "person", "read-only", null] as const) {
+    for (const allowedBy of ["once", "person", "readonly", null] as const) {
       const card = render(ToolCallCard, { call: { ...call("ok"), allowedBy } });
       expect(card.queryByTestId("tool-allowed-by"), String(allowedBy)).toBeNull();
       cleanup();

@@ -110,7 +110,7 @@ text_enum!(
         /// Its server's `alwaysAllow` in the config let it run without asking.
         Config = "config",
         /// A view's own tool that declares it only reads: run without asking.
-        ReadOnly = "read-only",
+        ReadOnly = "readonly",
     }
 );
 
@@ -434,6 +434,10 @@ mod tests {
         }
         for state in ViewState::ALL {
             check(*state, state.as_str());
+        }
+        for allowed in AllowedBy::ALL {
+            check(*allowed, allowed.as_str());
+            assert_eq!(allowed.as_str().parse::<AllowedBy>().unwrap(), *allowed);
         }
         for kind in AuditKind::KNOWN {
             check(kind.clone(), kind.as_str());

@@ -6,7 +6,8 @@ import type { MessageRole } from "./MessageRole";
  */
 export type SearchHit = { conversationId: string, conversationTitle: string, messageId: number | null, role: MessageRole | null, 
 /**
- * A short excerpt with the matched terms between `[` and `]`.
+ * A short excerpt with each matched term between [`SNIPPET_OPEN`] and [`SNIPPET_CLOSE`]
+ * (control characters, so no text of the message can be mistaken for a mark).
  */
 snippet: string, 
 /**
