@@ -1004,8 +1004,16 @@ fn the_keyboard_alone_allows_a_call_and_takes_its_view_everywhere_and_back() -> 
     press_until(s, "\u{E008}\u{E004}", "view-pip-handle", 3)?;
     s.press("\u{E012}\u{E012}\u{E012}\u{E013}")?;
     let moved = s.rect(&pip)?;
-    assert_eq!(moved["x"].as_f64(), box_at["x"].as_f64().map(|x| x - 60.0), "three steps left: {moved}");
-    assert_eq!(moved["y"].as_f64(), box_at["y"].as_f64().map(|y| y - 20.0), "one step up: {moved}");
+    assert_eq!(
+        moved["x"].as_f64(),
+        box_at["x"].as_f64().map(|x| x - 60.0),
+        "three steps left: {moved}"
+    );
+    assert_eq!(
+        moved["y"].as_f64(),
+        box_at["y"].as_f64().map(|y| y - 20.0),
+        "one step up: {moved}"
+    );
     s.press("\u{E00C}")?;
     s.wait_for_element(&format!("{card} [data-testid=view-frame].inline"), WAIT)?;
     wait_for_focus(s, "view-enter-pip")?;

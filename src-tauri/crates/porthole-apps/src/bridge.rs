@@ -1095,10 +1095,16 @@ impl Inner {
         }
         st.handshake = true;
         st.view_modes = view_modes;
-        st.offers_tools = params
+        // A document where two parties speak the bridge (an Apps SDK shim beside a framework
+        // such as skybridge) may initialize twice, in either order: once any of them declares
+        // tools the view offers them, and if it says so only after the view was initialized,
+        // the host is told to list them (the `initialized` that would have is already spent).
+        let declares_tools = params
             .get("appCapabilities")
             .and_then(|c| c.get("tools"))
             .is_some_and(Value::is_object);
+        let tools_came_late = declares_tools && !st.offers_tools && st.initialized;
+        st.offers_tools |= declares_tools;
         st.pending_context.clear();
         let mut context = st.host_context.clone();
         context.insert("toolInfo".into(), self.tool_info.clone());
@@ -1116,6 +1122,9 @@ impl Inner {
                 "hostContext": context,
             }),
         ));
+        if tools_came_late {
+            self.act(ViewAction::ToolsChanged);
+        }
     }
 
     fn tools_call(self: &Arc<Self>, id: Value, mut params: Map<String, Value>) {

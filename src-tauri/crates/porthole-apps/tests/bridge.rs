@@ -369,6 +369,33 @@ async fn a_views_own_tools_are_listed_and_called_through_it() {
     assert!(matches!(h.drain_actions().as_slice(), [ViewAction::ToolsChanged]));
 }
 
+/// Two parties speaking the bridge in one document (an Apps SDK shim beside skybridge): the one
+/// that declares tools may initialize second, after the view is initialized. Its tools are
+/// listed then, and a later initialize that declares none does not take them back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_declared_by_a_second_initialize_are_listed() {
+    let mut h = Harness::new();
+    h.initialize_with(json!({"protocolVersion": "2026-01-26", "appCapabilities": {}}))
+        .await;
+    h.notify("ui/notifications/initialized", json!({}));
+    h.drain().await;
+    h.drain_actions();
+    assert!(!h.bridge.offers_tools());
+    h.initialize_with(json!({"protocolVersion": "2026-01-26", "appCapabilities": {"tools": {}}}))
+        .await;
+    h.drain().await;
+    assert!(h.bridge.offers_tools());
+    assert!(
+        h.drain_actions().iter().any(|a| matches!(a, ViewAction::ToolsChanged)),
+        "the host is told to list the tools"
+    );
+    h.initialize_with(json!({"protocolVersion": "2026-01-26", "appCapabilities": {}}))
+        .await;
+    h.drain().await;
+    assert!(h.bridge.offers_tools(), "still offered");
+    assert!(!h.drain_actions().iter().any(|a| matches!(a, ViewAction::ToolsChanged)));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_changes_of_the_server_reach_an_initialized_view_only() {
     let mut h = Harness::new();
