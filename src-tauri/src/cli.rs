@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use porthole_agent::providers::ProviderKind;
 use porthole_host::exit;
@@ -33,6 +33,13 @@ pub struct Cli {
 
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// The theme `porthole snapshot` shows the view in.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum SnapshotTheme {
+    Light,
+    Dark,
 }
 
 #[derive(Debug, Subcommand)]
@@ -66,6 +73,57 @@ pub enum Command {
         /// Warnings fail the check too.
         #[arg(long)]
         strict: bool,
+        /// The live check's arguments for each UI tool, as JSON, @FILE or - (stdin); else each
+        /// tool's are made from its input schema.
+        #[arg(long, value_name = "JSON|@FILE|-")]
+        args: Option<String>,
+        /// Show each view with a sample result instead of calling its tool.
+        #[arg(long)]
+        no_call: bool,
+        /// Skip the live check (no view is loaded; no display needed).
+        #[arg(long)]
+        no_live: bool,
+        /// How long a view may take to complete ui/initialize in the live check.
+        #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+        view_timeout: u64,
+    },
+    /// Render one tool's view in a real Porthole webview and write it as a PNG, with a JSON
+    /// sidecar (bridge traffic, console, CSP violations, timings, size) beside it.
+    ///
+    /// The same input gives the same picture on the same machine: the view's clock is fixed and
+    /// its animations are off. Exit codes: 0 written; 1 the view failed or did not start (the
+    /// sidecar says why); 2 could not run. Without a display it runs itself under xvfb-run.
+    Snapshot {
+        /// The server's name in the config.
+        #[arg(long)]
+        server: String,
+        /// The tool whose view to render.
+        #[arg(long)]
+        tool: String,
+        /// The tool's arguments, as JSON, @FILE or - (stdin); else made from its input schema.
+        #[arg(long, value_name = "JSON|@FILE|-")]
+        args: Option<String>,
+        /// A CallToolResult (JSON file) to show instead of calling the tool.
+        #[arg(long, value_name = "FILE")]
+        result: Option<PathBuf>,
+        /// The theme the view is shown in.
+        #[arg(long, value_enum, default_value = "light")]
+        theme: SnapshotTheme,
+        /// The window's width in CSS pixels (default: the preset's, else 720).
+        #[arg(long)]
+        width: Option<u32>,
+        /// The window's height in CSS pixels (default: the preset's, else 560).
+        #[arg(long)]
+        height: Option<u32>,
+        /// A named size: desktop (1024×768), chat (720×560), tablet (768×1024), mobile (390×844).
+        #[arg(long, value_name = "NAME")]
+        preset: Option<String>,
+        /// Where to write the PNG (the sidecar is the same name ending in .json).
+        #[arg(long, value_name = "FILE.png")]
+        out: PathBuf,
+        /// How long the view may take to complete ui/initialize.
+        #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+        view_timeout: u64,
     },
     /// Call one tool directly and print what the model would get and what a view would get.
     ///
@@ -264,6 +322,72 @@ where
     tokio::runtime::Runtime::new()?.block_on(command(setup))
 }
 
+/// [`headless_command`] for a command that returns something else than an exit code.
+fn headless_command_with<T, F>(cli: &Cli, command: impl FnOnce(Setup) -> F) -> Result<T>
+where
+    F: std::future::Future<Output = Result<T>>,
+{
+    let setup = setup(cli)?;
+    let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole-cli", Stderr::ErrorsOnly)?;
+    tokio::runtime::Runtime::new()?.block_on(command(setup))
+}
+
+/// The setup views are shown with for `porthole check` and `porthole snapshot`: the same
+/// servers, a profile of its own in a scratch folder (removed when the returned guard goes), so
+/// nothing of the check is kept in the person's conversations.
+fn live_setup(cli: &Cli) -> Result<(Setup, tempfile::TempDir)> {
+    let own = setup(cli)?;
+    let scratch = tempfile::Builder::new()
+        .prefix("porthole-live-")
+        .tempdir()
+        .context("cannot make a scratch profile")?;
+    let profile = porthole_profile::Profile::resolve(Some(scratch.path()))?;
+    profile.ensure()?;
+    Ok((
+        Setup {
+            profile,
+            config_files: own.config_files,
+        },
+        scratch,
+    ))
+}
+
+/// Views need a display. Without one (no `DISPLAY` nor `WAYLAND_DISPLAY`) — or always, with
+/// `prefer_xvfb`, when `xvfb-run` is there (a picture is the same on every screen then: one
+/// scale, one size, and no window on the person's screen) — the command runs itself again
+/// under `xvfb-run`, and its exit code is returned; with no display and no `xvfb-run` it says
+/// how to run. `None`: go on here.
+fn with_display(prefer_xvfb: bool) -> Result<Option<ExitCode>> {
+    let has = |var: &str| std::env::var_os(var).is_some_and(|v| !v.is_empty());
+    const AGAIN: &str = "PORTHOLE_UNDER_XVFB";
+    if !cfg!(target_os = "linux") || has(AGAIN) {
+        return Ok(None);
+    }
+    let displayed = has("DISPLAY") || has("WAYLAND_DISPLAY");
+    if displayed && !prefer_xvfb {
+        return Ok(None);
+    }
+    let exe = std::env::current_exe().context("cannot find this program to run it under xvfb-run")?;
+    let status = std::process::Command::new("xvfb-run")
+        .args(["-a", "-s", "-screen 0 1280x1024x24"])
+        .arg(exe)
+        .args(std::env::args_os().skip(1))
+        .env(AGAIN, "1")
+        .status();
+    match status {
+        Ok(status) => Ok(Some(ExitCode::from(
+            status.code().and_then(|c| u8::try_from(c).ok()).unwrap_or(2),
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && displayed => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            anyhow::bail!(
+                "views need a display and there is none: run this under xvfb-run (or pass --no-live to porthole check)"
+            )
+        }
+        Err(e) => Err(e).context("cannot run xvfb-run"),
+    }
+}
+
 /// `--args JSON|@FILE|-`, when given.
 fn arguments(spec: &Option<String>) -> Result<Option<serde_json::Map<String, serde_json::Value>>> {
     spec.as_deref()
@@ -303,14 +427,103 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             json,
             ref junit,
             strict,
+            ref args,
+            no_call,
+            no_live,
+            view_timeout,
         }) => {
-            let args = headless::CheckArgs {
+            let check = headless::CheckArgs {
                 server: server.clone(),
                 json,
                 junit: junit.clone(),
                 strict,
             };
-            headless_command(&cli, |setup| headless::check(setup, args))
+            if no_live {
+                return headless_command(&cli, |setup| headless::check(setup, check));
+            }
+            let live = porthole_host::check::LiveOptions {
+                args: arguments(args)?,
+                no_call,
+                limit: std::time::Duration::from_secs(view_timeout),
+            };
+            if let Some(code) = with_display(false)? {
+                return Ok(code);
+            }
+            let report = headless_command_with(
+                &cli,
+                |setup| async move { headless::check_report(&setup, &check).await },
+            )?;
+            let report = match report {
+                Ok(report) => report,
+                Err(code) => return Ok(code),
+            };
+            let check = headless::CheckArgs {
+                server: server.clone(),
+                json,
+                junit: junit.clone(),
+                strict,
+            };
+            if report.servers.iter().all(|s| s.ui_tools.is_empty()) {
+                return headless::print_check(&report, &check);
+            }
+            let (setup, _scratch) = live_setup(&cli)?;
+            let report = crate::desktop::with_host(setup, move |host| {
+                Box::pin(async move { porthole_host::check::live(&host, report, &live).await })
+            })?;
+            headless::print_check(&report, &check)
+        }
+        Some(Command::Snapshot {
+            ref server,
+            ref tool,
+            ref args,
+            ref result,
+            theme,
+            width,
+            height,
+            ref preset,
+            ref out,
+            view_timeout,
+        }) => {
+            let size = match preset.as_deref() {
+                None => (720, 560),
+                Some(name) => match headless::SNAPSHOT_PRESETS.iter().find(|(n, _, _)| *n == name) {
+                    Some((_, w, h)) => (*w, *h),
+                    None => {
+                        let known: Vec<&str> = headless::SNAPSHOT_PRESETS.iter().map(|(n, _, _)| *n).collect();
+                        anyhow::bail!("no preset {name:?}: the presets are {}", known.join(", "));
+                    }
+                },
+            };
+            let result = match result {
+                Some(path) => {
+                    let text =
+                        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+                    Some(serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?)
+                }
+                None => None,
+            };
+            let snapshot = headless::SnapshotArgs {
+                server: server.clone(),
+                tool: tool.clone(),
+                args: arguments(args)?,
+                result,
+                theme: match theme {
+                    SnapshotTheme::Light => porthole_apps::theme::Theme::Light,
+                    SnapshotTheme::Dark => porthole_apps::theme::Theme::Dark,
+                },
+                width: width.unwrap_or(size.0).clamp(100, 4096),
+                height: height.unwrap_or(size.1).clamp(100, 4096),
+                out: out.clone(),
+                limit: std::time::Duration::from_secs(view_timeout),
+            };
+            if let Some(code) = with_display(true)? {
+                return Ok(code);
+            }
+            let (setup, _scratch) = live_setup(&cli)?;
+            let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole-cli", Stderr::ErrorsOnly)?;
+            crate::desktop::with_host(setup, move |host| {
+                Box::pin(async move { headless::snapshot(&host, snapshot).await })
+            })?
         }
         Some(Command::Call {
             ref server,

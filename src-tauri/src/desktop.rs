@@ -79,6 +79,15 @@ impl Desktop for TauriDesktop {
         self.0.request_restart();
     }
 
+    fn open_view_window(&self, label: &str, width: u32, height: u32, theme: Theme, shown: bool) -> Result<(), String> {
+        crate::windows::open_view_window(&self.0, label, width, height, theme == Theme::Dark, shown)
+    }
+
+    fn capture(&self, label: &str) -> BoxFuture<'static, Result<Vec<u8>, String>> {
+        let (app, label) = (self.0.clone(), label.to_string());
+        async move { crate::windows::capture(&app, &label).await }.boxed()
+    }
+
     fn close_window(&self, label: &str) {
         if let Some(window) = self.0.get_webview_window(label)
             && let Err(e) = window.close()
@@ -157,14 +166,10 @@ fn quit_on_signals(app: tauri::AppHandle, runtime: &tokio::runtime::Handle) {
     let _ = (app, runtime);
 }
 
-pub fn run(setup: Setup, model_flags: ModelFlags) -> Result<()> {
-    crate::commands::mark_start();
-    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
-    tauri::async_runtime::set(runtime.handle().clone());
-    let handle = runtime.handle().clone();
-    let mut setup = Some(setup);
-
-    let app = tauri::Builder::default()
+/// The app's commands, window hooks and view scheme: the same for the desktop app and for the
+/// windows `porthole check` and `porthole snapshot` show views in.
+fn builder() -> tauri::Builder<tauri::Wry> {
+    tauri::Builder::default()
         .invoke_handler(crate::commands::handler())
         .on_window_event(|window, event| {
             if let tauri::WindowEvent::Destroyed = event {
@@ -182,6 +187,70 @@ pub fn run(setup: Setup, model_flags: ModelFlags) -> Result<()> {
             let host = ctx.app_handle().state::<Host>();
             responder.respond(serve_view(&host, ctx.webview_label(), &request));
         })
+}
+
+/// Runs `job` with the app's `Host` for `setup` and no window of its own (`porthole check`'s
+/// live check, `porthole snapshot`): the job opens the view windows it needs; the app ends with
+/// it, and so do the servers. Returns what the job returned.
+pub fn with_host<T: Send + 'static>(
+    setup: Setup,
+    job: impl FnOnce(Host) -> BoxFuture<'static, T> + Send + 'static,
+) -> Result<T> {
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    tauri::async_runtime::set(runtime.handle().clone());
+    let handle = runtime.handle().clone();
+    let mut setup = Some(setup);
+    let mut job = Some(job);
+    let answer: Arc<std::sync::Mutex<Option<T>>> = Arc::new(std::sync::Mutex::new(None));
+    let done = answer.clone();
+    let app = builder()
+        .setup(move |app| {
+            let options = HostOptions {
+                setup: setup.take().expect("the app is set up once"),
+                model_flags: ModelFlags::default(),
+                keyring: Arc::new(porthole_secrets::LazyKeyring::new("Porthole")),
+            };
+            let host = Host::start(
+                options,
+                Arc::new(WindowOutbox(app.handle().clone())),
+                Arc::new(TauriDesktop(app.handle().clone())),
+                handle.clone(),
+            );
+            app.manage(host.clone());
+            let job = job.take().expect("the job runs once");
+            let app = app.handle().clone();
+            handle.spawn(async move {
+                let value = job(host.clone()).await;
+                host.shutdown().await;
+                *done.lock().unwrap() = Some(value);
+                app.exit(0);
+            });
+            Ok(())
+        })
+        .build(tauri::generate_context!())
+        .context("cannot start the app's webview")?;
+    let answer_ = answer.clone();
+    app.run_return(move |_, event| {
+        // No window is the job's end: the app stays until the job says so.
+        if let tauri::RunEvent::ExitRequested { code: None, api, .. } = event
+            && answer_.lock().unwrap().is_none()
+        {
+            api.prevent_exit();
+        }
+    });
+    drop(runtime);
+    let value = answer.lock().unwrap().take();
+    value.context("the app ended before its work was done")
+}
+
+pub fn run(setup: Setup, model_flags: ModelFlags) -> Result<()> {
+    crate::commands::mark_start();
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    tauri::async_runtime::set(runtime.handle().clone());
+    let handle = runtime.handle().clone();
+    let mut setup = Some(setup);
+
+    let app = builder()
         .setup(move |app| {
             let options = HostOptions {
                 setup: setup.take().expect("the app is set up once"),

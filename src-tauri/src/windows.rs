@@ -98,6 +98,71 @@ pub fn open_pop_out(app: &AppHandle, label: &str, title: &str) -> Result<(), Str
     Ok(())
 }
 
+/// Opens the window `label` showing one view with nothing around it (`index.html#bare-…`), of
+/// `width` × `height`, on the screen only when `shown`: `porthole check` and `porthole snapshot`.
+pub fn open_view_window(
+    app: &AppHandle,
+    label: &str,
+    width: u32,
+    height: u32,
+    dark: bool,
+    shown: bool,
+) -> Result<(), String> {
+    let page = if dark {
+        "index.html#bare-dark"
+    } else {
+        "index.html#bare-light"
+    };
+    guarded(WebviewWindowBuilder::new(app, label, WebviewUrl::App(page.into())))
+        .title("Porthole")
+        .theme(Some(if dark { tauri::Theme::Dark } else { tauri::Theme::Light }))
+        .inner_size(f64::from(width), f64::from(height))
+        .resizable(false)
+        .decorations(false)
+        .skip_taskbar(true)
+        .focused(false)
+        .position(0.0, 0.0)
+        .visible(shown)
+        .build()
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
+/// A PNG of what the window `label` shows (WebKitGTK's snapshot of the visible part).
+#[cfg(target_os = "linux")]
+pub async fn capture(app: &AppHandle, label: &str) -> Result<Vec<u8>, String> {
+    use webkit2gtk::{SnapshotOptions, SnapshotRegion, WebViewExt};
+    let window = app
+        .get_webview_window(label)
+        .ok_or_else(|| format!("there is no window {label}"))?;
+    let (tx, rx) = tokio::sync::oneshot::channel::<Result<Vec<u8>, String>>();
+    window
+        .with_webview(move |webview| {
+            webview.inner().snapshot(
+                SnapshotRegion::Visible,
+                SnapshotOptions::NONE,
+                None::<&webkit2gtk::gio::Cancellable>,
+                move |taken| {
+                    let png = taken.map_err(|e| e.to_string()).and_then(|surface| {
+                        let image = cairo::ImageSurface::try_from(surface)
+                            .map_err(|_| "the snapshot is not an image".to_string())?;
+                        let mut png = Vec::new();
+                        image.write_to_png(&mut png).map_err(|e| e.to_string())?;
+                        Ok(png)
+                    });
+                    let _ = tx.send(png);
+                },
+            );
+        })
+        .map_err(|e| e.to_string())?;
+    rx.await.map_err(|_| "the snapshot never came".to_string())?
+}
+
+#[cfg(not(target_os = "linux"))]
+pub async fn capture(_app: &AppHandle, _label: &str) -> Result<Vec<u8>, String> {
+    Err("pictures of views are taken on Linux only for now".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -237,6 +237,12 @@ pub enum ViewAction {
     SaveStorage { local_storage: Map<String, Value> },
     /// An Apps SDK widget's `setWidgetState` (checked): kept with the view's tool call.
     SaveWidgetState { state: Value },
+    /// Something the view's document reported about itself (an error in its console, an
+    /// uncaught exception, a CSP violation): only from a document given
+    /// [`crate::diagnostics::shim`].
+    Diagnostic(crate::diagnostics::Diagnostic),
+    /// The view asked for something the host does not offer (answered -32601).
+    Unsupported { method: String },
 }
 
 /// Which of its server's lists changed, for [`ViewBridge::server_list_changed`].
@@ -998,8 +1004,9 @@ impl Inner {
 
     fn request(self: &Arc<Self>, id: Value, method: String, mut params: Map<String, Value>) {
         if !REQUESTS.contains(&method.as_str()) {
-            let message = format!("method not found: {}", rpc::truncate(&method, 100));
-            self.post(rpc::error(id, METHOD_NOT_FOUND, message));
+            let method = rpc::truncate(&method, 100);
+            self.post(rpc::error(id, METHOD_NOT_FOUND, format!("method not found: {method}")));
+            self.act(ViewAction::Unsupported { method });
             return;
         }
         if !matches!(method.as_str(), "ping" | "ui/initialize") && !self.lock().handshake {
@@ -1026,7 +1033,12 @@ impl Inner {
                         .collect();
                     self.post(rpc::result(id, json!({ "tools": tools })));
                 }
-                None => self.post(rpc::error(id, METHOD_NOT_FOUND, "method not found: tools/list")),
+                None => {
+                    self.post(rpc::error(id, METHOD_NOT_FOUND, "method not found: tools/list"));
+                    self.act(ViewAction::Unsupported {
+                        method: "tools/list".into(),
+                    });
+                }
             },
             "resources/read" => match params.remove("uri") {
                 Some(Value::String(uri)) => self.forward(id, Forward::ReadResource { uri }),
@@ -1364,6 +1376,11 @@ impl Inner {
                     self.act(ViewAction::RequestTeardown);
                 }
             }
+            // (Before the handshake too: a view may fail before it ever starts it.)
+            crate::diagnostics::DIAGNOSTIC_METHOD => match crate::diagnostics::checked_report(&params) {
+                Ok(diagnostic) => self.act(ViewAction::Diagnostic(diagnostic)),
+                Err(why) => tracing::debug!(view = %self.view_id, "a diagnostic report was not one: {why}"),
+            },
             _ if !self.lock().handshake => {
                 tracing::debug!(view = %self.view_id, method = %rpc::truncate(method, 100), "notification before ui/initialize ignored");
             }

@@ -27,6 +27,17 @@
 //! | `resource-meta` | warning | other `_meta.ui` values of the resource that are ignored |
 //! | `resource-not-listed` | info | the view is not in `resources/list` (hosts lose its listing metadata) |
 //! | `capability-gated` | info | a tool that disappears or changes when the MCP Apps extension is not advertised |
+//!
+//! The live check ([`check_live`]) loads each UI tool's view in a real, hidden Porthole webview:
+//!
+//! | rule | severity | what |
+//! |---|---|---|
+//! | `live-call` | warning | calling the tool with the sample input failed (the view still gets the result) |
+//! | `live-load` | error | the view could not be shown (refused, or its frame never loaded) |
+//! | `live-initialize` | error / info | the view did not complete `ui/initialize` within the limit (info: the time it took) |
+//! | `live-console-error` | warning | the view logged an error (`console.error`), or threw one it did not catch |
+//! | `live-csp-violation` | warning | the view tried to load something its CSP refused (the fix names the `_meta.ui.csp` field) |
+//! | `live-unsupported` | warning | the view asked for a method a host does not offer (answered -32601) |
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -546,6 +557,131 @@ pub fn compare_capability(with: &[Value], without: &[Value]) -> Vec<Finding> {
     out
 }
 
+/// What loading one UI tool's view live showed, for [`check_live`].
+#[derive(Debug, Clone, Default)]
+pub struct LiveFacts {
+    /// Why calling the tool failed, when it did.
+    pub call_error: Option<String>,
+    /// Why the view could not be shown, when it could not.
+    pub load_error: Option<String>,
+    /// Milliseconds to `ui/notifications/initialized`, when it came within the limit.
+    pub initialized_ms: Option<u64>,
+    pub limit_ms: u64,
+    pub diagnostics: Vec<crate::diagnostics::Diagnostic>,
+    pub unsupported: Vec<String>,
+}
+
+/// The `_meta.ui.csp` field that would allow what a directive refused.
+fn csp_field(directive: &str) -> Option<&'static str> {
+    match directive {
+        "connect-src" => Some("connectDomains"),
+        "img-src" | "style-src" | "style-src-elem" | "script-src" | "script-src-elem" | "font-src" | "media-src" => {
+            Some("resourceDomains")
+        }
+        "frame-src" | "child-src" => Some("frameDomains"),
+        _ => None,
+    }
+}
+
+/// The origin of a URL (`https://host[:port]`), when it has one.
+fn origin_of(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let host = rest.split(['/', '?', '#']).next().filter(|h| !h.is_empty())?;
+    Some(format!("{scheme}://{host}"))
+}
+
+/// The most findings of one kind (console errors, CSP violations) reported for one view.
+const MAX_LIVE_FINDINGS: usize = 5;
+
+/// The live check's findings for `tool`'s view `uri`.
+pub fn check_live(tool: &str, uri: &str, facts: &LiveFacts) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let on = |f: Finding| f.on_tool(tool).on_resource(uri);
+    if let Some(why) = &facts.call_error {
+        out.push(on(Finding::new(
+            "live-call",
+            Severity::Warning,
+            format!("calling the tool with the sample input failed: {why}"),
+            "give realistic arguments with --args JSON (or --no-call to show the view without calling the tool)",
+        )));
+    }
+    if let Some(why) = &facts.load_error {
+        out.push(on(Finding::new(
+            "live-load",
+            Severity::Error,
+            format!("the view could not be shown: {why}"),
+            "fix what the reason names; the rules above usually say why",
+        )));
+        return out;
+    }
+    match facts.initialized_ms {
+        Some(ms) => out.push(on(Finding::new(
+            "live-initialize",
+            Severity::Info,
+            format!("the view completed ui/initialize in {ms} ms"),
+            "nothing to do",
+        ))),
+        None => out.push(on(Finding::new(
+            "live-initialize",
+            Severity::Error,
+            format!("the view did not complete ui/initialize within {} ms", facts.limit_ms),
+            "send ui/initialize and then ui/notifications/initialized as the page starts (the SDK's App.connect() does both)",
+        ))),
+    }
+    let mut seen = std::collections::HashSet::new();
+    let (mut console, mut csp) = (0, 0);
+    for d in &facts.diagnostics {
+        if !seen.insert((d.kind.clone(), d.message.clone())) {
+            continue;
+        }
+        if d.kind == "csp" {
+            csp += 1;
+            if csp > MAX_LIVE_FINDINGS {
+                continue;
+            }
+            let directive = d.directive.clone().unwrap_or_default();
+            let blocked = d.blocked_uri.clone().unwrap_or_default();
+            let fix = match (csp_field(&directive), origin_of(&blocked)) {
+                (Some(field), Some(origin)) if origin.starts_with("https://") => {
+                    format!("add \"{origin}\" to _meta.ui.csp.{field} of the view's resource")
+                }
+                (_, Some(origin)) => {
+                    format!("load it over https:// from a declared origin ({origin} cannot be allowed)")
+                }
+                _ => "move inline scripts and styles into the document as hosts allow them, or drop what was refused"
+                    .into(),
+            };
+            out.push(on(Finding::new(
+                "live-csp-violation",
+                Severity::Warning,
+                format!("the view's CSP refused {blocked} ({directive})"),
+                fix,
+            )));
+        } else {
+            console += 1;
+            if console > MAX_LIVE_FINDINGS {
+                continue;
+            }
+            let what = if d.kind == "error" { "threw" } else { "logged" };
+            out.push(on(Finding::new(
+                "live-console-error",
+                Severity::Warning,
+                format!("the view {what}: {}", d.message),
+                "open the view in Porthole (or a browser) and fix what its console says",
+            )));
+        }
+    }
+    for method in &facts.unsupported {
+        out.push(on(Finding::new(
+            "live-unsupported",
+            Severity::Warning,
+            format!("the view asked for {method}, which hosts do not offer (answered -32601)"),
+            "only call methods the MCP Apps spec gives views, and check hostCapabilities before optional ones",
+        )));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -778,5 +914,81 @@ mod tests {
         );
         assert!(found[0].message.contains("description"));
         assert!(found.iter().all(|f| f.severity == Severity::Info));
+    }
+
+    #[test]
+    fn the_live_check_says_what_the_view_did() {
+        use crate::diagnostics::Diagnostic;
+        let quiet = LiveFacts {
+            initialized_ms: Some(120),
+            limit_ms: 5000,
+            ..LiveFacts::default()
+        };
+        assert_eq!(
+            rules(&check_live("t", "ui://v", &quiet)),
+            [("live-initialize", Severity::Info)]
+        );
+
+        let never = LiveFacts {
+            limit_ms: 5000,
+            ..LiveFacts::default()
+        };
+        let found = check_live("t", "ui://v", &never);
+        assert_eq!(rules(&found), [("live-initialize", Severity::Error)]);
+        assert!(found[0].message.contains("5000 ms"), "{}", found[0].message);
+
+        let diagnostic = |kind: &str, message: &str, directive: Option<&str>, blocked: Option<&str>| Diagnostic {
+            kind: kind.into(),
+            level: "error".into(),
+            message: message.into(),
+            directive: directive.map(String::from),
+            blocked_uri: blocked.map(String::from),
+        };
+        let noisy = LiveFacts {
+            call_error: Some("city is required".into()),
+            initialized_ms: Some(80),
+            limit_ms: 5000,
+            diagnostics: vec![
+                diagnostic("console", "boom", None, None),
+                diagnostic("console", "boom", None, None),
+                diagnostic("csp", "x", Some("img-src"), Some("https://cdn.example.com/a.png")),
+                diagnostic("csp", "y", Some("connect-src"), Some("http://plain.example/api")),
+            ],
+            unsupported: vec!["ui/unheard-of".into()],
+            ..LiveFacts::default()
+        };
+        let found = check_live("t", "ui://v", &noisy);
+        assert_eq!(
+            rules(&found),
+            [
+                ("live-call", Severity::Warning),
+                ("live-initialize", Severity::Info),
+                ("live-console-error", Severity::Warning),
+                ("live-csp-violation", Severity::Warning),
+                ("live-csp-violation", Severity::Warning),
+                ("live-unsupported", Severity::Warning),
+            ],
+            "the same console error once"
+        );
+        assert_eq!(
+            found[3].fix,
+            "add \"https://cdn.example.com\" to _meta.ui.csp.resourceDomains of the view's resource"
+        );
+        assert!(found[4].fix.contains("cannot be allowed"), "{}", found[4].fix);
+        assert!(
+            found
+                .iter()
+                .all(|f| f.tool.as_deref() == Some("t") && f.resource.as_deref() == Some("ui://v"))
+        );
+
+        let refused = LiveFacts {
+            load_error: Some("not HTML".into()),
+            limit_ms: 5000,
+            ..LiveFacts::default()
+        };
+        assert_eq!(
+            rules(&check_live("t", "ui://v", &refused)),
+            [("live-load", Severity::Error)]
+        );
     }
 }

@@ -8,6 +8,7 @@
 pub mod bridge;
 pub mod check;
 pub mod csp;
+pub mod diagnostics;
 pub mod display;
 pub mod download;
 pub mod host_context;

@@ -36,6 +36,18 @@ pub struct ServerReport {
     /// Every `ui://` view a tool names, with the tools that name it.
     pub views: BTreeMap<String, Vec<String>>,
     pub findings: Vec<Finding>,
+    /// The tools with a view, for the live check: name, `ui://` URI, input and output schemas.
+    #[serde(skip)]
+    pub ui_tools: Vec<UiTool>,
+}
+
+/// A tool with a view, as the live check needs it.
+#[derive(Debug, Clone)]
+pub struct UiTool {
+    pub name: String,
+    pub uri: String,
+    pub input_schema: Value,
+    pub output_schema: Option<Value>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -49,6 +61,12 @@ pub struct Summary {
 }
 
 impl Report {
+    /// The same servers, counted again (after the live check added its findings).
+    pub fn recount(self) -> Report {
+        let strict = self.summary.strict;
+        Report::new(self.servers, strict)
+    }
+
     fn new(servers: Vec<ServerReport>, strict: bool) -> Report {
         let count = |s: Severity| {
             servers
@@ -114,6 +132,7 @@ pub async fn gather(setup: &Setup, configs: Vec<ServerConfig>, strict: bool) -> 
             tools: Vec::new(),
             views: BTreeMap::new(),
             findings: Vec::new(),
+            ui_tools: Vec::new(),
         };
         if !report.connected {
             report.findings.push(Finding::server_connect(
@@ -157,7 +176,13 @@ async fn check_server(with: &Servers, without: &Servers, report: &mut ServerRepo
         report.findings.extend(check_tool(tool, sdk_server));
         let meta = tool.get("_meta").and_then(Value::as_object);
         if let Some(uri) = read_tool_meta(meta, sdk_server).resource_uri {
-            report.views.entry(uri).or_default().push(tool_name.clone());
+            report.views.entry(uri.clone()).or_default().push(tool_name.clone());
+            report.ui_tools.push(UiTool {
+                name: tool_name.clone(),
+                uri,
+                input_schema: tool.get("inputSchema").cloned().unwrap_or(Value::Null),
+                output_schema: tool.get("outputSchema").cloned(),
+            });
         }
         report.tools.push(tool_name);
     }
@@ -177,6 +202,88 @@ async fn check_server(with: &Servers, without: &Servers, report: &mut ServerRepo
         Ok(plain) => report.findings.extend(compare_capability(&tools, &as_values(&plain))),
         Err(e) => tracing::info!(server = %name, "without MCP Apps, tools/list failed: {e}"),
     }
+}
+
+/// How the live check shows each view.
+#[derive(Debug, Clone)]
+pub struct LiveOptions {
+    /// The arguments for every tool checked (else each tool's are made from its input schema).
+    pub args: Option<serde_json::Map<String, Value>>,
+    /// Show each view with a sample result instead of calling its tool.
+    pub no_call: bool,
+    /// How long a view may take to complete `ui/initialize`.
+    pub limit: std::time::Duration,
+}
+
+/// The live check: each UI tool of each connected server in `report` has its view loaded in a
+/// real webview of `host` (see [`crate::live`]), and what it did is added to the report.
+pub async fn live(host: &crate::Host, report: Report, options: &LiveOptions) -> Report {
+    let mut report = report;
+    host.servers().settled().await;
+    for server in &mut report.servers {
+        if !server.connected {
+            continue;
+        }
+        for ui in server.ui_tools.clone() {
+            // A view its static rules already refuse (unreadable, not HTML…) is not loaded again.
+            let refused = server
+                .findings
+                .iter()
+                .any(|f| f.severity == Severity::Error && f.resource.as_deref() == Some(ui.uri.as_str()));
+            if refused {
+                continue;
+            }
+            let input = options
+                .args
+                .clone()
+                .unwrap_or_else(|| crate::live::sample_arguments(&ui.input_schema));
+            let result = if options.no_call {
+                crate::live::LiveResult::Given(crate::live::sample_result(ui.output_schema.as_ref()))
+            } else {
+                crate::live::LiveResult::Call
+            };
+            let request = crate::live::LiveRequest {
+                server: server.name.clone(),
+                tool: ui.name.clone(),
+                input,
+                result,
+                width: 800,
+                height: 600,
+                theme: porthole_apps::theme::Theme::Light,
+                still: false,
+                limit: options.limit,
+                settle: None,
+                picture: false,
+            };
+            let limit_ms = u64::try_from(options.limit.as_millis()).unwrap_or(u64::MAX);
+            let facts = match host.show_view(request).await {
+                Ok(outcome) => {
+                    let o = outcome.observation.unwrap_or_else(crate::views::Observation::empty);
+                    let (load_error, initialized_ms) = match &outcome.progress {
+                        crate::views::ViewProgress::Failed(why) => (Some(why.clone()), None),
+                        _ => (None, o.initialized_ms.filter(|ms| *ms <= limit_ms)),
+                    };
+                    porthole_apps::check::LiveFacts {
+                        call_error: outcome.call_error,
+                        load_error,
+                        initialized_ms,
+                        limit_ms,
+                        diagnostics: o.diagnostics,
+                        unsupported: o.unsupported,
+                    }
+                }
+                Err(e) => porthole_apps::check::LiveFacts {
+                    load_error: Some(e.message),
+                    limit_ms,
+                    ..Default::default()
+                },
+            };
+            server
+                .findings
+                .extend(porthole_apps::check::check_live(&ui.name, &ui.uri, &facts));
+        }
+    }
+    report.recount()
 }
 
 /// Where a finding is, in words: its tool or view, else the server.

@@ -596,10 +596,19 @@ pub struct CheckArgs {
     pub strict: bool,
 }
 
-/// `porthole check`: every enabled server (or `--server`), its tools and views, against the
-/// MCP Apps rules. Exit 0 when it passed, 1 when it found what fails it, 2 when it could not run.
+/// `porthole check` without its live check: every enabled server (or `--server`), its tools and
+/// views, against the MCP Apps rules. Exit 0 when it passed, 1 when it found what fails it, 2
+/// when it could not run.
 pub async fn check(setup: Setup, args: CheckArgs) -> Result<ExitCode> {
-    let loaded = load_config(&setup);
+    match check_report(&setup, &args).await? {
+        Ok(report) => print_check(&report, &args),
+        Err(code) => Ok(code),
+    }
+}
+
+/// The static part of `porthole check`: the report, or the exit code when it could not run.
+pub async fn check_report(setup: &Setup, args: &CheckArgs) -> Result<Result<crate::check::Report, ExitCode>> {
+    let loaded = load_config(setup);
     let configs: Vec<_> = match &args.server {
         Some(name) => loaded.servers.into_iter().filter(|s| &s.name == name).collect(),
         None => loaded.servers.into_iter().filter(|s| s.enabled).collect(),
@@ -609,30 +618,172 @@ pub async fn check(setup: Setup, args: CheckArgs) -> Result<ExitCode> {
             Some(name) => note!("porthole: no server named {name:?} to check"),
             None => note!("porthole: no enabled server to check"),
         }
-        return Ok(ExitCode::from(2));
+        return Ok(Err(ExitCode::from(2)));
     }
-    let Some(report) = crate::check::gather(&setup, configs, args.strict).await else {
-        return Ok(stopped());
-    };
+    match crate::check::gather(setup, configs, args.strict).await {
+        Some(report) => Ok(Ok(report)),
+        None => Ok(Err(stopped())),
+    }
+}
+
+/// Prints `porthole check`'s report as asked (and writes its JUnit file); its exit code.
+pub fn print_check(report: &crate::check::Report, args: &CheckArgs) -> Result<ExitCode> {
     if let Some(path) = &args.junit
-        && let Err(e) = std::fs::write(path, crate::check::junit(&report))
+        && let Err(e) = std::fs::write(path, crate::check::junit(report))
     {
         note!("porthole: cannot write {}: {e}", path.display());
         return Ok(ExitCode::from(2));
     }
     if args.json {
-        out!(
-            "{}",
-            serde_json::to_string_pretty(&report).context("cannot print JSON")?
-        );
+        out!("{}", serde_json::to_string_pretty(report).context("cannot print JSON")?);
     } else {
-        out!("{}", crate::check::text(&report).trim_end());
+        out!("{}", crate::check::text(report).trim_end());
     }
     Ok(if report.summary.passed {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// What `porthole snapshot` was asked.
+#[derive(Debug, Clone)]
+pub struct SnapshotArgs {
+    pub server: String,
+    pub tool: String,
+    /// The tool's arguments (else made from its input schema).
+    pub args: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The `CallToolResult` to show (else the tool is called).
+    pub result: Option<serde_json::Value>,
+    pub theme: porthole_apps::theme::Theme,
+    pub width: u32,
+    pub height: u32,
+    pub out: std::path::PathBuf,
+    /// How long the view may take to complete `ui/initialize`.
+    pub limit: std::time::Duration,
+}
+
+/// Named window sizes for `porthole snapshot --preset`: (name, width, height).
+pub const SNAPSHOT_PRESETS: [(&str, u32, u32); 4] = [
+    ("desktop", 1024, 768),
+    ("chat", 720, 560),
+    ("tablet", 768, 1024),
+    ("mobile", 390, 844),
+];
+
+/// How long nothing may change before the picture is taken, and the longest wait for that.
+const SETTLE_QUIET: std::time::Duration = std::time::Duration::from_millis(400);
+const SETTLE_MOST: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// `porthole snapshot`: the view of one tool call in a real webview, once it started and
+/// settled, written as a PNG with a JSON sidecar beside it (the same name, ending `.json`).
+/// Exit 0 when both were written, 1 when the view failed or did not start (the sidecar says
+/// why), 2 when it could not run.
+pub async fn snapshot(host: &crate::Host, args: SnapshotArgs) -> Result<ExitCode> {
+    host.servers().settled().await;
+    let tool = match host.ui_tool(&args.server, &args.tool) {
+        Ok(tool) => tool,
+        Err(e) => {
+            note!("porthole: {}", e.message);
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let input = args
+        .args
+        .clone()
+        .unwrap_or_else(|| crate::live::sample_arguments(&tool.input_schema));
+    let request = crate::live::LiveRequest {
+        server: args.server.clone(),
+        tool: args.tool.clone(),
+        input: input.clone(),
+        result: match &args.result {
+            Some(result) => crate::live::LiveResult::Given(result.clone()),
+            None => crate::live::LiveResult::Call,
+        },
+        width: args.width,
+        height: args.height,
+        theme: args.theme,
+        still: true,
+        limit: args.limit,
+        settle: Some((SETTLE_QUIET, SETTLE_MOST)),
+        picture: true,
+    };
+    let outcome = match host.show_view(request).await {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            note!("porthole: {}", e.message);
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let o = outcome
+        .observation
+        .clone()
+        .unwrap_or_else(crate::views::Observation::empty);
+    let (state, reason) = match &outcome.progress {
+        crate::views::ViewProgress::Ready => ("ready", None),
+        crate::views::ViewProgress::Loading => (
+            "not-initialized",
+            Some(format!(
+                "the view did not complete ui/initialize within {} ms",
+                args.limit.as_millis()
+            )),
+        ),
+        crate::views::ViewProgress::Failed(why) => ("failed", Some(why.clone())),
+    };
+    let sidecar = serde_json::json!({
+        "server": args.server,
+        "tool": args.tool,
+        "input": input,
+        "result": outcome.result,
+        "callError": outcome.call_error,
+        "state": state,
+        "reason": reason,
+        "theme": args.theme.as_str(),
+        "window": {"width": args.width, "height": args.height},
+        "viewSize": o.size.map(|(w, h)| serde_json::json!({"width": w, "height": h})),
+        "timings": {"initializedMs": o.initialized_ms, "settledMs": outcome.settled_ms},
+        "console": o.diagnostics.iter().filter(|d| d.kind != "csp").collect::<Vec<_>>(),
+        "cspViolations": o.diagnostics.iter().filter(|d| d.kind == "csp").collect::<Vec<_>>(),
+        "unsupported": o.unsupported,
+        "logs": o.logs,
+        "messages": o.messages,
+        "messagesDropped": o.messages_dropped,
+        "stillness": {
+            "clock": "Date is fixed at 2026-01-01T12:00:00Z",
+            "animations": "CSS animations and transitions are off, and the caret does not blink",
+            "fonts": "the machine's own fonts (the same machine and fonts give the same picture)",
+        },
+    });
+    let sidecar_path = args.out.with_extension("json");
+    let write = |path: &std::path::Path, bytes: &[u8]| {
+        std::fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    };
+    let written =
+        write(&sidecar_path, serde_json::to_string_pretty(&sidecar)?.as_bytes()).and_then(|()| match &outcome.png {
+            Some(png) => write(&args.out, png),
+            None => Ok(()),
+        });
+    if let Err(e) = written {
+        note!("porthole: {e}");
+        return Ok(ExitCode::from(2));
+    }
+    match reason {
+        None => {
+            out!(
+                "{} ({} × {}, {}); {}",
+                args.out.display(),
+                args.width,
+                args.height,
+                args.theme.as_str(),
+                sidecar_path.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(why) => {
+            note!("porthole: no picture: {why} (see {})", sidecar_path.display());
+            Ok(ExitCode::from(1))
+        }
+    }
 }
 
 /// `porthole call`: one tool call, and both facings of its result.

@@ -18,6 +18,7 @@ pub mod error;
 pub mod exit;
 pub mod export;
 pub mod headless;
+pub mod live;
 pub mod model;
 pub mod pop_outs;
 pub mod ports;

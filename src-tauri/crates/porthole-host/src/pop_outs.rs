@@ -16,19 +16,22 @@ use crate::ports::{MAIN_WINDOW, POP_OUT_PREFIX};
 
 /// The call a pop-out window shows.
 #[derive(Clone)]
-struct PoppedCall {
-    conversation_id: String,
-    call_id: String,
-    tool: String,
+pub(crate) struct PoppedCall {
+    pub(crate) conversation_id: String,
+    pub(crate) call_id: String,
+    pub(crate) tool: String,
     /// Its front end has asked for the view.
-    ready: bool,
+    pub(crate) ready: bool,
+    /// The view to create from this input and result (`porthole check`, `porthole snapshot`),
+    /// rather than from the call's stored view.
+    pub(crate) fresh: Option<(porthole_mcp::CatalogTool, serde_json::Value, serde_json::Value)>,
 }
 
 /// The pop-out windows open, by label.
 #[derive(Default)]
 pub struct PopOuts {
-    next: AtomicU64,
-    windows: Mutex<HashMap<String, PoppedCall>>,
+    pub(crate) next: AtomicU64,
+    pub(crate) windows: Mutex<HashMap<String, PoppedCall>>,
 }
 
 impl Host {
@@ -49,6 +52,7 @@ impl Host {
                 call_id: call_id.clone(),
                 tool: tool.clone(),
                 ready: false,
+                fresh: None,
             },
         );
         // The view is told it is going before its frame leaves the card.
@@ -79,9 +83,17 @@ impl Host {
             }
             call.clone()
         };
-        self.inner
-            .views
-            .reopen(&call.conversation_id, Some(&call.call_id), window)?;
+        match call.fresh {
+            Some((tool, input, result)) => {
+                self.inner
+                    .views
+                    .open_with(&call.conversation_id, &call.call_id, tool, input, result, window);
+            }
+            None => self
+                .inner
+                .views
+                .reopen(&call.conversation_id, Some(&call.call_id), window)?,
+        }
         Ok(call.tool)
     }
 

@@ -79,6 +79,18 @@ pub trait Desktop: Send + Sync {
     fn open_pop_out(&self, label: &str, title: &str) -> Result<(), String>;
     /// Closes the window `label` (it tells the app once it is gone).
     fn close_window(&self, label: &str);
+    /// Opens a window `label` of `width` × `height` CSS pixels, appearing `theme`, running the
+    /// app's pop-out page with nothing but the view (`porthole check`, `porthole snapshot`); it
+    /// is on the screen only when `shown` (a picture needs it: the engine paints only what is).
+    fn open_view_window(&self, label: &str, width: u32, height: u32, theme: Theme, shown: bool) -> Result<(), String> {
+        let _ = (label, width, height, theme, shown);
+        Err("this desktop cannot open view windows".into())
+    }
+    /// A PNG of what the window `label` shows.
+    fn capture(&self, label: &str) -> BoxFuture<'static, Result<Vec<u8>, String>> {
+        let _ = label;
+        Box::pin(std::future::ready(Err("this desktop cannot take pictures".into())))
+    }
     /// Ends the app as when its window closes, and starts it again with the same arguments.
     fn restart(&self);
 }

@@ -226,6 +226,14 @@ enum Phase {
     Failed(String),
 }
 
+/// Where a view stands, for [`Views::view_of_call`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum ViewProgress {
+    Loading,
+    Ready,
+    Failed(String),
+}
+
 struct LiveView {
     view_id: String,
     conversation_id: String,
@@ -307,6 +315,121 @@ struct Inner {
     widget_states: Mutex<HashMap<i64, Value>>,
     /// The next id of a sampling or link request (one counter for both).
     next_request: std::sync::atomic::AtomicU64,
+    /// Webviews whose views are watched closely (`porthole check`'s live check and `porthole
+    /// snapshot`), with whether their views are made to hold still.
+    observed_webviews: Mutex<HashMap<String, bool>>,
+    /// What the watched views did, by view id.
+    observations: Mutex<HashMap<String, Observation>>,
+}
+
+/// The most bridge messages an observation keeps, and the most characters of each.
+const OBSERVED_MESSAGES: usize = 500;
+const OBSERVED_MESSAGE_CHARS: usize = 4000;
+
+/// One bridge message of a watched view.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObservedMessage {
+    /// Milliseconds since the view was created.
+    pub at_ms: u64,
+    /// `"to-view"` or `"from-view"`.
+    pub direction: &'static str,
+    /// The JSON-RPC method, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// The message (its JSON cut to a few thousand characters when longer).
+    pub message: Value,
+}
+
+/// What a watched view did: when it started and finished starting, what it reported about itself
+/// (console errors, uncaught exceptions, CSP violations), what it asked for that Porthole does not
+/// offer, the size it asked for, and its bridge traffic.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Observation {
+    #[serde(skip)]
+    pub created: std::time::Instant,
+    /// Milliseconds from its creation to `ui/notifications/initialized`.
+    pub initialized_ms: Option<u64>,
+    pub diagnostics: Vec<porthole_apps::diagnostics::Diagnostic>,
+    /// Methods it asked for that were answered -32601, in order, each once.
+    pub unsupported: Vec<String>,
+    /// Its log messages (`notifications/message`).
+    pub logs: Vec<Value>,
+    /// The last size it reported (`ui/notifications/size-changed`), CSS pixels.
+    pub size: Option<(Option<f64>, Option<f64>)>,
+    /// When its size or its bridge traffic last changed (ms since creation).
+    pub last_change_ms: u64,
+    /// Requests it sent that are not answered yet (ids as JSON text).
+    #[serde(skip)]
+    pub pending: std::collections::HashSet<String>,
+    pub messages: Vec<ObservedMessage>,
+    /// Messages left out once [`OBSERVED_MESSAGES`] were kept.
+    pub messages_dropped: usize,
+}
+
+impl Observation {
+    /// An observation of nothing (a view that was never created).
+    pub fn empty() -> Observation {
+        Observation::new()
+    }
+
+    fn new() -> Observation {
+        Observation {
+            created: std::time::Instant::now(),
+            initialized_ms: None,
+            diagnostics: Vec::new(),
+            unsupported: Vec::new(),
+            logs: Vec::new(),
+            size: None,
+            last_change_ms: 0,
+            pending: Default::default(),
+            messages: Vec::new(),
+            messages_dropped: 0,
+        }
+    }
+
+    fn elapsed_ms(&self) -> u64 {
+        u64::try_from(self.created.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Whether it has a request of its own the host has not answered, or the host one it has not.
+    pub fn waiting(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    fn record(&mut self, direction: &'static str, message: &Value) {
+        let now = self.elapsed_ms();
+        self.last_change_ms = now;
+        let id = message.get("id").filter(|id| !id.is_null()).map(Value::to_string);
+        let method = message.get("method").and_then(Value::as_str).map(String::from);
+        // A request opens, its answer (from the other side) closes.
+        if let Some(id) = id {
+            let tagged = |from: &str| format!("{from}:{id}");
+            if method.is_some() {
+                self.pending.insert(tagged(direction));
+            } else {
+                let asker = if direction == "to-view" { "from-view" } else { "to-view" };
+                self.pending.remove(&tagged(asker));
+            }
+        }
+        if self.messages.len() >= OBSERVED_MESSAGES {
+            self.messages_dropped += 1;
+            return;
+        }
+        let text = message.to_string();
+        let kept = if text.chars().count() > OBSERVED_MESSAGE_CHARS {
+            json!({"cut": text.chars().take(OBSERVED_MESSAGE_CHARS).collect::<String>()})
+        } else {
+            message.clone()
+        };
+        self.messages.push(ObservedMessage {
+            at_ms: now,
+            direction,
+            method,
+            message: kept,
+        });
+    }
 }
 
 fn key(conversation_id: &str, call_id: &str) -> String {
@@ -359,6 +482,8 @@ impl Views {
                 links: Mutex::new(HashMap::new()),
                 widget_states: Mutex::new(HashMap::new()),
                 next_request: std::sync::atomic::AtomicU64::new(1),
+                observed_webviews: Mutex::new(HashMap::new()),
+                observations: Mutex::new(HashMap::new()),
                 store,
             }),
         }
@@ -928,7 +1053,19 @@ impl Views {
         // caused it: a tool's result reaches the view before the card hears of it.
         let outbox = self.inner.outbox.clone();
         let (to_webview, for_view) = (webview.to_string(), view_id.clone());
+        let observed = self.inner.observed_webviews.lock().unwrap().contains_key(webview);
+        if observed {
+            self.inner
+                .observations
+                .lock()
+                .unwrap()
+                .insert(view_id.clone(), Observation::new());
+        }
+        let watcher = observed.then(|| self.clone());
         let to_view = Arc::new(move |message: Value| {
+            if let Some(views) = &watcher {
+                views.observe(&for_view, |o| o.record("to-view", &message));
+            }
             outbox.send(
                 &to_webview,
                 Outbound::View(ViewEvent::Message {
@@ -1064,6 +1201,17 @@ impl Views {
         if loaded.kind == porthole_apps::resource::ViewKind::Openai {
             // An Apps SDK widget: window.openai, with the state it kept for this call.
             shim.push_str(&porthole_apps::openai_compat::shim(self.widget_state(view_id).as_ref()));
+        }
+        // A watched view reports its own errors (and holds still for a picture when asked).
+        let watched = self
+            .inner
+            .live
+            .lock()
+            .unwrap()
+            .get(view_id)
+            .and_then(|v| self.inner.observed_webviews.lock().unwrap().get(&v.webview).copied());
+        if let Some(still) = watched {
+            shim.insert_str(0, &porthole_apps::diagnostics::shim(still));
         }
         // Devices only as the person allowed them for this server, and only those asked for.
         let devices = loaded.permissions.and(&self.inner.origins.devices(&tool.server));
@@ -1253,7 +1401,34 @@ impl Views {
     }
 
     async fn act(&self, view_id: &str, action: ViewAction) {
+        match &action {
+            ViewAction::Initialized => self.observe(view_id, |o| {
+                o.initialized_ms.get_or_insert(o.elapsed_ms());
+            }),
+            ViewAction::Diagnostic(d) => self.observe(view_id, |o| o.diagnostics.push(d.clone())),
+            ViewAction::Unsupported { method } => self.observe(view_id, |o| {
+                if !o.unsupported.contains(method) {
+                    o.unsupported.push(method.clone());
+                }
+            }),
+            ViewAction::Log { level, logger, data } => self.observe(view_id, |o| {
+                if o.logs.len() < OBSERVED_MESSAGES {
+                    o.logs.push(json!({"level": level, "logger": logger, "data": data}));
+                }
+            }),
+            ViewAction::SizeChanged { width, height } => self.observe(view_id, |o| {
+                o.size = Some((*width, *height));
+                o.last_change_ms = o.elapsed_ms();
+            }),
+            _ => {}
+        }
         match action {
+            ViewAction::Diagnostic(d) => {
+                tracing::info!(target: "mcp_view", view_id, kind = %d.kind, message = %d.message, "view reported");
+            }
+            ViewAction::Unsupported { method } => {
+                tracing::info!(target: "mcp_view", view_id, %method, "view asked for what Porthole does not offer");
+            }
             ViewAction::Initialized => {
                 self.settle(view_id, Settled::Ready);
                 if self.bridge(view_id).is_some_and(|b| b.offers_tools()) {
@@ -1455,8 +1630,64 @@ impl Views {
         Ok(())
     }
 
+    /// Watches the views `webview` will show closely: each gets an [`Observation`] and reports
+    /// its own errors; with `still`, its animations stop and its clock stands still.
+    pub fn observe_webview(&self, webview: &str, still: bool) {
+        self.inner
+            .observed_webviews
+            .lock()
+            .unwrap()
+            .insert(webview.to_string(), still);
+    }
+
+    /// What a watched view did so far.
+    pub fn observation(&self, view_id: &str) -> Option<Observation> {
+        self.inner.observations.lock().unwrap().get(view_id).cloned()
+    }
+
+    fn observe(&self, view_id: &str, change: impl FnOnce(&mut Observation)) {
+        if let Some(o) = self.inner.observations.lock().unwrap().get_mut(view_id) {
+            change(o);
+        }
+    }
+
+    /// The view a call has now (in whatever window), and where it stands: loading, ready, or
+    /// failed with the reason.
+    pub fn view_of_call(&self, conversation_id: &str, call_id: &str) -> Option<(String, ViewProgress)> {
+        let view_id = self
+            .inner
+            .by_call
+            .lock()
+            .unwrap()
+            .get(&key(conversation_id, call_id))
+            .cloned()?;
+        let live = self.inner.live.lock().unwrap();
+        let view = live.get(&view_id)?;
+        let progress = match &*view.phase.borrow() {
+            Phase::Loading => ViewProgress::Loading,
+            Phase::Ready => ViewProgress::Ready,
+            Phase::Failed(why) => ViewProgress::Failed(why.clone()),
+        };
+        Some((view_id, progress))
+    }
+
+    /// Creates a call's view in `webview` from the input and result given (not from a stored
+    /// view): what `porthole check` and `porthole snapshot` show. Returns the view id.
+    pub fn open_with(
+        &self,
+        conversation_id: &str,
+        call_id: &str,
+        tool: CatalogTool,
+        input: Value,
+        result: Value,
+        webview: &str,
+    ) -> String {
+        self.open(conversation_id, call_id, tool, Some((input, result)), webview)
+    }
+
     /// A message the view's frame posted (the front end matched `event.source` to the frame).
     pub fn receive(&self, view_id: &str, message: Value) {
+        self.observe(view_id, |o| o.record("from-view", &message));
         if let Some(bridge) = self.bridge(view_id) {
             bridge.receive(message);
         }
