@@ -80,7 +80,8 @@ fn every_rule_fires_on_a_broken_server_and_a_dead_one_fails_to_connect() {
             "broken": broken(&[]),
             "dead": {"command": "/nonexistent/porthole-no-such-server"},
         }),
-        &["--json", "--junit", junit.to_str().unwrap()],
+        // The static rules (the live check of these views is the next test's).
+        &["--json", "--junit", junit.to_str().unwrap(), "--no-live"],
     );
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     let report = report(&out);
@@ -172,6 +173,12 @@ fn correct_servers_pass_even_when_strict() {
             .filter(|f| f["severity"] != "info")
             .collect();
         assert!(serious.is_empty(), "{server}: {serious:#?}");
+        // Each view was loaded live, and started.
+        let started = findings(&report, server)
+            .into_iter()
+            .filter(|f| f["rule"] == "live-initialize")
+            .count();
+        assert!(started >= 1, "{server}: {report:#}");
         let s = report["servers"]
             .as_array()
             .unwrap()
@@ -181,7 +188,10 @@ fn correct_servers_pass_even_when_strict() {
         assert_eq!(s["connected"], true);
         assert!(!s["views"].as_object().unwrap().is_empty(), "{server} has views: {s:#}");
     }
-    assert!(findings(&report, "good").is_empty());
+    let good = findings(&report, "good");
+    assert_eq!(good.len(), 1, "{good:#?}");
+    assert_eq!(good[0]["rule"], "live-initialize");
+    assert_eq!(good[0]["tool"], "good_view");
 
     // The same as text: each server, then the summary.
     let out = check(
@@ -195,17 +205,29 @@ fn correct_servers_pass_even_when_strict() {
         text.starts_with("good (porthole-broken-apps-server 1.0.0, protocol "),
         "{text}"
     );
-    assert!(text.contains(": 1 tools, 1 views\n  no findings\n"), "{text}");
     assert!(
-        text.trim_end().ends_with("0 errors, 0 warnings, 0 info: passed"),
+        text.contains(": 1 tools, 1 views\n  info     live-initialize"),
         "{text}"
     );
+    assert!(
+        text.trim_end().ends_with("0 errors, 0 warnings, 1 info: passed"),
+        "{text}"
+    );
+    // Without the live check: nothing at all.
+    let out = check(
+        profile.path(),
+        json!({ "good": broken(&["--only-good"]) }),
+        &["--server", "good", "--no-live"],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(": 1 tools, 1 views\n  no findings\n"), "{text}");
 }
 
 #[test]
 fn a_warning_fails_only_a_strict_check_and_a_missing_server_cannot_be_checked() {
     let profile = tempfile::tempdir().unwrap();
-    // One warning (the legacy MIME type), no error: passed, unless strict.
+    // One warning (the legacy MIME type), no error (the live check adds a note of the time its
+    // view took to start): passed, unless strict.
     let legacy = json!({ "legacy": broken(&["--only-legacy"]) });
     let out = check(profile.path(), legacy.clone(), &["--server", "legacy"]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
@@ -220,7 +242,7 @@ fn a_warning_fails_only_a_strict_check_and_a_missing_server_cannot_be_checked() 
     assert!(
         String::from_utf8_lossy(&out.stdout)
             .trim_end()
-            .ends_with("0 errors, 1 warning, 0 info: failed")
+            .ends_with("0 errors, 1 warning, 1 info: failed")
     );
 
     let out = check(profile.path(), legacy, &["--server", "nobody"]);
@@ -234,4 +256,216 @@ fn a_warning_fails_only_a_strict_check_and_a_missing_server_cannot_be_checked() 
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write /nonexistent/dir/x.xml"));
+}
+
+/// The live check loads each UI tool's view in a real, hidden Porthole webview: every live rule
+/// fires on the view that breaks it, and the correct view gets only the time it took to start.
+#[test]
+fn the_live_check_loads_each_view_and_says_what_it_did() {
+    let profile = tempfile::tempdir().unwrap();
+    let servers = json!({ "live": broken(&["--only-live"]) });
+    let started = std::time::Instant::now();
+    let out = check(
+        profile.path(),
+        servers.clone(),
+        &["--server", "live", "--json", "--view-timeout", "3"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let found = report(&out);
+    let live = findings(&found, "live");
+    let on = |tool: &str, rule: &str, severity: &str| -> Vec<&Value> {
+        live.iter()
+            .copied()
+            .filter(|f| f["tool"] == tool && f["rule"] == rule && f["severity"] == severity)
+            .collect()
+    };
+    assert_eq!(on("silent_view", "live-initialize", "error").len(), 1, "{found:#}");
+    assert!(
+        on("silent_view", "live-initialize", "error")[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("within 3000 ms")
+    );
+    let noisy: Vec<String> = on("noisy_view", "live-console-error", "warning")
+        .iter()
+        .map(|f| f["message"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        noisy,
+        [
+            "the view logged: the chart data is missing",
+            "the view threw: Error: cannot read x of undefined"
+        ],
+        "{found:#}"
+    );
+    let csp = on("csp_breaking_view", "live-csp-violation", "warning");
+    assert_eq!(csp.len(), 1, "{found:#}");
+    assert_eq!(
+        csp[0]["fix"],
+        "add \"https://images.undeclared.example\" to _meta.ui.csp.resourceDomains of the view's resource"
+    );
+    assert_eq!(csp[0]["resource"], "ui://broken/csp_breaking.html");
+    let asked = on("asking_view", "live-unsupported", "warning");
+    assert_eq!(asked.len(), 1, "{found:#}");
+    assert!(asked[0]["message"].as_str().unwrap().contains("ui/unheard-of"));
+    let failed = on("failing_call", "live-call", "warning");
+    assert!(
+        failed[0]["message"].as_str().unwrap().contains("no such city: example"),
+        "{found:#}"
+    );
+    // The correct view: started, nothing else.
+    let good: Vec<_> = live.iter().filter(|f| f["tool"] == "good_view").collect();
+    assert_eq!(good.len(), 1, "{good:#?}");
+    assert_eq!(good[0]["rule"], "live-initialize");
+    assert_eq!(good[0]["severity"], "info");
+    // Each view that started is said to have.
+    for tool in ["noisy_view", "csp_breaking_view", "asking_view", "failing_call"] {
+        assert_eq!(on(tool, "live-initialize", "info").len(), 1, "{tool}: {found:#}");
+    }
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(60),
+        "six views, one of them timing out at 3 s: {:?}",
+        started.elapsed()
+    );
+
+    // --no-call: the views get a sample result; the tool is not called, so it cannot fail.
+    let out = check(
+        profile.path(),
+        servers.clone(),
+        &["--server", "live", "--json", "--view-timeout", "3", "--no-call"],
+    );
+    let found = report(&out);
+    assert!(
+        findings(&found, "live").iter().all(|f| f["rule"] != "live-call"),
+        "{found:#}"
+    );
+    // --args: the arguments given are the ones the tool is called with.
+    let out = check(
+        profile.path(),
+        servers,
+        &[
+            "--server",
+            "live",
+            "--json",
+            "--view-timeout",
+            "3",
+            "--args",
+            r#"{"city": "Paris"}"#,
+        ],
+    );
+    let found = report(&out);
+    let live_call: Vec<_> = findings(&found, "live")
+        .into_iter()
+        .filter(|f| f["rule"] == "live-call")
+        .collect();
+    assert_eq!(
+        live_call.len(),
+        1,
+        "the broken tool fails whatever it is given: {found:#}"
+    );
+}
+
+/// `porthole snapshot`: a PNG of the view and a JSON sidecar; the same input gives the same
+/// picture; the theme and the size are the ones asked for; a view that never starts gives no
+/// picture and a sidecar that says why.
+#[test]
+fn a_snapshot_is_a_picture_of_the_view_and_the_same_input_gives_the_same_one() {
+    let profile = tempfile::tempdir().unwrap();
+    let dir = profile.path();
+    let config = dir.join("snapshot-servers.json");
+    std::fs::write(
+        &config,
+        json!({ "mcpServers": { "live": broken(&["--only-live"]) } }).to_string(),
+    )
+    .unwrap();
+    let result = dir.join("result.json");
+    std::fs::write(
+        &result,
+        json!({"content": [{"type": "text", "text": "Sunny in Paris, 21 °C"}]}).to_string(),
+    )
+    .unwrap();
+    let snapshot = |tool: &str, name: &str, extra: &[&str]| -> (Output, std::path::PathBuf) {
+        let out_png = dir.join(name);
+        let mut args = vec![
+            "--mcp-config",
+            config.to_str().unwrap(),
+            "snapshot",
+            "--server",
+            "live",
+            "--tool",
+            tool,
+            "--out",
+            out_png.to_str().unwrap(),
+            "--view-timeout",
+            "3",
+        ];
+        args.extend_from_slice(extra);
+        let out = porthole_command(dir, &args).stdin(Stdio::null()).output().unwrap();
+        (out, out_png)
+    };
+    let given = ["--result", result.to_str().unwrap()];
+    let (out, first) = snapshot("good_view", "first.png", &given);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let (_, second) = snapshot("good_view", "second.png", &given);
+    let png = std::fs::read(&first).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let size = |png: &[u8]| {
+        let at = |i: usize| u32::from_be_bytes(png[i..i + 4].try_into().unwrap());
+        (at(16), at(20))
+    };
+    assert_eq!(size(&png), (720, 560), "the default size");
+    assert_eq!(png, std::fs::read(&second).unwrap(), "the same input, the same picture");
+
+    // The sidecar: what the view did.
+    let sidecar: Value = serde_json::from_slice(&std::fs::read(dir.join("first.json")).unwrap()).unwrap();
+    assert_eq!(sidecar["state"], "ready", "{sidecar:#}");
+    assert_eq!(sidecar["result"]["content"][0]["text"], "Sunny in Paris, 21 °C");
+    assert!(sidecar["timings"]["initializedMs"].as_u64().is_some(), "{sidecar:#}");
+    assert!(sidecar["timings"]["settledMs"].as_u64().is_some(), "{sidecar:#}");
+    let methods: Vec<&str> = sidecar["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["method"].as_str())
+        .collect();
+    for expected in [
+        "ui/initialize",
+        "ui/notifications/initialized",
+        "ui/notifications/tool-result",
+    ] {
+        assert!(methods.contains(&expected), "{expected} in {methods:?}");
+    }
+    assert_eq!(sidecar["console"], json!([]));
+    assert_eq!(sidecar["cspViolations"], json!([]));
+
+    // Dark, and the mobile size: another picture.
+    let (out, dark) = snapshot(
+        "good_view",
+        "dark.png",
+        &[&given[..], &["--theme", "dark", "--preset", "mobile"]].concat(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let dark = std::fs::read(dark).unwrap();
+    assert_eq!(size(&dark), (390, 844));
+    let sidecar: Value = serde_json::from_slice(&std::fs::read(dir.join("dark.json")).unwrap()).unwrap();
+    assert_eq!(sidecar["theme"], "dark");
+
+    // What the view broke is in the sidecar.
+    let (out, _) = snapshot("csp_breaking_view", "csp.png", &given);
+    assert_eq!(out.status.code(), Some(0));
+    let sidecar: Value = serde_json::from_slice(&std::fs::read(dir.join("csp.json")).unwrap()).unwrap();
+    assert_eq!(sidecar["cspViolations"][0]["directive"], "img-src", "{sidecar:#}");
+
+    // A view that never starts: no picture, and the sidecar says why.
+    let (out, silent) = snapshot("silent_view", "silent.png", &given);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("did not complete ui/initialize"));
+    assert!(!silent.exists());
+    let sidecar: Value = serde_json::from_slice(&std::fs::read(dir.join("silent.json")).unwrap()).unwrap();
+    assert_eq!(sidecar["state"], "not-initialized");
+
+    // A tool without a view cannot be pictured.
+    let (out, _) = snapshot("nothing_here", "none.png", &given);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("has no tool \"nothing_here\""));
 }

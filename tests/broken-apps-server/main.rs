@@ -26,6 +26,19 @@
 //!
 //! `--only-good`: just `good_view`. `--only-legacy`: just `good_view`, its view served with the
 //! legacy MIME type (one warning, no error).
+//!
+//! `--only-live`: `good_view` and views that pass every static rule but misbehave once loaded,
+//! for the live check:
+//!
+//! | tool | what its view does (rule) |
+//! |---|---|
+//! | `silent_view` | never sends `ui/initialize` (`live-initialize`, error) |
+//! | `noisy_view` | logs an error and throws one it does not catch (`live-console-error`) |
+//! | `csp_breaking_view` | loads an image from an origin its CSP does not declare (`live-csp-violation`) |
+//! | `asking_view` | asks for a method hosts do not offer (`live-unsupported`) |
+//! | `failing_call` | its tool answers `isError` to the sample input (`live-call`) |
+//!
+//! `good_view`'s view is a real MCP App: it completes the handshake and shows the result's text.
 
 use std::sync::Arc;
 
@@ -41,10 +54,41 @@ use serde_json::{Value, json};
 const MIME: &str = "text/html;profile=mcp-app";
 const HTML: &str = "<!doctype html><html><body><p>a view</p></body></html>";
 
+/// A view that speaks the bridge: `ui/initialize`, then `ui/notifications/initialized`; it shows
+/// the text of the result it gets. `EXTRA` (a script) runs once it is initialized.
+fn app_html(extra: &str) -> String {
+    format!(
+        r#"<!doctype html><html><head><meta charset="utf-8"><style>body{{font:16px sans-serif;margin:12px}}</style></head>
+<body><h1>Broken apps</h1><p id="out">waiting</p><script>
+let next = 1; const pending = {{}};
+function request(method, params) {{
+  const id = next++;
+  window.parent.postMessage({{jsonrpc: "2.0", id, method, params}}, "*");
+  return new Promise((resolve) => (pending[id] = resolve));
+}}
+window.addEventListener("message", (e) => {{
+  const m = e.data;
+  if (m && m.id !== undefined && pending[m.id]) {{ pending[m.id](m); delete pending[m.id]; }}
+  if (m && m.method === "ui/notifications/tool-result") {{
+    const text = (m.params.content || []).map((c) => c.text || "").join(" ");
+    document.getElementById("out").textContent = text;
+  }}
+}});
+request("ui/initialize", {{protocolVersion: "2026-01-26", appInfo: {{name: "broken", version: "1"}}, appCapabilities: {{}}}})
+  .then(() => {{
+    window.parent.postMessage({{jsonrpc: "2.0", method: "ui/notifications/initialized", params: {{}}}}, "*");
+    {extra}
+  }});
+</script></body></html>"#
+    )
+}
+
 #[derive(Clone)]
 struct BrokenServer {
     /// Only `good_view`.
     only_good: bool,
+    /// Only `good_view` and the views the live check finds fault with.
+    only_live: bool,
     /// Its view as `text/html+mcp`.
     legacy: bool,
 }
@@ -54,6 +98,9 @@ impl BrokenServer {
         if self.legacy { "text/html+mcp" } else { MIME }
     }
 }
+
+/// The views the live check finds fault with (`--only-live`), each served by `<name>_view`.
+const LIVE: [&str; 4] = ["silent", "noisy", "csp_breaking", "asking"];
 
 fn tool(name: &str, schema: Value, meta: Value) -> Tool {
     let mut tool = Tool::new(
@@ -114,6 +161,18 @@ impl ServerHandler for BrokenServer {
         );
         if self.only_good {
             return Ok(ListToolsResult::with_all_items(vec![good]));
+        }
+        if self.only_live {
+            let mut tools = vec![good];
+            for name in LIVE {
+                tools.push(tool(&format!("{name}_view"), object(), view(name)));
+            }
+            tools.push(tool(
+                "failing_call",
+                json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+                view("good"),
+            ));
+            return Ok(ListToolsResult::with_all_items(tools));
         }
         let advertised = context.peer.peer_info().is_some_and(|info| {
             serde_json::to_value(&info.capabilities)
@@ -177,6 +236,9 @@ impl ServerHandler for BrokenServer {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if request.name == "failing_call" {
+            return Ok(CallToolResult::error(vec![ContentBlock::text("no such city: example")]).into());
+        }
         Ok(CallToolResult::success(vec![ContentBlock::text(format!("{} ran", request.name))]).into())
     }
 
@@ -185,9 +247,17 @@ impl ServerHandler for BrokenServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        let live = LIVE.iter().map(|name| (*name, MIME));
         let resources = listed()
             .into_iter()
-            .filter(|(name, _)| !self.only_good || *name == "good")
+            .chain(live)
+            .filter(|(name, _)| {
+                if self.only_live {
+                    *name == "good" || LIVE.contains(name)
+                } else {
+                    (!self.only_good || *name == "good") && !LIVE.contains(name)
+                }
+            })
             .map(|(name, mime)| {
                 let mime = if name == "good" { self.good_mime() } else { mime };
                 Resource::new(format!("ui://broken/{name}.html"), name).with_mime_type(mime)
@@ -239,7 +309,23 @@ impl ServerHandler for BrokenServer {
             )],
             "permission" => vec![text(MIME, HTML, json!({"ui": {"permissions": {"bluetooth": {}}}}))],
             "border" => vec![text(MIME, HTML, json!({"ui": {"prefersBorder": "yes"}}))],
-            "good" => vec![text(self.good_mime(), HTML, Value::Null)],
+            "good" => vec![text(self.good_mime(), &app_html(""), Value::Null)],
+            "silent" => vec![text(MIME, HTML, Value::Null)],
+            "noisy" => vec![text(
+                MIME,
+                &app_html(
+                    r#"console.error("the chart data is missing"); setTimeout(() => { throw new Error("cannot read x of undefined"); }, 0);"#,
+                ),
+                Value::Null,
+            )],
+            "csp_breaking" => vec![text(
+                MIME,
+                &app_html(
+                    r#"const img = new Image(); img.src = "https://images.undeclared.example/logo.png"; document.body.append(img);"#,
+                ),
+                Value::Null,
+            )],
+            "asking" => vec![text(MIME, &app_html(r#"request("ui/unheard-of", {});"#), Value::Null)],
             _ => vec![text(MIME, HTML, Value::Null)],
         };
         Ok(ReadResourceResult::new(contents).into())
@@ -251,6 +337,7 @@ async fn main() -> anyhow::Result<()> {
     let legacy = std::env::args().any(|a| a == "--only-legacy");
     let server = BrokenServer {
         only_good: legacy || std::env::args().any(|a| a == "--only-good"),
+        only_live: std::env::args().any(|a| a == "--only-live"),
         legacy,
     };
     let running = server.serve(rmcp::transport::stdio()).await?;

@@ -3,7 +3,8 @@
 //! shim), which reports through the frame's one channel ([`DIAGNOSTIC_METHOD`]):
 //!
 //! - `console.error` and `console.warn` calls (`kind: "console"`),
-//! - uncaught exceptions and unhandled promise rejections (`kind: "error"`),
+//! - uncaught exceptions and unhandled promise rejections (`kind: "error"`; name and message, no
+//!   stack: a stack names the view's unguessable URL),
 //! - Content-Security-Policy violations (`kind: "csp"`, with the directive and the blocked URI),
 //!   which only the document itself can see.
 //!
@@ -60,7 +61,7 @@ FD.prototype=RD.prototype;FD.now=function(){{return T;}};FD.parse=RD.parse;FD.UT
     format!(
         "<script>/* Porthole: this view's errors, for porthole check */(function(){{\
 var n=0,M={MAX_REPORTS},L={MAX_TEXT};\
-function text(v){{try{{if(v instanceof Error)return String(v.stack||v);if(typeof v==='string')return v;return JSON.stringify(v);}}catch(e){{return String(v);}}}}\
+function text(v){{try{{if(v instanceof Error)return v.name+': '+v.message;if(typeof v==='string')return v;return JSON.stringify(v);}}catch(e){{return String(v);}}}}\
 function send(p){{if(n>=M)return;n++;p.message=String(p.message).slice(0,L);\
 try{{window.parent.postMessage({{jsonrpc:'2.0',method:'{DIAGNOSTIC_METHOD}',params:p}},'*');}}catch(e){{}}}}\
 ['error','warn'].forEach(function(k){{var o=console[k];console[k]=function(){{\

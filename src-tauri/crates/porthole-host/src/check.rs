@@ -252,7 +252,9 @@ pub async fn live(host: &crate::Host, report: Report, options: &LiveOptions) -> 
                 theme: porthole_apps::theme::Theme::Light,
                 still: false,
                 limit: options.limit,
-                settle: None,
+                // What a view does just after it starts (a timer that throws, a late image) is
+                // part of the check: wait until its traffic has been quiet a moment.
+                settle: Some((LIVE_QUIET, LIVE_SETTLE_MOST)),
                 picture: false,
             };
             let limit_ms = u64::try_from(options.limit.as_millis()).unwrap_or(u64::MAX);
@@ -285,6 +287,11 @@ pub async fn live(host: &crate::Host, report: Report, options: &LiveOptions) -> 
     }
     report.recount()
 }
+
+/// How long a started view's traffic must be quiet before the live check reads what it saw, and
+/// the most it waits for that.
+const LIVE_QUIET: std::time::Duration = std::time::Duration::from_millis(300);
+const LIVE_SETTLE_MOST: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Where a finding is, in words: its tool or view, else the server.
 fn place(f: &Finding) -> String {
@@ -475,6 +482,7 @@ mod tests {
                 protocol_version: Some("2025-06-18".into()),
                 tools: vec!["a".into(), "b".into()],
                 views: BTreeMap::from([("ui://demo/v.html".to_string(), vec!["a".to_string()])]),
+                ui_tools: Vec::new(),
                 findings: vec![
                     finding("tool-name", Severity::Warning, Some("b"), None),
                     finding("csp-entry", Severity::Error, None, Some("ui://demo/v.html")),
