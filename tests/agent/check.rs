@@ -469,3 +469,87 @@ fn a_snapshot_is_a_picture_of_the_view_and_the_same_input_gives_the_same_one() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("has no tool \"nothing_here\""));
 }
+
+/// `porthole snapshot` against an official example server from npm: the view built on the
+/// official SDK starts in the bare page, a given result gives the same picture twice (its clock
+/// held still), and without a result the tool is called and its answer is what the view got.
+#[test]
+fn a_snapshot_of_an_official_example_is_the_same_each_time() {
+    let fixtures = workspace_root().join("tests/fixtures");
+    let examples: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(fixtures.join("mcp-apps-examples.json")).unwrap()).unwrap();
+    let example = examples.iter().find(|e| e["name"] == "basic-vanillajs").unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let dir = profile.path();
+    let config = dir.join("servers.json");
+    std::fs::write(
+        &config,
+        json!({ "mcpServers": { "example": {
+            "command": "node",
+            "args": example["args"],
+            "cwd": fixtures.display().to_string(),
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let result = dir.join("result.json");
+    std::fs::write(
+        &result,
+        json!({
+            "content": [{"type": "text", "text": "2026-01-01T12:00:00.000Z"}],
+            "structuredContent": {"time": "2026-01-01T12:00:00.000Z"}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let snapshot = |name: &str, extra: &[&str]| -> (Output, Value) {
+        let out_png = dir.join(format!("{name}.png"));
+        let mut args = vec![
+            "--mcp-config",
+            config.to_str().unwrap(),
+            "snapshot",
+            "--server",
+            "example",
+            "--tool",
+            example["tool"].as_str().unwrap(),
+            "--out",
+            out_png.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let out = porthole_command(dir, &args).stdin(Stdio::null()).output().unwrap();
+        let sidecar = std::fs::read(dir.join(format!("{name}.json")))
+            .map(|bytes| serde_json::from_slice(&bytes).unwrap())
+            .unwrap_or(Value::Null);
+        (out, sidecar)
+    };
+    let given = ["--result", result.to_str().unwrap(), "--preset", "tablet"];
+    let (out, sidecar) = snapshot("first", &given);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(sidecar["state"], "ready", "{sidecar:#}");
+    assert_eq!(sidecar["console"], json!([]), "{sidecar:#}");
+    assert_eq!(sidecar["cspViolations"], json!([]), "{sidecar:#}");
+    let (out, _) = snapshot("second", &given);
+    assert_eq!(out.status.code(), Some(0));
+    let first = std::fs::read(dir.join("first.png")).unwrap();
+    assert_eq!(&first[..8], b"\x89PNG\r\n\x1a\n");
+    assert_eq!(
+        first,
+        std::fs::read(dir.join("second.png")).unwrap(),
+        "the same input, the same picture"
+    );
+    // A picture of a view is not a blank page: a page of one colour compresses to a few hundred bytes.
+    assert!(first.len() > 2_000, "{} bytes", first.len());
+
+    // No result given: the tool is called, and the view got its answer.
+    let (out, sidecar) = snapshot("called", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(sidecar["result"]["structuredContent"]["time"].is_string(), "{sidecar:#}");
+    assert!(
+        sidecar["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["method"] == "ui/notifications/tool-result"),
+        "{sidecar:#}"
+    );
+}
