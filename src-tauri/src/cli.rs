@@ -334,8 +334,9 @@ where
 
 /// The setup views are shown with for `porthole check` and `porthole snapshot`: the same
 /// servers, a profile of its own in a scratch folder (removed when the returned guard goes), so
-/// nothing of the check is kept in the person's conversations.
-fn live_setup(cli: &Cli) -> Result<(Setup, tempfile::TempDir)> {
+/// nothing of the check is kept in the person's conversations. With `only_server`, that server
+/// alone is started, even when disabled (`--server NAME`).
+fn live_setup(cli: &Cli, only_server: Option<&str>) -> Result<(Setup, tempfile::TempDir)> {
     let own = setup(cli)?;
     let scratch = tempfile::Builder::new()
         .prefix("porthole-live-")
@@ -347,6 +348,7 @@ fn live_setup(cli: &Cli) -> Result<(Setup, tempfile::TempDir)> {
         Setup {
             profile,
             config_files: own.config_files,
+            only_server: only_server.map(String::from),
         },
         scratch,
     ))
@@ -466,7 +468,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             if report.servers.iter().all(|s| s.ui_tools.is_empty()) {
                 return headless::print_check(&report, &check);
             }
-            let (setup, _scratch) = live_setup(&cli)?;
+            let (setup, _scratch) = live_setup(&cli, server.as_deref())?;
             let report = crate::desktop::with_host(setup, move |host| {
                 Box::pin(async move { porthole_host::check::live(&host, report, &live).await })
             })?;
@@ -519,7 +521,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             if let Some(code) = with_display(true)? {
                 return Ok(code);
             }
-            let (setup, _scratch) = live_setup(&cli)?;
+            let (setup, _scratch) = live_setup(&cli, Some(server))?;
             let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole-cli", Stderr::ErrorsOnly)?;
             crate::desktop::with_host(setup, move |host| {
                 Box::pin(async move { headless::snapshot(&host, snapshot).await })

@@ -228,11 +228,18 @@ fn a_warning_fails_only_a_strict_check_and_a_missing_server_cannot_be_checked() 
     let profile = tempfile::tempdir().unwrap();
     // One warning (the legacy MIME type), no error (the live check adds a note of the time its
     // view took to start): passed, unless strict.
-    let legacy = json!({ "legacy": broken(&["--only-legacy"]) });
+    // Disabled in its config: `--server` checks it all the same, its view included.
+    let mut server = broken(&["--only-legacy"]);
+    server["disabled"] = json!(true);
+    let legacy = json!({ "legacy": server });
     let out = check(profile.path(), legacy.clone(), &["--server", "legacy"]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("warning  resource-mime"), "{text}");
+    assert!(
+        text.contains("info     live-initialize      tool good_view: the view completed ui/initialize"),
+        "{text}"
+    );
     assert!(
         text.contains("fix: serve it as \"text/html;profile=mcp-app\""),
         "{text}"
@@ -543,7 +550,10 @@ fn a_snapshot_of_an_official_example_is_the_same_each_time() {
     // No result given: the tool is called, and the view got its answer.
     let (out, sidecar) = snapshot("called", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(sidecar["result"]["structuredContent"]["time"].is_string(), "{sidecar:#}");
+    assert!(
+        sidecar["result"]["structuredContent"]["time"].is_string(),
+        "{sidecar:#}"
+    );
     assert!(
         sidecar["messages"]
             .as_array()

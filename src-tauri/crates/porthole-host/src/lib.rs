@@ -127,7 +127,13 @@ impl Host {
         runtime: tokio::runtime::Handle,
     ) -> Host {
         let setup = options.setup;
-        let loaded = LoadedConfig::load(&setup.config_files);
+        let mut loaded = LoadedConfig::load(&setup.config_files);
+        if let Some(only) = &setup.only_server {
+            loaded.servers.retain(|s| &s.name == only);
+            for server in &mut loaded.servers {
+                server.enabled = true;
+            }
+        }
         for problem in &loaded.problems {
             tracing::warn!("config: {problem}");
         }

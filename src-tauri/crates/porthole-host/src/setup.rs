@@ -13,6 +13,9 @@ use porthole_profile::Profile;
 pub struct Setup {
     pub profile: Profile,
     pub config_files: Vec<PathBuf>,
+    /// Start only the server of this name, even when its config disables it (the live check
+    /// and snapshots of `--server NAME`); `None`: every enabled server, as the app does.
+    pub only_server: Option<String>,
 }
 
 impl Setup {
@@ -23,7 +26,11 @@ impl Setup {
         profile.ensure()?;
         let mut config_files = vec![profile.config_file()];
         config_files.extend(extra_configs.iter().cloned());
-        Ok(Setup { profile, config_files })
+        Ok(Setup {
+            profile,
+            config_files,
+            only_server: None,
+        })
     }
 
     /// Connection settings shared by the app and the command line. A server's questions
