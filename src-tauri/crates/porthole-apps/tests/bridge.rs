@@ -536,13 +536,17 @@ async fn requests_before_initialize_are_refused_and_reach_no_server() {
     h.notify("ui/notifications/size-changed", json!({"height": 10}));
     h.notify("notifications/message", json!({"level": "info", "data": "early"}));
     assert!(!h.bridge.is_initialized());
+    // The unknown method is reported as unsupported (what `porthole check` lists).
     assert_eq!(
         h.drain_actions(),
-        [ViewAction::Log {
-            level: "info".into(),
-            logger: None,
-            data: json!("early")
-        }]
+        [
+            ViewAction::Unsupported { method: "nope".into() },
+            ViewAction::Log {
+                level: "info".into(),
+                logger: None,
+                data: json!("early")
+            }
+        ]
     );
     assert!(h.host.calls().is_empty());
     let audits = h.host.audits();
