@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const out = join(here, "..", "dist-views");
-const views = { "system-monitor": "System monitor", directory: "Folder browser", "npm-package": "npm package" };
+const views = { "system-monitor": "System monitor", directory: "Folder browser", weather: "Weather" };
 
 await mkdir(out, { recursive: true });
 const style = await readFile(join(here, "view.css"), "utf8");

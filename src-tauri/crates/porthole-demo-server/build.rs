@@ -7,7 +7,7 @@ fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let dir = manifest.join("../../../ui/dist-views");
     let dir = dir.canonicalize().unwrap_or(dir);
-    for file in ["system-monitor.html", "directory.html", "npm-package.html"] {
+    for file in ["system-monitor.html", "directory.html", "weather.html"] {
         let path = dir.join(file);
         if !path.is_file() {
             panic!(

@@ -18,7 +18,7 @@ vi.mock("../lib/api", async (original) => ({
 
 import LinkDialog from "./LinkDialog.svelte";
 
-const request = (requestId: number, url: string): ViewEvent => ({ type: "link_request", viewId: "v1", requestId, server: "demo", tool: "npm_package", url });
+const request = (requestId: number, url: string): ViewEvent => ({ type: "link_request", viewId: "v1", requestId, server: "demo", tool: "weather", url });
 
 afterEach(cleanup);
 beforeEach(() => {
@@ -30,12 +30,12 @@ describe("LinkDialog", () => {
   it("shows the whole address and opens it only when the person says so; Esc does not open it", async () => {
     const view = render(LinkDialog);
     await waitFor(() => expect(handler).not.toBeNull());
-    handler!(request(3, "https://www.npmjs.com/package/left-pad?tab=versions"));
+    handler!(request(3, "https://open-meteo.com/en/docs?latitude=52.52&longitude=13.41"));
     handler!(request(4, "https://example.com/"));
     const dialog = await view.findByTestId("link-dialog");
-    expect(dialog.textContent).toContain("The npm_package view of demo wants to open a link");
-    expect(view.getByTestId("link-url").textContent).toBe("https://www.npmjs.com/package/left-pad?tab=versions");
-    expect(dialog.textContent).toContain("https://www.npmjs.com");
+    expect(dialog.textContent).toContain("The weather view of demo wants to open a link");
+    expect(view.getByTestId("link-url").textContent).toBe("https://open-meteo.com/en/docs?latitude=52.52&longitude=13.41");
+    expect(dialog.textContent).toContain("https://open-meteo.com");
     await fireEvent.click(view.getByTestId("link-open"));
     expect(answerLink).toHaveBeenCalledWith(3, true);
     await waitFor(() => expect(view.getByTestId("link-url").textContent).toBe("https://example.com/"));

@@ -621,13 +621,13 @@ describe("ViewFrame's content-security warning", () => {
   const dropped = ["connectDomains: http://api.example.com (not https)", "resourceDomains: * (wildcard)"];
 
   it("says which origins a view may contact, and says nothing when it may contact none", () => {
-    views.handle(opened("call-1", "v1", { reaches: ["https://registry.npmjs.org", "https://cdn.example.com", "wss://live.example.com"] }));
+    views.handle(opened("call-1", "v1", { reaches: ["https://api.open-meteo.com", "https://cdn.example.com", "wss://live.example.com"] }));
     views.handle(opened("call-2", "v2"));
     const first = showView("call-1");
     views.handle(state("call-1", "v1", "ready"));
     flushSync();
     expect(first.getByTestId("view-reaches").textContent?.replace(/\s+/g, " ").trim()).toBe(
-      "This view may contact https://registry.npmjs.org, https://cdn.example.com and wss://live.example.com.",
+      "This view may contact https://api.open-meteo.com, https://cdn.example.com and wss://live.example.com.",
     );
     expect(showView("call-2").container.querySelector("[data-testid=view-reaches]")).toBeNull();
     views.handle(state("call-1", "v1", "refused", "no"));

@@ -578,13 +578,13 @@ async fn load_view_from_the_demo_server() {
     assert_eq!(view.permissions, Permissions::default());
 
     // A view that declares connectDomains gets exactly them.
-    let npm = load_view(&servers, "demo", "ui://porthole-demo/npm-package.html")
+    let weather = load_view(&servers, "demo", "ui://porthole-demo/weather.html")
         .await
         .unwrap();
     assert!(
-        npm.csp.policy.contains("; connect-src https://registry.npmjs.org;"),
+        weather.csp.policy.contains("; connect-src https://api.open-meteo.com;"),
         "{}",
-        npm.csp.policy
+        weather.csp.policy
     );
 
     // An unknown ui:// resource: refused with the server's own reason.

@@ -10,7 +10,7 @@
 //! | `list_directory`    | a UI tool whose view browses folders by calling the tool again          |
 //! | `sha256`            | a model-only tool (`visibility: ["model"]`)                             |
 //! | `sample_cpu`        | progress notifications over a few seconds                               |
-//! | `npm_package`       | a view whose CSP declares `connectDomains` (the npm registry)           |
+//! | `weather`           | a view whose CSP declares `connectDomains` (Open-Meteo's key-less forecast API) |
 //!
 //! The views are built from `ui/demo-views/` with the official `@modelcontextprotocol/ext-apps`
 //! SDK at build time and embedded here, so the demo also proves Porthole interoperates with it.
@@ -105,9 +105,14 @@ pub struct SampleCpuArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct NpmPackageArgs {
-    /// An npm package name, such as `@modelcontextprotocol/ext-apps`.
-    pub name: String,
+pub struct WeatherArgs {
+    /// Latitude in degrees, -90 to 90 (north is positive).
+    pub latitude: f64,
+    /// Longitude in degrees, -180 to 180 (east is positive).
+    pub longitude: f64,
+    /// The place's name, as the view should title it (e.g. "Lisbon").
+    #[serde(default)]
+    pub place: Option<String>,
 }
 
 #[tool_router]
@@ -206,20 +211,30 @@ impl DemoServer {
     }
 
     #[tool(
-        description = "Open a view that looks up an npm package's latest version live from the npm registry.",
-        meta = ui_meta(views::NPM_PACKAGE.uri, None)
+        description = "Open a view that shows the current weather and the next days' forecast for a place (by latitude and longitude), fetched live by the view from Open-Meteo.",
+        meta = ui_meta(views::WEATHER.uri, None)
     )]
-    async fn npm_package(&self, Parameters(args): Parameters<NpmPackageArgs>) -> CallToolResult {
-        let name = args.name.trim();
-        if !valid_npm_name(name) {
-            return tool_error(format!("{name:?} is not a valid npm package name."));
+    async fn weather(&self, Parameters(args): Parameters<WeatherArgs>) -> CallToolResult {
+        let (latitude, longitude) = (args.latitude, args.longitude);
+        if !(latitude.is_finite() && (-90.0..=90.0).contains(&latitude)) {
+            return tool_error(format!("latitude {latitude} is not between -90 and 90."));
         }
+        if !(longitude.is_finite() && (-180.0..=180.0).contains(&longitude)) {
+            return tool_error(format!("longitude {longitude} is not between -180 and 180."));
+        }
+        let place = args
+            .place
+            .map(|p| p.trim().chars().take(100).collect::<String>())
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| format!("{latitude:.2}, {longitude:.2}"));
+        let forecast_url = forecast_url(latitude, longitude);
         text_and_structured(
             format!(
-                "The npm_package view for {name} fetches https://registry.npmjs.org/{name} itself; \
-                 this tool has no registry data of its own."
+                "The weather view for {place} fetches the forecast from {} itself; \
+                 this tool has no weather data of its own.",
+                views::WEATHER_API
             ),
-            json!({ "name": name, "registryUrl": format!("https://registry.npmjs.org/{}", name.replace('/', "%2f")) }),
+            json!({ "place": place, "latitude": latitude, "longitude": longitude, "forecastUrl": forecast_url }),
         )
     }
 }
@@ -243,7 +258,7 @@ impl ServerHandler for DemoServer {
             Implementation::new("porthole-demo", env!("CARGO_PKG_VERSION")).with_title("Porthole demo MCP App server"),
         )
         .with_instructions(
-            "Demo tools with interactive views: system_monitor, list_directory, npm_package; \
+            "Demo tools with interactive views: system_monitor, list_directory, weather; \
              plus sha256 and sample_cpu.",
         )
     }
@@ -355,18 +370,15 @@ async fn list_directory(path: &Path) -> std::io::Result<CallToolResult> {
     ))
 }
 
-fn valid_npm_name(name: &str) -> bool {
-    let bare = name.strip_prefix('@').unwrap_or(name);
-    let parts: Vec<&str> = bare.split('/').collect();
-    let scoped = name.starts_with('@');
-    (if scoped { parts.len() == 2 } else { parts.len() == 1 })
-        && name.len() <= 214
-        && parts.iter().all(|p| {
-            !p.is_empty()
-                && !p.starts_with('.')
-                && p.chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-._~".contains(c))
-        })
+/// Open-Meteo's forecast for a place: the current temperature, wind and weather, and three
+/// days' highs and lows, in the place's own time zone.
+fn forecast_url(latitude: f64, longitude: f64) -> String {
+    format!(
+        "{}/v1/forecast?latitude={latitude:.4}&longitude={longitude:.4}\
+         &current=temperature_2m,wind_speed_10m,weather_code\
+         &daily=temperature_2m_max,temperature_2m_min,weather_code&forecast_days=3&timezone=auto",
+        views::WEATHER_API
+    )
 }
 
 #[cfg(test)]
@@ -374,13 +386,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn npm_names() {
-        assert!(valid_npm_name("@modelcontextprotocol/ext-apps"));
-        assert!(valid_npm_name("left-pad"));
-        assert!(!valid_npm_name("../etc/passwd"));
-        assert!(!valid_npm_name("@scope"));
-        assert!(!valid_npm_name("a/b"));
-        assert!(!valid_npm_name("Caps"));
+    fn the_forecast_is_asked_of_the_declared_origin_only() {
+        let url = forecast_url(38.7223, -9.1393);
+        assert!(url.starts_with("https://api.open-meteo.com/v1/forecast?"), "{url}");
+        assert!(url.contains("latitude=38.7223&longitude=-9.1393&"), "{url}");
+        assert!(views::WEATHER.connect_domains.contains(&views::WEATHER_API));
     }
 
     #[tokio::test]

@@ -48,12 +48,15 @@ pub const DIRECTORY: DemoView = DemoView {
     connect_domains: &[],
 };
 
-pub const NPM_PACKAGE: DemoView = DemoView {
-    uri: "ui://porthole-demo/npm-package.html",
-    name: "npm package",
-    description: "Looks up a package's latest version from the npm registry (declared connectDomains).",
-    html: view_html!("npm-package.html"),
-    connect_domains: &["https://registry.npmjs.org"],
+/// The one origin the weather view may fetch: Open-Meteo's forecast API (no key, no account).
+pub const WEATHER_API: &str = "https://api.open-meteo.com";
+
+pub const WEATHER: DemoView = DemoView {
+    uri: "ui://porthole-demo/weather.html",
+    name: "Weather",
+    description: "Current weather and a three-day forecast, fetched live from Open-Meteo (declared connectDomains).",
+    html: view_html!("weather.html"),
+    connect_domains: &[WEATHER_API],
 };
 
-pub static VIEWS: &[DemoView] = &[SYSTEM_MONITOR, DIRECTORY, NPM_PACKAGE];
+pub static VIEWS: &[DemoView] = &[SYSTEM_MONITOR, DIRECTORY, WEATHER];

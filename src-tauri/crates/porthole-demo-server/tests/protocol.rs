@@ -44,10 +44,7 @@ async fn tools_carry_the_mcp_apps_metadata() {
     );
     assert_eq!(meta("poll_system_stats")["ui"]["visibility"], json!(["app"]));
     assert_eq!(meta("sha256")["ui"]["visibility"], json!(["model"]));
-    assert_eq!(
-        meta("npm_package")["ui"]["resourceUri"],
-        "ui://porthole-demo/npm-package.html"
-    );
+    assert_eq!(meta("weather")["ui"]["resourceUri"], "ui://porthole-demo/weather.html");
     let info = client.peer().peer_info().unwrap();
     let ext = info.capabilities.extensions.as_ref().unwrap();
     assert_eq!(ext["io.modelcontextprotocol/ui"]["mimeTypes"], json!([MCP_APP_MIME]));
@@ -78,10 +75,10 @@ async fn every_view_is_an_mcp_app_built_with_the_sdk() {
             resource.uri
         );
         let meta = serde_json::to_value(meta).unwrap();
-        if resource.uri.ends_with("npm-package.html") {
+        if resource.uri.ends_with("weather.html") {
             assert_eq!(
                 meta["ui"]["csp"]["connectDomains"],
-                json!(["https://registry.npmjs.org"])
+                json!(["https://api.open-meteo.com"])
             );
         } else {
             assert!(meta["ui"].get("csp").is_none(), "{}", resource.uri);
@@ -137,12 +134,32 @@ async fn sha256_and_bad_input_errors() {
     );
     let bad = client
         .call_tool(
-            CallToolRequestParams::new("npm_package")
-                .with_arguments(json!({"name": "../x"}).as_object().unwrap().clone()),
+            CallToolRequestParams::new("weather")
+                .with_arguments(json!({"latitude": 91, "longitude": 0}).as_object().unwrap().clone()),
         )
         .await
         .unwrap();
     assert_eq!(bad.is_error, Some(true));
+    assert!(bad.content[0].as_text().unwrap().text.contains("latitude 91"));
+    let weather = client
+        .call_tool(
+            CallToolRequestParams::new("weather").with_arguments(
+                json!({"latitude": 38.72, "longitude": -9.14, "place": "Lisbon"})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            ),
+        )
+        .await
+        .unwrap();
+    let forecast = weather.structured_content.unwrap();
+    assert_eq!(forecast["place"], "Lisbon");
+    assert!(
+        forecast["forecastUrl"]
+            .as_str()
+            .unwrap()
+            .starts_with("https://api.open-meteo.com/v1/forecast?latitude=38.7200&longitude=-9.1400&")
+    );
     let missing = client
         .call_tool(
             CallToolRequestParams::new("list_directory")

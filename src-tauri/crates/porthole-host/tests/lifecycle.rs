@@ -492,18 +492,18 @@ async fn a_denied_call_cancels_its_view_and_an_always_allowed_tool_is_not_asked_
 /// streams its partial input as before.
 #[tokio::test(flavor = "multi_thread")]
 async fn approval_gates_what_a_view_learns_of_the_call() {
-    const SECRET: &str = "private-package-4711";
-    let arguments = json!({"name": SECRET}).to_string();
+    const SECRET: &str = "private-place-4711";
+    let arguments = json!({"latitude": 52.52, "longitude": 13.41, "place": SECRET}).to_string();
     // Chunks 150 ms apart: the view opens on the first fragment of the arguments and is
     // initialized before the next, which it would be told of if it were allowed to.
     let mut app = start_with(Script {
         chunk_delay_ms: 150,
         ..Script::new(vec![
-            Reply::tool_call("c1", "npm_package", arguments.clone()),
+            Reply::tool_call("c1", "weather", arguments.clone()),
             Reply::text("denied"),
-            Reply::tool_call("c2", "npm_package", arguments.clone()),
+            Reply::tool_call("c2", "weather", arguments.clone()),
             Reply::text("allowed"),
-            Reply::tool_call("c3", "npm_package", arguments.clone()),
+            Reply::tool_call("c3", "weather", arguments.clone()),
             Reply::text("not asked"),
         ])
     })
@@ -513,14 +513,14 @@ async fn approval_gates_what_a_view_learns_of_the_call() {
     let mentions_secret = |messages: &[Value]| messages.iter().any(|m| mentions(m, SECRET));
 
     // Waiting: the view is open and initialized, and has heard nothing of the call.
-    let id = host.send_message(None, "look up the package").unwrap();
+    let id = host.send_message(None, "the weather, please").unwrap();
     app.approval_asked(&id, "c1").await;
     let view = app.opened(MAIN_WINDOW, "c1", &[]).await;
     let initialized = app.initialize_answer(MAIN_WINDOW, &view).await;
     // It is told what it was granted: the origin its resource declared, and no device.
     assert_eq!(
         initialized["result"]["hostCapabilities"]["sandbox"],
-        json!({"permissions": {}, "csp": {"connectDomains": ["https://registry.npmjs.org"]}}),
+        json!({"permissions": {}, "csp": {"connectDomains": ["https://api.open-meteo.com"]}}),
         "{initialized}"
     );
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -558,7 +558,7 @@ async fn approval_gates_what_a_view_learns_of_the_call() {
     assert!(!mentions_secret(&app.frame_messages(MAIN_WINDOW, &view)));
     host.answer_approval("c2", Decision::AllowAlways).unwrap();
     let input = app.frame_told(MAIN_WINDOW, &view, "ui/notifications/tool-input").await;
-    assert_eq!(input["arguments"]["name"], SECRET, "{input}");
+    assert_eq!(input["arguments"]["place"], SECRET, "{input}");
     app.frame_told(MAIN_WINDOW, &view, "ui/notifications/tool-result").await;
     let told: Vec<String> = app
         .frame_methods(MAIN_WINDOW, &view)
@@ -589,27 +589,32 @@ async fn approval_gates_what_a_view_learns_of_the_call() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_settings_block_list_takes_an_origin_from_every_view() {
     let mut app = start(vec![
-        Reply::tool_call("c1", "npm_package", json!({"name": "left-pad"}).to_string()),
+        Reply::tool_call(
+            "c1",
+            "weather",
+            json!({"latitude": 48.85, "longitude": 2.35, "place": "Paris"}).to_string(),
+        ),
         Reply::text("done"),
     ])
     .await;
     app.play_frames();
     let host = app.host.clone();
     let save = |request: Value| host.save_general_settings(&serde_json::from_value(request).unwrap());
-    let refused = save(json!({"viewOriginsBlocked": ["https://ok.example", "http://registry.npmjs.org"]})).unwrap_err();
+    let refused = save(json!({"viewOriginsBlocked": ["https://ok.example", "http://api.open-meteo.com"]})).unwrap_err();
     assert_eq!(refused.code, ErrorCode::Invalid);
     assert!(
         refused.message.contains("line 2") && refused.message.contains("http://"),
         "{refused:?}"
     );
-    let stored =
-        save(json!({"viewOriginsBlocked": ["https://npmjs.org"], "clientMetadataUrl": "https://me.example/c.json"}))
-            .unwrap();
-    assert_eq!(stored.view_origins_blocked, ["https://npmjs.org"]);
+    let stored = save(
+        json!({"viewOriginsBlocked": ["https://api.open-meteo.com"], "clientMetadataUrl": "https://me.example/c.json"}),
+    )
+    .unwrap();
+    assert_eq!(stored.view_origins_blocked, ["https://api.open-meteo.com"]);
     assert_eq!(stored.client_metadata_url.as_deref(), Some("https://me.example/c.json"));
     assert!(save(json!({"clientMetadataUrl": "http://me.example/c.json"})).is_err());
 
-    let id = host.send_message(None, "look up left-pad").unwrap();
+    let id = host.send_message(None, "the weather in Paris").unwrap();
     app.approval_asked(&id, "c1").await;
     host.answer_approval("c1", Decision::AllowOnce).unwrap();
     let view = app.opened(MAIN_WINDOW, "c1", &[]).await;
@@ -620,7 +625,7 @@ async fn the_settings_block_list_takes_an_origin_from_every_view() {
         .unwrap();
     assert_eq!(opened["reaches"], json!([]), "{opened}");
     assert!(
-        mentions(&opened["cspDropped"], "https://registry.npmjs.org") && mentions(&opened["cspDropped"], "block list"),
+        mentions(&opened["cspDropped"], "https://api.open-meteo.com") && mentions(&opened["cspDropped"], "block list"),
         "{opened}"
     );
     let initialized = app.initialize_answer(MAIN_WINDOW, &view).await;
@@ -639,7 +644,7 @@ async fn the_settings_block_list_takes_an_origin_from_every_view() {
     let audit = host.store().unwrap().audit_entries(100).unwrap();
     assert!(
         audit.iter().any(|e| e.kind == porthole_store::AuditKind::CspDropped
-            && e.detail["entry"] == "https://registry.npmjs.org"
+            && e.detail["entry"] == "https://api.open-meteo.com"
             && mentions(&e.detail["reason"], "block list")),
         "{audit:?}"
     );
