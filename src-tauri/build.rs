@@ -1,6 +1,7 @@
 //! Declares the app's command ACL manifest: with it, every command needs an explicit
 //! `allow-<command>` permission in a capability, even for the app's own front end. The commands
-//! come from the one list in `crates/porthole-host/src/command_list.rs`.
+//! come from the one list in `crates/porthole-host/src/command_list.rs`. Also gives the binary
+//! the commit it is built from (`PORTHOLE_COMMIT`, shown by `porthole --version`).
 
 include!("crates/porthole-host/src/command_list.rs");
 
@@ -16,7 +17,37 @@ macro_rules! names {
 
 const COMMANDS: &[&str] = app_command_list!(names);
 
+/// The commit being built: `PORTHOLE_COMMIT` when set (a build from a tarball can say), else
+/// git's short hash of HEAD, else "unknown" (no git, or not a clone).
+fn commit() -> String {
+    println!("cargo:rerun-if-env-changed=PORTHOLE_COMMIT");
+    if let Some(commit) = std::env::var("PORTHOLE_COMMIT").ok().filter(|c| !c.trim().is_empty()) {
+        return commit.trim().to_string();
+    }
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|out| out.status.success())
+            .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
+            .filter(|text| !text.is_empty())
+    };
+    // Built again when HEAD moves: HEAD itself, the branch it names, and the packed refs.
+    let mut watched = vec!["HEAD".to_string(), "packed-refs".to_string()];
+    watched.extend(git(&["symbolic-ref", "-q", "HEAD"]));
+    for name in watched {
+        if let Some(path) = git(&["rev-parse", "--path-format=absolute", "--git-path", &name])
+            && std::path::Path::new(&path).exists()
+        {
+            println!("cargo:rerun-if-changed={path}");
+        }
+    }
+    git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into())
+}
+
 fn main() {
+    println!("cargo:rustc-env=PORTHOLE_COMMIT={}", commit());
     println!("cargo:rerun-if-changed=crates/porthole-host/src/command_list.rs");
     tauri_build::try_build(
         tauri_build::Attributes::new().app_manifest(tauri_build::AppManifest::new().commands(COMMANDS)),

@@ -15,7 +15,7 @@ use porthole_profile::Stderr;
 #[derive(Debug, Parser)]
 #[command(
     name = "porthole",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("PORTHOLE_COMMIT"), ")"),
     about = "A desktop chat client for MCP servers and MCP Apps"
 )]
 pub struct Cli {
@@ -33,6 +33,11 @@ pub struct Cli {
 
     #[command(subcommand)]
     pub command: Option<Command>,
+
+    /// An install link to open in the app (`porthole://install-server?name=…&config=…`): the
+    /// window shows what the server would run or contact and adds it only when told to.
+    #[arg(value_name = "LINK")]
+    pub link: Option<String>,
 }
 
 /// The theme `porthole snapshot` shows the view in.
@@ -225,6 +230,36 @@ pub enum Command {
         /// The exported file; `-` reads stdin.
         file: std::path::PathBuf,
     },
+    /// Add an MCP server to the profile's config.json, after showing what it would run or
+    /// contact (its command line or URL, the names of its environment variables and headers,
+    /// whether it asks for MCP Apps) and asking; `--yes` does not ask.
+    ///
+    /// Exit codes: 0 added; 1 declined; 2 nothing added (an invalid entry, a name already in
+    /// use, or no terminal to ask on and no --yes).
+    AddServer {
+        /// The server's name.
+        #[arg(long)]
+        name: String,
+        /// The server's entry, shaped as in config.json (e.g. {"command": "npx", "args": [...]}),
+        /// as JSON, @FILE or - (stdin).
+        #[arg(long = "json", value_name = "CONFIG")]
+        config: String,
+        /// Add it without asking.
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Check what a working install needs and print each finding with a fix: the web engine, a
+    /// display, the Secret Service (and whether it is unlocked), a model API key, the programs
+    /// the servers are started with (npx, uvx, …), the config, the store, and each enabled
+    /// server's connection.
+    ///
+    /// Exit codes: 0 nothing required is missing (warnings may remain); 1 something required is
+    /// missing or broken.
+    Doctor {
+        /// Print the findings as one JSON array of {check, status, detail, fix}.
+        #[arg(long)]
+        json: bool,
+    },
     /// Look after the conversation store (`porthole.db` in the profile).
     Store {
         #[command(subcommand)]
@@ -390,6 +425,27 @@ fn with_display(prefer_xvfb: bool) -> Result<Option<ExitCode>> {
     }
 }
 
+/// The web engine this binary runs views in, with its version (what `porthole doctor` says).
+fn web_engine_version() -> Option<String> {
+    #[cfg(target_os = "linux")]
+    {
+        use webkit2gtk::ffi;
+        // SAFETY: these read constants of the linked library; they need no GTK initialization.
+        let (major, minor, micro) = unsafe {
+            (
+                ffi::webkit_get_major_version(),
+                ffi::webkit_get_minor_version(),
+                ffi::webkit_get_micro_version(),
+            )
+        };
+        Some(format!("WebKitGTK {major}.{minor}.{micro} (webkit2gtk-4.1)"))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
 /// `--args JSON|@FILE|-`, when given.
 fn arguments(spec: &Option<String>) -> Result<Option<serde_json::Map<String, serde_json::Value>>> {
     spec.as_deref()
@@ -402,7 +458,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         None => {
             let setup = setup(&cli)?;
             let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole", Stderr::Full)?;
-            crate::desktop::run(setup, cli.model.flags())?;
+            crate::desktop::run(setup, cli.model.flags(), cli.link.clone())?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::DemoServer) => {
@@ -610,6 +666,17 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let setup = setup(&cli)?;
             headless::import(setup, file)
         }
+        Some(Command::Doctor { json }) => {
+            let engine = porthole_host::doctor::Engine {
+                web_engine: web_engine_version(),
+            };
+            headless_command(&cli, |setup| porthole_host::doctor::doctor(setup, engine, json))
+        }
+        Some(Command::AddServer {
+            ref name,
+            ref config,
+            yes,
+        }) => headless::add_server(setup(&cli)?, name, config, yes),
         Some(Command::Store {
             action: StoreVerb::Recover,
         }) => {

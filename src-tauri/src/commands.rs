@@ -433,6 +433,22 @@ async fn choose_import_file(host: State<'_, Host>, _: Args<NoArgs>) -> Answer<Op
 }
 
 #[tauri::command]
+fn server_install_request(
+    host: State<'_, Host>,
+    _: Args<NoArgs>,
+) -> Option<porthole_host::server_install::ServerInstallRequest> {
+    host.server_install_request()
+}
+
+#[tauri::command]
+async fn answer_server_install(
+    host: State<'_, Host>,
+    Args(a): Args<AnswerServerInstall>,
+) -> Answer<Option<porthole_host::server_settings::ServerSettings>> {
+    host.answer_server_install(a.id, a.add).await
+}
+
+#[tauri::command]
 async fn import_servers(
     host: State<'_, Host>,
     Args(a): Args<ImportServers>,

@@ -166,6 +166,60 @@ fn quit_on_signals(app: tauri::AppHandle, runtime: &tokio::runtime::Handle) {
     let _ = (app, runtime);
 }
 
+/// The screens' areas in logical pixels, for placing the main window.
+fn screens(app: &tauri::AppHandle) -> Vec<porthole_host::window_placement::Screen> {
+    let monitors = app.available_monitors().unwrap_or_default();
+    let primary = app.primary_monitor().ok().flatten();
+    let mut screens: Vec<_> = monitors
+        .iter()
+        .map(|m| {
+            let scale = m.scale_factor();
+            let position = m.position().to_logical::<i32>(scale);
+            let size = m.size().to_logical::<u32>(scale);
+            porthole_host::window_placement::Screen {
+                x: position.x,
+                y: position.y,
+                width: size.width,
+                height: size.height,
+            }
+        })
+        .collect();
+    // The primary screen first: a window no screen shows is brought onto it.
+    if let Some(primary) = primary {
+        let origin = primary.position().to_logical::<i32>(primary.scale_factor());
+        if let Some(i) = screens.iter().position(|s| s.x == origin.x && s.y == origin.y) {
+            screens.swap(0, i);
+        }
+    }
+    screens
+}
+
+/// The main window moved or was resized: the host keeps its place for the next start.
+fn main_window_placed(window: &tauri::Window) {
+    if window.is_minimized().unwrap_or(false) {
+        return;
+    }
+    let maximized = window.is_maximized().unwrap_or(false);
+    let normal = if maximized {
+        None
+    } else {
+        let (Ok(scale), Ok(position), Ok(size)) = (window.scale_factor(), window.outer_position(), window.inner_size())
+        else {
+            return;
+        };
+        let position = position.to_logical::<i32>(scale);
+        let size = size.to_logical::<u32>(scale);
+        Some(porthole_host::window_placement::Placement {
+            x: position.x,
+            y: position.y,
+            width: size.width,
+            height: size.height,
+            maximized: false,
+        })
+    };
+    window.app_handle().state::<Host>().window_placed(normal, maximized);
+}
+
 /// The app's commands, window hooks and view scheme: the same for the desktop app and for the
 /// windows `porthole check` and `porthole snapshot` show views in.
 fn builder() -> tauri::Builder<tauri::Wry> {
@@ -174,6 +228,11 @@ fn builder() -> tauri::Builder<tauri::Wry> {
         .on_window_event(|window, event| {
             if let tauri::WindowEvent::Destroyed = event {
                 window_closed(window);
+            }
+            if matches!(event, tauri::WindowEvent::Moved(_) | tauri::WindowEvent::Resized(_))
+                && window.label() == MAIN_WINDOW
+            {
+                main_window_placed(window);
             }
             // Views follow the system theme, as the window does.
             if let tauri::WindowEvent::ThemeChanged(theme) = event {
@@ -243,7 +302,9 @@ pub fn with_host<T: Send + 'static>(
     value.context("the app ended before its work was done")
 }
 
-pub fn run(setup: Setup, model_flags: ModelFlags) -> Result<()> {
+/// Opens the app's window. `link`: an install link (`porthole://install-server?…`) it was
+/// launched with, put to the person once the window is up.
+pub fn run(setup: Setup, model_flags: ModelFlags, link: Option<String>) -> Result<()> {
     crate::commands::mark_start();
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     tauri::async_runtime::set(runtime.handle().clone());
@@ -267,8 +328,12 @@ pub fn run(setup: Setup, model_flags: ModelFlags) -> Result<()> {
             );
             // On the way to the first paint: the page's own requests wait for `setup`.
             tracing::debug!(ms = started.elapsed().as_secs_f64() * 1000.0, "host started");
+            if let Some(link) = &link {
+                host.open_install_link(link);
+            }
+            let placement = host.main_window_placement(&screens(app.handle()));
             app.manage(host);
-            let window = crate::windows::guarded(WebviewWindowBuilder::new(
+            let builder = crate::windows::guarded(WebviewWindowBuilder::new(
                 app,
                 MAIN_WINDOW,
                 WebviewUrl::App("index.html".into()),
@@ -276,9 +341,16 @@ pub fn run(setup: Setup, model_flags: ModelFlags) -> Result<()> {
             .title("Porthole")
             // The theme chosen in Settings, for the engine too (`prefers-color-scheme` in views).
             .theme(host_theme(&app.state::<Host>()))
-            .inner_size(1180.0, 800.0)
-            .min_inner_size(640.0, 480.0)
-            .build()?;
+            .min_inner_size(640.0, 480.0);
+            // Where it was when it last closed (moved onto a screen if none shows it now).
+            let builder = match placement {
+                Some(p) => builder
+                    .inner_size(f64::from(p.width), f64::from(p.height))
+                    .position(f64::from(p.x), f64::from(p.y))
+                    .maximized(p.maximized),
+                None => builder.inner_size(1180.0, 800.0),
+            };
+            let window = builder.build()?;
             #[cfg(target_os = "linux")]
             crate::clipboard_guard::install(&window.gtk_window()?);
             #[cfg(not(target_os = "linux"))]

@@ -47,13 +47,7 @@ fn fresh_profile_offers_the_demo_servers_tools_to_the_model() {
     let (tools, _) = tools_json(dir.path(), &[], &[]);
     assert_eq!(
         names(&tools),
-        [
-            "list_directory",
-            "npm_package",
-            "sample_cpu",
-            "sha256",
-            "system_monitor"
-        ]
+        ["list_directory", "sample_cpu", "sha256", "system_monitor", "weather"]
     );
     let monitor = find(&tools, "system_monitor");
     assert_eq!(monitor["server"], "porthole-demo");
@@ -280,4 +274,167 @@ fn mcp_apps_switched_off_in_the_config_file() {
     let (tools, _) = tools_json(dir.path(), &[], &[]);
     assert_eq!(tools.len(), 6);
     assert!(tools.iter().all(|t| t["uiResourceUri"].is_null()));
+}
+
+#[test]
+fn version_names_the_commit_it_was_built_from() {
+    let out = Command::new(env!("CARGO_BIN_EXE_porthole"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    // Built from a clone, the commit is git's short hash of HEAD; from elsewhere, "unknown".
+    let head = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".into());
+    assert_eq!(
+        version,
+        format!("porthole {} (commit {head})", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn add_server_shows_what_would_run_and_adds_it_only_when_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let entry = serde_json::json!({
+        "command": env!("CARGO_BIN_EXE_porthole"),
+        "args": ["demo-server"],
+        "env": {"DEMO_API_KEY": "secret-value-4711"},
+    })
+    .to_string();
+    let add = |extra: &[&str]| {
+        let mut args = vec!["add-server", "--name", "second demo", "--json", entry.as_str()];
+        args.extend_from_slice(extra);
+        porthole(dir.path(), &args, &[])
+    };
+    let config = || std::fs::read_to_string(dir.path().join("config.json")).unwrap();
+
+    // No terminal to ask on and no --yes: shown, not added.
+    let refused = add(&[]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("runs:        {} demo-server", env!("CARGO_BIN_EXE_porthole"))),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("environment: DEMO_API_KEY (values not shown)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("MCP Apps:    asks for it"), "{stderr}");
+    assert!(stderr.contains("pass --yes"), "{stderr}");
+    assert!(!stderr.contains("secret-value-4711"), "{stderr}");
+    assert!(!config().contains("second demo"));
+
+    // --yes: added as given, and its tools are offered.
+    let added = add(&["--yes"]);
+    assert_eq!(
+        added.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&added.stderr)
+    );
+    let written: Value = serde_json::from_str(&config()).unwrap();
+    assert_eq!(
+        written["mcpServers"]["second demo"]["env"]["DEMO_API_KEY"],
+        "secret-value-4711"
+    );
+    let (tools, _) = tools_json(dir.path(), &[], &[]);
+    assert!(
+        tools
+            .iter()
+            .any(|t| t["server"] == "second demo" && t["name"] == "system_monitor"),
+        "{tools:?}"
+    );
+
+    // The same name again, or a config that cannot be used: refused, the file as it was.
+    let before = config();
+    let again = add(&["--yes"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already configured"));
+    for (bad, why) in [
+        ("{\"command\": ", "not valid JSON"),
+        ("{\"comand\": \"x\"}", "cannot be used"),
+        ("[\"npx\"]", "must be a JSON object"),
+    ] {
+        let out = porthole(
+            dir.path(),
+            &["add-server", "--name", "bad", "--json", bad, "--yes"],
+            &[],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {stderr}");
+        assert!(stderr.contains(why), "{bad}: {stderr}");
+    }
+    assert_eq!(config(), before);
+}
+
+#[test]
+fn doctor_checks_each_server_and_fails_on_what_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    // A fresh profile: the demo server connects; nothing required is missing.
+    let out = porthole(dir.path(), &["doctor", "--json"], &[("OPENAI_API_KEY", "sk-test-4711")]);
+    let findings: Vec<Value> = serde_json::from_slice(&out.stdout).expect("doctor --json prints JSON");
+    let finding = |findings: &[Value], check: &str| {
+        findings
+            .iter()
+            .find(|f| f["check"] == check)
+            .unwrap_or_else(|| panic!("no finding {check}: {findings:?}"))
+            .clone()
+    };
+    assert_eq!(out.status.code(), Some(0), "{findings:?}");
+    assert_eq!(finding(&findings, "server \"porthole-demo\"")["status"], "ok");
+    assert!(
+        finding(&findings, "web engine")["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("WebKitGTK 2.")
+    );
+    for check in [
+        "Secret Service",
+        "model API key",
+        "config",
+        "conversation store",
+        "display",
+    ] {
+        let f = finding(&findings, check);
+        assert!(f["status"] != "fail", "{f}");
+    }
+    let key = finding(&findings, "model API key");
+    assert_eq!(key["status"], "ok", "{key}");
+    assert!(key["detail"].as_str().unwrap().contains("OPENAI_API_KEY"), "{key}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("sk-test-4711"));
+
+    // A server whose program is not installed, and one that cannot start: exit 1, with fixes.
+    let extra = dir.path().join("extra.json");
+    std::fs::write(
+        &extra,
+        r#"{"mcpServers": {"needs-node": {"command": "no-such-npx-4711", "args": ["-y", "x"]},
+                          "off": {"command": "also-missing", "disabled": true}}}"#,
+    )
+    .unwrap();
+    let out = porthole(dir.path(), &["--mcp-config", extra.to_str().unwrap(), "doctor"], &[]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("FAIL  program no-such-npx-4711: not found on PATH; needed by needs-node"),
+        "{text}"
+    );
+    assert!(text.contains("FAIL  server \"needs-node\""), "{text}");
+    assert!(text.contains("ok    server \"porthole-demo\""), "{text}");
+    assert!(text.contains("disabled servers: not started: off"), "{text}");
+    assert!(
+        !text.contains("also-missing"),
+        "a disabled server's program is not asked for: {text}"
+    );
+    assert!(
+        text.lines().filter(|l| l.trim_start().starts_with("fix: ")).count() >= 2,
+        "{text}"
+    );
 }

@@ -200,11 +200,11 @@ fn demo_server_tools_are_listed_with_their_kinds() -> Result<()> {
         kinds,
         json!({
             "list_directory": "ui",
-            "npm_package": "ui",
             "poll_system_stats": "app-only",
             "sample_cpu": "plain",
             "sha256": "model-only",
             "system_monitor": "ui",
+            "weather": "ui",
         })
     );
     let summary = s.find("[data-testid=tool-summary]")?;
@@ -1242,5 +1242,108 @@ fn a_terminated_app_closes_cleanly_and_leaves_its_store_sound() -> Result<()> {
     assert!(status.success(), "{status:?}");
     let store = porthole_store::Store::open(&dir.path().join("porthole.db"))?;
     assert!(!store.checked_on_open(), "the store was not recorded as left sound");
+    Ok(())
+}
+
+/// An install link the app is launched with (`porthole porthole://install-server?…`, as the OS
+/// hands it over) asks before adding anything: the dialog shows the command line and the names
+/// of the environment variables, never their values; yes adds the server to `config.json` and
+/// starts it. A malformed link is refused, saying why, and adds nothing.
+#[test]
+fn an_install_link_adds_a_server_only_after_the_person_says_yes() -> Result<()> {
+    use base64::Engine;
+    let dir = profile();
+    let entry = json!({
+        "command": env!("CARGO_BIN_EXE_porthole-test-server"),
+        "env": {"TEST_TOKEN": "token-value-4711"},
+    });
+    let config = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(entry.to_string());
+    let link = format!("porthole://install-server?name=linked&config={config}");
+    let app = App::launch(dir.path(), &[&link], &[])?;
+    let s = &app.session;
+    s.wait_for_element("[data-testid=server-install-dialog]", WAIT)?;
+    assert_eq!(s.text(&s.find("[data-testid=server-install-name]")?)?, "linked");
+    assert_eq!(
+        s.text(&s.find("[data-testid=server-install-command]")?)?,
+        env!("CARGO_BIN_EXE_porthole-test-server")
+    );
+    assert_eq!(
+        s.text(&s.find("[data-testid=server-install-env]")?)?.trim(),
+        "TEST_TOKEN (values not shown)"
+    );
+    let shown = s.text(&s.find("[data-testid=server-install-dialog]")?)?;
+    assert!(!shown.contains("token-value-4711"), "{shown}");
+    let config_file = dir.path().join("config.json");
+    assert!(!std::fs::read_to_string(&config_file)?.contains("linked"));
+    s.click(&s.find("[data-testid=server-install-add]")?)?;
+    s.wait_for_element(
+        "[data-testid=server][data-server-name=linked][data-state=connected]",
+        WAIT,
+    )?;
+    s.wait_for_element("[data-testid=server-install-note]", WAIT)?;
+    let written: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&config_file)?)?;
+    assert_eq!(written["mcpServers"]["linked"], entry);
+    drop(app);
+
+    let before = std::fs::read_to_string(&config_file)?;
+    let app = App::launch(dir.path(), &["porthole://install-server?name=broken&config=%%%"], &[])?;
+    let s = &app.session;
+    s.wait_for_element("[data-testid=server-install-refusal]", WAIT)?;
+    let refusal = s.text(&s.find("[data-testid=server-install-refusal]")?)?;
+    assert!(refusal.contains("not base64url"), "{refusal}");
+    assert!(s.find_all("[data-testid=server-install-add]")?.is_empty());
+    s.click(&s.find("[data-testid=server-install-cancel]")?)?;
+    s.wait_for("the dialog to close", WAIT, |s| {
+        Ok(s.find_all("[data-testid=server-install-dialog]")?
+            .is_empty()
+            .then_some(()))
+    })?;
+    assert_eq!(std::fs::read_to_string(&config_file)?, before);
+    Ok(())
+}
+
+/// The main window keeps its place: moved and resized, it is kept (`window.json` in the
+/// profile, from the window's own move and resize events); the next start opens it at that
+/// size and place; a place no screen shows any more (a monitor unplugged) opens on screen.
+#[test]
+fn the_window_comes_back_where_it_was_and_always_on_a_screen() -> Result<()> {
+    let dir = profile();
+    let kept = dir.path().join("window.json");
+    let read = || -> Option<serde_json::Value> { serde_json::from_str(&std::fs::read_to_string(&kept).ok()?).ok() };
+    let app = App::launch(dir.path(), &[], &[])?;
+    app.session.wait_for_element("[data-testid=composer]", WAIT)?;
+    // Moved and resized as the person would: the app keeps the new place.
+    app.session.set_window_rect(70, 40, 1000, 700)?;
+    app.session.wait_for("window.json to be written", WAIT, |_| {
+        Ok(read().filter(|p| p["width"] == 1000 && p["height"] == 700))
+    })?;
+    drop(app);
+
+    let placed = |x: i32, y: i32| -> Result<(i64, i64, i64, i64)> {
+        std::fs::write(
+            &kept,
+            json!({"x": x, "y": y, "width": 900, "height": 640, "maximized": false}).to_string(),
+        )?;
+        let app = App::launch(dir.path(), &[], &[])?;
+        app.session.wait_for_element("[data-testid=composer]", WAIT)?;
+        let at = app.session.execute(
+            "return [window.screenX, window.screenY, window.innerWidth, window.innerHeight];",
+            json!([]),
+        )?;
+        let n = |i: usize| at[i].as_i64().unwrap_or(-1);
+        Ok((n(0), n(1), n(2), n(3)))
+    };
+    // Where it was kept (Xvfb's screen is 1280×900 and has no window manager to move it).
+    let app = App::launch(dir.path(), &[], &[])?;
+    app.session.wait_for_element("[data-testid=composer]", WAIT)?;
+    let at = app.session.execute(
+        "return [window.screenX, window.screenY, window.innerWidth, window.innerHeight];",
+        json!([]),
+    )?;
+    assert_eq!(at, json!([70, 40, 1000, 700]));
+    drop(app);
+    assert_eq!(placed(130, 90)?, (130, 90, 900, 640));
+    // A place off every screen: brought onto the screen, centred, at its size.
+    assert_eq!(placed(5000, 4000)?, (190, 130, 900, 640));
     Ok(())
 }

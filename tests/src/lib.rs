@@ -414,6 +414,15 @@ impl Session {
     }
 
     /// Closes the current window (as its close button would).
+    /// Moves and resizes the window, as the person would (WebDriver's Set Window Rect).
+    pub fn set_window_rect(&self, x: i32, y: i32, width: u32, height: u32) -> Result<Value> {
+        self.call(
+            "POST",
+            "/window/rect",
+            Some(json!({"x": x, "y": y, "width": width, "height": height})),
+        )
+    }
+
     pub fn close_window(&self) -> Result<()> {
         self.call("DELETE", "/window", None).map(drop)
     }

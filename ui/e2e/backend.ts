@@ -368,6 +368,8 @@ export class FakeBackend {
         return null;
       case "list_questions":
         return [];
+      case "server_install_request":
+        return null;
       case "list_conversations":
         return this.#conversations();
       case "list_conversation_page": {

@@ -321,6 +321,13 @@ export const api = {
   /** Asks for another client's config file in a dialog: its path, or null when cancelled. */
   chooseImportFile: () => commands.chooseImportFile(),
   importServers: (path: string, names: string[]) => commands.importServers({ path, names }),
+  /** The install link (porthole://install-server?…) waiting for the person's answer, if any
+   * (opened before the window was listening, too). */
+  serverInstallRequest: () => commands.serverInstallRequest(),
+  onServerInstall: (handler: (request: AppEvents["server-install-requested"]) => void): Promise<UnlistenFn> =>
+    listenHere("server-install-requested", handler),
+  /** Adds the link's server (add) or not; resolves to the servers' settings when it was added. */
+  answerServerInstall: (id: number, add: boolean) => commands.answerServerInstall({ id, add }),
   serverLog: (name: string) => commands.serverLog({ name }),
   /** OAuth in the system browser; resolves once signed in and reconnected. */
   signInServer: (name: string) => commands.signInServer({ name }),

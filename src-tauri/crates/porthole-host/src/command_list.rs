@@ -68,6 +68,8 @@ macro_rules! app_command_list {
                 import_preview: ImportPath => ImportPreview,
                 choose_import_file: NoArgs => Option<String>,
                 import_servers: ImportServers => ImportReport,
+                server_install_request: NoArgs => Option<ServerInstallRequest>,
+                answer_server_install: AnswerServerInstall => Option<ServerSettings>,
                 server_log: ServerRef => ServerLog,
                 sign_in_server: ServerRef => (),
                 reconnect_server: ServerRef => (),

@@ -28,6 +28,7 @@ use crate::model::ModelInfo;
 use crate::prompts::{CompletionTarget, Completions, PromptList};
 use crate::questions::{ElicitationAction, Question};
 use crate::sampling::{SamplingDecision, SamplingSettled, ServerSampling};
+use crate::server_install::ServerInstallRequest;
 use crate::server_settings::{ImportPreview, ImportReport, ServerLog, ServerSettings};
 use crate::settings::{GeneralSettings, ModelSettings, ModelTest};
 use crate::theme::ThemePreference;
@@ -88,6 +89,8 @@ args! {
     AnswerSampling { #[ts(type = "number")] request_id: u64, approve: bool }
     /// The person's answer to a view's request to open a link (`link_request` view event).
     AnswerLink { #[ts(type = "number")] request_id: u64, open: bool }
+    /// The person's answer to an install link (`server-install-requested`): add it or not.
+    AnswerServerInstall { #[ts(type = "number")] id: u64, add: bool }
     ViewRef { view_id: String }
     /// One message a view's frame posted (the window matched `event.source` to the frame).
     ViewMessage { view_id: String, message: Value }
@@ -234,6 +237,7 @@ fn events(cfg: &Config) -> Vec<(&'static str, String)> {
         ("elicitation-requested", Question::name(cfg)),
         ("sampling-requested", ServerSampling::name(cfg)),
         ("sampling-settled", SamplingSettled::name(cfg)),
+        ("server-install-requested", ServerInstallRequest::name(cfg)),
     ]
 }
 

@@ -1,6 +1,6 @@
 //! The headless commands that involve a model or the store: `porthole run` (one user turn to
 //! completion), `porthole models`, `porthole key`, `porthole audit`, `porthole tools`,
-//! `porthole call`, `porthole prompt` and `porthole resource read`. The command line itself (its flags) is the desktop binary's.
+//! `porthole call`, `porthole prompt`, `porthole resource read` and `porthole add-server`. The command line itself (its flags) is the desktop binary's.
 
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
@@ -15,11 +15,14 @@ use porthole_agent::record::{Recorder, StoredApprovals, load_history, title_from
 use porthole_agent::{
     Agent, AllowAll, ApprovalRequest, Approver, ChannelSink, Decision, EventSink, Message, StopReason, TurnEvent,
 };
+use porthole_mcp::config_file::ConfigFile;
 use porthole_mcp::{CallOptions, ElicitationPolicy, LoadedConfig, Progress, ServerState, Servers};
 use porthole_secrets::{OsKeyring, SecretStore};
 use porthole_store::Store;
 
+use crate::exit;
 use crate::model::{ModelChoice, ModelFlags, key_entry};
+use crate::server_install::{self, ServerInstall};
 use crate::setup::Setup;
 use crate::terminal;
 
@@ -505,6 +508,54 @@ pub fn store_recover(setup: Setup) -> Result<ExitCode> {
         path.display()
     );
     out!("{}", kept.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `porthole add-server --name N --json CONFIG [--yes]`: shows what the server would run or
+/// contact, asks (on a terminal; `--yes` does not ask), and adds it to the profile's
+/// `config.json`. Exit 0 added, 1 declined, 2 not possible (an invalid entry, a name in use, no
+/// one to ask and no `--yes`).
+pub fn add_server(setup: Setup, name: &str, config: &str, yes: bool) -> Result<ExitCode> {
+    let text = if config == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("--json -: cannot read the server's config from stdin")?;
+        text
+    } else if let Some(path) = config.strip_prefix('@') {
+        std::fs::read_to_string(path).with_context(|| format!("--json @{path}: cannot read {path}"))?
+    } else {
+        config.to_string()
+    };
+    let install = ServerInstall::from_json(name, &text).map_err(|e| exit::usage(anyhow::anyhow!(e)))?;
+    let others: Vec<String> = setup.config_files[1..]
+        .iter()
+        .filter_map(|f| ConfigFile::read(f).ok())
+        .flat_map(|f| f.servers().into_iter().map(|(n, _)| n.to_string()).collect::<Vec<_>>())
+        .collect();
+    for line in install.describe() {
+        note!("{line}");
+    }
+    if !yes {
+        if config == "-" || !std::io::stdin().is_terminal() {
+            return Err(exit::usage(anyhow::anyhow!(
+                "nothing was added: there is no one to ask here; pass --yes to add it without asking"
+            )));
+        }
+        prompt!("Add it? [y/N] ");
+        flush_stderr();
+        let mut answer = String::new();
+        std::io::stdin()
+            .read_line(&mut answer)
+            .context("cannot read the answer")?;
+        if !matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+            note!("porthole: nothing was added");
+            return Ok(ExitCode::from(1));
+        }
+    }
+    let config_file = setup.profile.config_file();
+    server_install::add_to_file(&config_file, &install, &others).map_err(|e| exit::usage(anyhow::anyhow!(e)))?;
+    note!("porthole: added {:?} to {}", install.name, config_file.display());
     Ok(ExitCode::SUCCESS)
 }
 

@@ -14,6 +14,7 @@ pub mod call_arguments;
 pub mod check;
 pub mod contract;
 pub mod conversations;
+pub mod doctor;
 pub mod error;
 pub mod exit;
 pub mod export;
@@ -26,6 +27,7 @@ pub mod prompts;
 pub mod questions;
 pub mod roots;
 pub mod sampling;
+pub mod server_install;
 pub mod server_settings;
 pub mod settings;
 pub mod setup;
@@ -36,6 +38,7 @@ pub mod turns;
 pub mod view_cache;
 pub mod view_origins;
 pub mod views;
+pub mod window_placement;
 
 use std::sync::{Arc, Mutex};
 
@@ -110,6 +113,9 @@ pub(crate) struct HostInner {
     pub(crate) views: Views,
     pub(crate) pop_outs: PopOuts,
     pub(crate) config_files: ServerConfigFiles,
+    /// The install link waiting for the person's answer (the latest one opened).
+    pub(crate) install_request: Mutex<Option<server_install::ServerInstallRequest>>,
+    pub(crate) window_placements: window_placement::WindowPlacements,
     pub(crate) info: Mutex<AppInfo>,
     pub(crate) outbox: Arc<dyn Outbox>,
     pub(crate) desktop: Arc<dyn Desktop>,
@@ -189,6 +195,10 @@ impl Host {
                 views,
                 pop_outs: PopOuts::default(),
                 config_files: ServerConfigFiles::new(setup.config_files.clone()),
+                install_request: Mutex::new(None),
+                window_placements: window_placement::WindowPlacements::new(
+                    setup.profile.data_dir().join("window.json"),
+                ),
                 info: Mutex::new(info),
                 outbox,
                 desktop,
@@ -321,6 +331,7 @@ impl Host {
     /// Ends every server's connection and records the store as left sound (the app is closing;
     /// the process may end without dropping the store).
     pub async fn shutdown(&self) {
+        self.keep_window_placement();
         self.inner.servers.shutdown().await;
         if let Ok(store) = &self.inner.store {
             store.close_cleanly();

@@ -40,6 +40,8 @@ pub enum Outbound {
     Sampling(ServerSampling),
     /// `sampling-settled`: the window stops asking about a sampling request.
     SamplingSettled(SamplingSettled),
+    /// `server-install-requested`: an install link was opened; the person is asked.
+    ServerInstall(crate::server_install::ServerInstallRequest),
 }
 
 impl Outbound {
@@ -52,6 +54,7 @@ impl Outbound {
             Outbound::Question(_) => "elicitation-requested",
             Outbound::Sampling(_) => "sampling-requested",
             Outbound::SamplingSettled(_) => "sampling-settled",
+            Outbound::ServerInstall(_) => "server-install-requested",
         }
     }
 }

@@ -227,7 +227,7 @@ impl Host {
 
     /// Reads the profile's file, changes it (an edit that refuses says why, in words), writes
     /// it, and reconfigures the servers.
-    async fn change_config(
+    pub(crate) async fn change_config(
         &self,
         edit: impl FnOnce(&mut ConfigFile, &[String]) -> AppResult<()>,
     ) -> AppResult<ServerSettings> {

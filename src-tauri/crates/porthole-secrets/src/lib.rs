@@ -60,6 +60,29 @@ impl OsKeyring {
     }
 }
 
+/// Whether the keyring new secrets go to (the Secret Service's default collection) is locked:
+/// reading a secret then makes the desktop ask for its password. An error says why it cannot be
+/// told (no Secret Service, no default collection yet).
+#[cfg(target_os = "linux")]
+pub fn default_collection_locked() -> Result<bool, String> {
+    use dbus::blocking::stdintf::org_freedesktop_dbus::Properties;
+    let connection = dbus::blocking::Connection::new_session().map_err(|e| e.to_string())?;
+    let collection = connection.with_proxy(
+        "org.freedesktop.secrets",
+        "/org/freedesktop/secrets/aliases/default",
+        std::time::Duration::from_secs(2),
+    );
+    collection
+        .get::<bool>("org.freedesktop.Secret.Collection", "Locked")
+        .map_err(|e| e.message().unwrap_or("no default keyring").to_string())
+}
+
+/// Elsewhere the OS unlocks its keyring with the session.
+#[cfg(not(target_os = "linux"))]
+pub fn default_collection_locked() -> Result<bool, String> {
+    Ok(false)
+}
+
 #[cfg(target_os = "linux")]
 fn platform_store() -> Result<Arc<keyring_core::CredentialStore>, SecretError> {
     let store = dbus_secret_service_keyring_store::Store::new().map_err(|e| SecretError::Unavailable(e.to_string()))?;

@@ -6,6 +6,7 @@ import type { AnswerDownload } from "./AnswerDownload";
 import type { AnswerElicitation } from "./AnswerElicitation";
 import type { AnswerLink } from "./AnswerLink";
 import type { AnswerSampling } from "./AnswerSampling";
+import type { AnswerServerInstall } from "./AnswerServerInstall";
 import type { AnswerServerSampling } from "./AnswerServerSampling";
 import type { AppInfo } from "./AppInfo";
 import type { Approvals } from "./Approvals";
@@ -48,6 +49,7 @@ import type { SearchConversations } from "./SearchConversations";
 import type { SearchHit } from "./SearchHit";
 import type { SendMessage } from "./SendMessage";
 import type { SendPrompt } from "./SendPrompt";
+import type { ServerInstallRequest } from "./ServerInstallRequest";
 import type { ServerLog } from "./ServerLog";
 import type { ServerRef } from "./ServerRef";
 import type { ServerSettings } from "./ServerSettings";
@@ -124,6 +126,8 @@ export const commands = {
   importPreview: (args: ImportPath) => invoke<ImportPreview>("import_preview", args),
   chooseImportFile: () => invoke<string | null>("choose_import_file"),
   importServers: (args: ImportServers) => invoke<ImportReport>("import_servers", args),
+  serverInstallRequest: () => invoke<ServerInstallRequest | null>("server_install_request"),
+  answerServerInstall: (args: AnswerServerInstall) => invoke<ServerSettings | null>("answer_server_install", args),
   serverLog: (args: ServerRef) => invoke<ServerLog>("server_log", args),
   signInServer: (args: ServerRef) => invoke<void>("sign_in_server", args),
   reconnectServer: (args: ServerRef) => invoke<void>("reconnect_server", args),

@@ -3,6 +3,7 @@
 import type { ChatEvent } from "./ChatEvent";
 import type { Question } from "./Question";
 import type { SamplingSettled } from "./SamplingSettled";
+import type { ServerInstallRequest } from "./ServerInstallRequest";
 import type { ServerSampling } from "./ServerSampling";
 import type { ServerStatus } from "./ServerStatus";
 import type { ViewEvent } from "./ViewEvent";
@@ -15,4 +16,5 @@ export type AppEvents = {
   "elicitation-requested": Question;
   "sampling-requested": ServerSampling;
   "sampling-settled": SamplingSettled;
+  "server-install-requested": ServerInstallRequest;
 };
