@@ -458,7 +458,23 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         None => {
             let setup = setup(&cli)?;
             let _log = porthole_profile::init_logging(setup.profile.log_dir(), "porthole", Stderr::Full)?;
-            crate::desktop::run(setup, cli.model.flags(), cli.link.clone())?;
+            // One app per profile: a launch on a profile whose app runs hands it over and ends.
+            let handover = porthole_host::single_instance::Handover { link: cli.link.clone() };
+            let listener = match porthole_host::single_instance::claim(setup.profile.data_dir(), &handover) {
+                Ok(porthole_host::single_instance::Launch::HandedOver) => {
+                    eprintln!(
+                        "porthole: Porthole is already open on this profile ({}): it was brought forward",
+                        setup.profile.data_dir().display()
+                    );
+                    return Ok(ExitCode::SUCCESS);
+                }
+                Ok(porthole_host::single_instance::Launch::First(listener)) => Some(listener),
+                Err(e) => {
+                    tracing::warn!("later launches on this profile will start apps of their own: {e}");
+                    None
+                }
+            };
+            crate::desktop::run(setup, cli.model.flags(), cli.link.clone(), listener)?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::DemoServer) => {

@@ -166,6 +166,31 @@ fn quit_on_signals(app: tauri::AppHandle, runtime: &tokio::runtime::Handle) {
     let _ = (app, runtime);
 }
 
+/// The app has begun to end: a launch on its profile starts an app of its own.
+static ENDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Another launch on this profile: the main window comes forward and is handed its install
+/// link. `false` when the app is ending (that launch then starts its own).
+fn launched_again(app: &AppHandle, handover: porthole_host::single_instance::Handover) -> bool {
+    let Some(window) = app.get_webview_window(MAIN_WINDOW) else {
+        return false;
+    };
+    if ENDING.load(std::sync::atomic::Ordering::SeqCst) {
+        return false;
+    }
+    tracing::info!(
+        link = handover.link.is_some(),
+        "launched again on this profile: brought forward"
+    );
+    let _ = window.unminimize();
+    let _ = window.show();
+    let _ = window.set_focus();
+    if let Some(link) = handover.link {
+        app.state::<Host>().open_install_link(&link);
+    }
+    true
+}
+
 /// The screens' areas in logical pixels, for placing the main window.
 fn screens(app: &tauri::AppHandle) -> Vec<porthole_host::window_placement::Screen> {
     let monitors = app.available_monitors().unwrap_or_default();
@@ -303,13 +328,20 @@ pub fn with_host<T: Send + 'static>(
 }
 
 /// Opens the app's window. `link`: an install link (`porthole://install-server?…`) it was
-/// launched with, put to the person once the window is up.
-pub fn run(setup: Setup, model_flags: ModelFlags, link: Option<String>) -> Result<()> {
+/// launched with, put to the person once the window is up. `listener`: where later launches on
+/// the same profile are heard (the window comes forward; their link is put to the person).
+pub fn run(
+    setup: Setup,
+    model_flags: ModelFlags,
+    link: Option<String>,
+    listener: Option<porthole_host::single_instance::Listener>,
+) -> Result<()> {
     crate::commands::mark_start();
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     tauri::async_runtime::set(runtime.handle().clone());
     let handle = runtime.handle().clone();
     let mut setup = Some(setup);
+    let mut listener = listener;
 
     let app = builder()
         .setup(move |app| {
@@ -351,6 +383,10 @@ pub fn run(setup: Setup, model_flags: ModelFlags, link: Option<String>) -> Resul
                 None => builder.inner_size(1180.0, 800.0),
             };
             let window = builder.build()?;
+            if let Some(listener) = listener.take() {
+                let handle = app.handle().clone();
+                listener.serve(move |handover| launched_again(&handle, handover));
+            }
             #[cfg(target_os = "linux")]
             crate::clipboard_guard::install(&window.gtk_window()?);
             #[cfg(not(target_os = "linux"))]
@@ -361,6 +397,9 @@ pub fn run(setup: Setup, model_flags: ModelFlags, link: Option<String>) -> Resul
         .context("cannot start the window")?;
 
     app.run(|handle, event| {
+        if let tauri::RunEvent::ExitRequested { .. } | tauri::RunEvent::Exit = event {
+            ENDING.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
         if let tauri::RunEvent::Exit = event {
             let host = handle.state::<Host>();
             tauri::async_runtime::block_on(host.shutdown());

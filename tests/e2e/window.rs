@@ -1347,3 +1347,63 @@ fn the_window_comes_back_where_it_was_and_always_on_a_screen() -> Result<()> {
     assert_eq!(placed(5000, 4000)?, (190, 130, 900, 640));
     Ok(())
 }
+
+/// One app per profile: Porthole launched again on a profile whose app runs brings that window
+/// forward and hands it the new launch's install link, and ends at once; the command-line tools
+/// still run beside the app on that profile; another profile starts an app of its own.
+#[test]
+fn a_second_launch_on_the_same_profile_is_handed_to_the_running_app() -> Result<()> {
+    use base64::Engine;
+    use std::process::{Command, Stdio};
+    let dir = profile();
+    let app = App::launch(dir.path(), &[], &[])?;
+    let s = &app.session;
+    s.wait_for_element("[data-testid=composer]", WAIT)?;
+    let entry = json!({"command": env!("CARGO_BIN_EXE_porthole-test-server")});
+    let config = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(entry.to_string());
+    let link = format!("porthole://install-server?name=handed&config={config}");
+    let binary = porthole_e2e::porthole_binary();
+    let again = Command::new(&binary)
+        .arg("--profile")
+        .arg(dir.path())
+        .arg(&link)
+        .stdin(Stdio::null())
+        .output()?;
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert!(again.status.success(), "{said}");
+    assert!(said.contains("already open on this profile"), "{said}");
+    s.wait_for_element("[data-testid=server-install-dialog]", WAIT)?;
+    assert_eq!(s.text(&s.find("[data-testid=server-install-name]")?)?, "handed");
+
+    // The command line beside the running app, on the same profile.
+    let tools = Command::new(&binary)
+        .arg("--profile")
+        .arg(dir.path())
+        .args(["tools", "--json"])
+        .output()?;
+    assert!(tools.status.success(), "{}", String::from_utf8_lossy(&tools.stderr));
+    assert!(String::from_utf8_lossy(&tools.stdout).contains("system_monitor"));
+
+    // Another profile: an app of its own, which keeps running.
+    let other = profile();
+    let mut own = Command::new(&binary)
+        .arg("--profile")
+        .arg(other.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let deadline = std::time::Instant::now() + WAIT;
+    while !other.path().join("app.sock").exists() && std::time::Instant::now() < deadline {
+        assert!(own.try_wait()?.is_none(), "the other profile's app ended");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        other.path().join("app.sock").exists(),
+        "the other profile's app listens"
+    );
+    assert!(own.try_wait()?.is_none(), "the other profile's app runs on its own");
+    own.kill()?;
+    own.wait()?;
+    Ok(())
+}

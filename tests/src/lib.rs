@@ -574,6 +574,59 @@ impl App {
 impl Drop for App {
     fn drop(&mut self) {
         let _ = self.session.call("DELETE", "", None);
+        // WebKitWebDriver may leave the app running once the session is gone: it is ended here,
+        // so a later launch on the same profile starts an app of its own rather than handing
+        // itself to this one (one app per profile).
+        end_apps_on(&self.profile);
+    }
+}
+
+/// The `porthole` processes started with `--profile <profile>` (Linux: read from `/proc`).
+pub fn apps_on(profile: &Path) -> Vec<u32> {
+    let wanted = profile.as_os_str().as_encoded_bytes();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if pid == std::process::id() {
+            continue;
+        }
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+        let is_porthole = args
+            .first()
+            .is_some_and(|a| a.ends_with(b"/porthole") || *a == b"porthole");
+        if is_porthole && args.windows(2).any(|w| w[0] == b"--profile" && w[1] == wanted) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Ends the apps on `profile`: a second to go by themselves, then SIGTERM (the app closes
+/// cleanly), then SIGKILL.
+pub fn end_apps_on(profile: &Path) {
+    for (signal, wait) in [(0, 1), (libc::SIGTERM, 5), (libc::SIGKILL, 0)] {
+        let deadline = Instant::now() + Duration::from_secs(wait);
+        loop {
+            let running = apps_on(profile);
+            if running.is_empty() {
+                return;
+            }
+            if signal != 0 {
+                for pid in &running {
+                    // SAFETY: kill(2) on a process of ours that was running a moment ago.
+                    unsafe { libc::kill(*pid as libc::pid_t, signal) };
+                }
+            }
+            if Instant::now() > deadline || signal == libc::SIGKILL {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 }
 

@@ -31,6 +31,7 @@ pub mod server_install;
 pub mod server_settings;
 pub mod settings;
 pub mod setup;
+pub mod single_instance;
 pub mod terminal;
 pub mod theme;
 pub mod tool_runs;
