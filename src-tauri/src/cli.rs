@@ -686,7 +686,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let engine = porthole_host::doctor::Engine {
                 web_engine: web_engine_version(),
             };
-            headless_command(&cli, |setup| porthole_host::doctor::doctor(setup, engine, json))
+            let flags = cli.model.flags();
+            headless_command(&cli, |setup| porthole_host::doctor::doctor(setup, engine, flags, json))
         }
         Some(Command::AddServer {
             ref name,

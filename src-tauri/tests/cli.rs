@@ -411,6 +411,51 @@ fn doctor_checks_each_server_and_fails_on_what_is_missing() {
     assert!(key["detail"].as_str().unwrap().contains("OPENAI_API_KEY"), "{key}");
     assert!(!String::from_utf8_lossy(&out.stdout).contains("sk-test-4711"));
 
+    // A model server of one's own is asked for its models; one that does not answer is a
+    // warning with a fix (the app still works: its tools, and other models).
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let fake = runtime
+        .block_on(porthole_fake_llm::FakeLlm::start(porthole_fake_llm::Script {
+            models: vec!["fake-model".into(), "other-model".into()],
+            ..porthole_fake_llm::Script::new(vec![])
+        }))
+        .unwrap();
+    let base_url = fake.base_url();
+    let local = |args: &[&str]| -> Value {
+        let mut all = vec!["--base-url"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["doctor", "--json"]);
+        let out = porthole(dir.path(), &all, &[]);
+        let findings: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+        finding(&findings, "model server")
+    };
+    let ok = local(&[&base_url, "--model", "fake-model"]);
+    assert_eq!(ok["status"], "ok", "{ok}");
+    assert!(
+        ok["detail"]
+            .as_str()
+            .unwrap()
+            .contains("fake-model, other-model; using fake-model"),
+        "{ok}"
+    );
+    let wrong = local(&[&base_url, "--model", "no-such-model"]);
+    assert_eq!(wrong["status"], "warn", "{wrong}");
+    assert!(
+        wrong["detail"]
+            .as_str()
+            .unwrap()
+            .contains("does not list the chosen model"),
+        "{wrong}"
+    );
+    let dead = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/v1", listener.local_addr().unwrap())
+    };
+    let down = local(&[&dead]);
+    assert_eq!(down["status"], "warn", "{down}");
+    assert!(down["fix"].as_str().unwrap().contains("Settings → Model"), "{down}");
+    drop(fake);
+
     // A server whose program is not installed, and one that cannot start: exit 1, with fixes.
     let extra = dir.path().join("extra.json");
     std::fs::write(

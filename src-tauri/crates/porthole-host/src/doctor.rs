@@ -15,7 +15,7 @@ use porthole_mcp::{ElicitationPolicy, LoadedConfig, ServerState, Servers, Transp
 use porthole_secrets::{OsKeyring, SecretStore};
 use serde::Serialize;
 
-use crate::model::key_entry;
+use crate::model::{ModelChoice, ModelFlags, key_entry};
 use crate::setup::Setup;
 
 /// How a finding stands.
@@ -65,8 +65,9 @@ pub struct Engine {
     pub web_engine: Option<String>,
 }
 
-/// Every check, in the order shown.
-pub async fn findings(setup: &Setup, engine: &Engine) -> Vec<Finding> {
+/// Every check, in the order shown. `flags`: the command line's model flags (they win over the
+/// saved model settings, as in the app).
+pub async fn findings(setup: &Setup, engine: &Engine, flags: &ModelFlags) -> Vec<Finding> {
     let mut found = Vec::new();
     found.push(match &engine.web_engine {
         Some(version) => Finding::new("web engine", Status::Ok, version.clone()),
@@ -74,6 +75,7 @@ pub async fn findings(setup: &Setup, engine: &Engine) -> Vec<Finding> {
     });
     found.push(display());
     found.extend(keyring_findings().await);
+    found.extend(model_finding(setup, flags).await);
     let loaded = LoadedConfig::load(&setup.config_files);
     found.push(config_finding(setup, &loaded));
     found.push(store_finding(&setup.profile.database_file()));
@@ -83,8 +85,8 @@ pub async fn findings(setup: &Setup, engine: &Engine) -> Vec<Finding> {
 }
 
 /// Prints the findings (or `--json`: one JSON array) and gives the exit code.
-pub async fn doctor(setup: Setup, engine: Engine, json: bool) -> anyhow::Result<ExitCode> {
-    let found = findings(&setup, &engine).await;
+pub async fn doctor(setup: Setup, engine: Engine, flags: ModelFlags, json: bool) -> anyhow::Result<ExitCode> {
+    let found = findings(&setup, &engine, &flags).await;
     if json {
         println!("{}", serde_json::to_string_pretty(&found)?);
     } else {
@@ -185,6 +187,61 @@ async fn keyring_findings() -> Vec<Finding> {
         Finding::new("model API key", Status::Ok, sources.join(", "))
     });
     found
+}
+
+/// A model server of the person's own (any base URL but the provider's hosted one: Ollama, LM
+/// Studio, llama.cpp, vLLM…) is asked for its models; a hosted provider is not contacted (its
+/// key is what is checked).
+async fn model_finding(setup: &Setup, flags: &ModelFlags) -> Option<Finding> {
+    let database = setup.profile.database_file();
+    let store = database
+        .exists()
+        .then(|| porthole_store::Store::open_read_only(&database).ok())
+        .flatten();
+    let keyring = || porthole_secrets::open_or_memory("Porthole").0;
+    let choice = match ModelChoice::new(flags, store.as_ref(), &keyring) {
+        Ok(choice) => choice,
+        // No key for a hosted provider: the key finding says so.
+        Err(_) => return None,
+    };
+    let hosted = porthole_agent::providers::default_base_url(choice.kind);
+    if choice.base_url.trim_end_matches('/') == hosted.trim_end_matches('/') {
+        return None;
+    }
+    let check = "model server";
+    let at = format!("{} at {}", choice.kind, choice.base_url);
+    Some(
+        match tokio::time::timeout(Duration::from_secs(5), choice.provider.list_models()).await {
+            Ok(Ok(models)) if models.is_empty() => Finding::new(check, Status::Warn, format!("{at} lists no model"))
+                .fix("load or pull a model in that server (e.g. `ollama pull llama3.2`)"),
+            Ok(Ok(models)) => {
+                let shown: Vec<&str> = models.iter().take(5).map(String::as_str).collect();
+                let more = if models.len() > shown.len() { ", …" } else { "" };
+                let using = match &choice.model {
+                    Some(model) if !models.contains(model) => {
+                        return Some(
+                            Finding::new(
+                                check,
+                                Status::Warn,
+                                format!(
+                                    "{at} does not list the chosen model {model:?} (it lists {}{more})",
+                                    shown.join(", ")
+                                ),
+                            )
+                            .fix("choose one of its models in Settings → Model, or pass --model"),
+                        );
+                    }
+                    Some(model) => format!("; using {model}"),
+                    None => String::new(),
+                };
+                Finding::new(check, Status::Ok, format!("{at}: {}{more}{using}", shown.join(", ")))
+            }
+            Ok(Err(e)) => Finding::new(check, Status::Warn, format!("{at}: {e}"))
+                .fix("start that server, or change the base URL in Settings → Model"),
+            Err(_) => Finding::new(check, Status::Warn, format!("{at}: no answer within 5 s"))
+                .fix("start that server, or change the base URL in Settings → Model"),
+        },
+    )
 }
 
 fn config_finding(setup: &Setup, loaded: &LoadedConfig) -> Finding {
