@@ -150,14 +150,18 @@ fn frame_text(s: &Session) -> Result<String> {
 
 /// Waits until the text of `card`'s view passes `check` (`what` names the wait), and returns it.
 fn text_in_view(s: &Session, card: &str, what: &str, check: &dyn Fn(&str) -> bool) -> Result<String> {
-    let frame = s.wait_for_element(&format!("{card} iframe[data-testid=mcp-app-view]"), WAIT)?;
-    s.switch_to_frame(&frame)?;
-    let seen = s.wait_for(what, WAIT, |s| {
-        let text = frame_text(s)?;
+    let css = format!("{card} iframe[data-testid=mcp-app-view]");
+    s.wait_for_element(&css, WAIT)?;
+    // The frame is found again at each look: a view re-created meanwhile (a card that left and
+    // came back) has a new one, and the old element would show nothing for ever.
+    s.wait_for(what, WAIT, |s| {
+        let frame = s.find(&css)?;
+        s.switch_to_frame(&frame)?;
+        let text = frame_text(s);
+        s.switch_to_parent()?;
+        let text = text?;
         Ok(check(&text).then_some(text))
-    });
-    s.switch_to_parent()?;
-    seen
+    })
 }
 
 /// Clicks the element with `data-testid=button` in `card`'s view.
