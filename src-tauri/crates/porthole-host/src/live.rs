@@ -21,6 +21,10 @@ use crate::ports::POP_OUT_PREFIX;
 use crate::theme::ThemePreference;
 use crate::views::{Observation, ViewProgress};
 
+/// How long Porthole's own window may take to start and ask for the view it shows (a cold
+/// web engine on a loaded machine), before the view's own limit starts.
+const WINDOW_START_LIMIT: Duration = Duration::from_secs(30);
+
 /// The label prefix of the windows views are shown in for a check or a picture.
 pub const LIVE_PREFIX: &str = "view-live-";
 
@@ -163,15 +167,27 @@ impl Host {
             return Err(AppError::io(format!("the view's window could not be opened: {e}")));
         }
 
-        // Until the view is ready or failed, or the limit passed.
+        // Until the view is ready or failed, or its limit passed. The limit is the view's own: it
+        // runs from when Porthole's window asked for the view, so a slow start of the window (a
+        // loaded machine, a cold web engine) is not counted against the view.
+        let mut asked: Option<Instant> = None;
         let progress = loop {
-            let now = views.view_of_call(&conversation_id, &call_id);
-            match now {
-                Some((_, ViewProgress::Loading)) | None if opened.elapsed() < request.limit => {
+            match views.view_of_call(&conversation_id, &call_id) {
+                None if opened.elapsed() < WINDOW_START_LIMIT => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                None => {
+                    break ViewProgress::Failed(format!(
+                        "Porthole's window never asked for the view (within {} s)",
+                        WINDOW_START_LIMIT.as_secs()
+                    ));
+                }
+                Some((_, ViewProgress::Loading))
+                    if asked.get_or_insert_with(Instant::now).elapsed() < request.limit =>
+                {
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
                 Some((_, progress)) => break progress,
-                None => break ViewProgress::Failed("the window never asked for its view".into()),
             }
         };
         let view_id = views.view_of_call(&conversation_id, &call_id).map(|(id, _)| id);
