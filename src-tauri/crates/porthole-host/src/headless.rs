@@ -15,7 +15,6 @@ use porthole_agent::record::{Recorder, StoredApprovals, load_history, title_from
 use porthole_agent::{
     Agent, AllowAll, ApprovalRequest, Approver, ChannelSink, Decision, EventSink, Message, StopReason, TurnEvent,
 };
-use porthole_mcp::config_file::ConfigFile;
 use porthole_mcp::{CallOptions, ElicitationPolicy, LoadedConfig, Progress, ServerState, Servers};
 use porthole_secrets::{OsKeyring, SecretStore};
 use porthole_store::Store;
@@ -528,11 +527,7 @@ pub fn add_server(setup: Setup, name: &str, config: &str, yes: bool) -> Result<E
         config.to_string()
     };
     let install = ServerInstall::from_json(name, &text).map_err(|e| exit::usage(anyhow::anyhow!(e)))?;
-    let others: Vec<String> = setup.config_files[1..]
-        .iter()
-        .filter_map(|f| ConfigFile::read(f).ok())
-        .flat_map(|f| f.servers().into_iter().map(|(n, _)| n.to_string()).collect::<Vec<_>>())
-        .collect();
+    let others = crate::server_settings::taken_names(&setup.config_files[1..]);
     for line in install.describe() {
         note!("{line}");
     }

@@ -145,7 +145,7 @@ fn read_settings(files: &[PathBuf]) -> ServerSettings {
 
 /// Every server name in every file (a new name must be none of them: a later file's server of
 /// the same name would replace it).
-fn taken_names(files: &[PathBuf]) -> Vec<String> {
+pub(crate) fn taken_names(files: &[PathBuf]) -> Vec<String> {
     files
         .iter()
         .filter_map(|f| ConfigFile::read(f).ok())
