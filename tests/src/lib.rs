@@ -517,12 +517,17 @@ impl App {
     /// Launches `porthole --profile <profile> <args…>` with extra environment `env`, and waits for
     /// the composer to be ready.
     pub fn launch(profile: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<App> {
+        App::launch_program(&porthole_binary(), profile, args, env)
+    }
+
+    /// [`App::launch`] of another build of Porthole, such as the one a package installed.
+    pub fn launch_program(binary: &Path, profile: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<App> {
         // WebKitWebDriver occasionally drops the connection while it starts (seen on a loaded
         // 2-core machine): a fresh driver is tried, twice at most. The app itself failing to
         // start fails every attempt the same way.
         let mut last = None;
         for attempt in 1..=3 {
-            match App::launch_once(profile, args, env) {
+            match App::launch_once(binary, profile, args, env) {
                 Ok(app) => return Ok(app),
                 Err(e) if format!("{e:#}").contains("cannot create a WebDriver session") => {
                     eprintln!("WebDriver session attempt {attempt} failed: {e:#}");
@@ -534,9 +539,8 @@ impl App {
         Err(last.expect("three attempts"))
     }
 
-    fn launch_once(profile: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<App> {
+    fn launch_once(binary: &Path, profile: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<App> {
         let driver = Driver::start(env)?;
-        let binary = porthole_binary();
         if !binary.is_file() {
             bail!("{} is missing; build it first (make build)", binary.display());
         }
