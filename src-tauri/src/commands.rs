@@ -119,6 +119,11 @@ fn open_conversation(
 }
 
 #[tauri::command]
+fn keep_scroll_position(host: State<'_, Host>, Args(a): Args<KeepScrollPosition>) {
+    host.keep_scroll_position(&a.conversation_id, a.position);
+}
+
+#[tauri::command]
 async fn read_resource(
     host: State<'_, Host>,
     Args(a): Args<ResourceRef>,

@@ -1348,6 +1348,142 @@ fn the_window_comes_back_where_it_was_and_always_on_a_screen() -> Result<()> {
     Ok(())
 }
 
+/// The message at the top of the transcript and how far its top is below the transcript's top
+/// (px), or None while no message is there.
+fn top_message(s: &porthole_e2e::Session) -> Result<Option<(String, f64)>> {
+    let found = s.execute(
+        "const t = document.querySelector('[data-testid=transcript]');
+         if (!t) return null;
+         const top = t.getBoundingClientRect().top;
+         for (const m of t.querySelectorAll('[data-testid=message]')) {
+           const r = m.getBoundingClientRect();
+           if (r.bottom > top + 1) return [m.textContent.trim(), r.top - top];
+         }
+         return null;",
+        json!([]),
+    )?;
+    Ok(found.as_array().map(|a| {
+        (
+            a[0].as_str().unwrap_or_default().to_string(),
+            a[1].as_f64().unwrap_or(f64::NAN),
+        )
+    }))
+}
+
+/// Each conversation's scroll position comes back: on going back to it, and after a restart
+/// (with the place in turns that load only as earlier pages); one read to its end opens at its end.
+#[test]
+fn each_conversation_opens_where_it_was_left_even_after_a_restart() -> Result<()> {
+    use porthole_store::{MessageRole, MessageStatus};
+    let dir = profile();
+    {
+        let store = porthole_store::Store::open(&dir.path().join("porthole.db"))?;
+        for (title, pairs) in [("Long", 600), ("Short", 40), ("Read", 40)] {
+            let conversation = store.create_conversation(title)?;
+            for i in 0..pairs {
+                let text = |t: String| json!([{ "type": "text", "text": t }]);
+                store.append_message(
+                    &conversation.id,
+                    MessageRole::User,
+                    &text(format!("{title} question {i}")),
+                    MessageStatus::Complete,
+                )?;
+                store.append_message(
+                    &conversation.id,
+                    MessageRole::Assistant,
+                    &text(format!(
+                        "{title} answer {i}\n\nA second paragraph, so answers are taller than questions."
+                    )),
+                    MessageStatus::Complete,
+                )?;
+            }
+        }
+    }
+    let open = |s: &porthole_e2e::Session, title: &str| -> Result<()> {
+        let css = "[data-testid=conversation]";
+        s.wait_for(&format!("the conversation {title}"), WAIT, |s| {
+            for el in s.find_all(css)? {
+                if s.attribute(&el, "title")?.as_deref() == Some(title) {
+                    return Ok(Some(el));
+                }
+            }
+            Ok(None)
+        })
+        .and_then(|el| s.click(&el))
+    };
+    let scroll_to = |s: &porthole_e2e::Session, fraction: f64| -> Result<(String, f64)> {
+        s.execute(
+            "const t = document.querySelector('[data-testid=transcript]');
+             t.scrollTop = (t.scrollHeight - t.clientHeight) * arguments[0];",
+            json!([fraction]),
+        )?;
+        // Left still: the place is kept (after 0.4 s in the window, 0.5 s more to the file).
+        std::thread::sleep(Duration::from_millis(1500));
+        top_message(s)?.context("no message at the top")
+    };
+    let comes_back = |s: &porthole_e2e::Session, place: &(String, f64)| -> Result<()> {
+        let found = s.wait_for(&format!("{:?} at the top", place.0), WAIT, |s| {
+            Ok(top_message(s)?.filter(|(text, _)| *text == place.0))
+        })?;
+        std::thread::sleep(Duration::from_millis(500));
+        let settled = top_message(s)?.unwrap_or(found);
+        assert_eq!(settled.0, place.0);
+        assert!(
+            (settled.1 - place.1).abs() <= 4.0,
+            "{} is {} px below the top, not {}",
+            place.0,
+            settled.1,
+            place.1
+        );
+        Ok(())
+    };
+    let at_end = |s: &porthole_e2e::Session, last: &str| -> Result<()> {
+        s.wait_for(&format!("{last} at the end"), WAIT, |s| {
+            let gap = s.execute(
+                "const t = document.querySelector('[data-testid=transcript]');
+                 const m = [...t.querySelectorAll('[data-testid=message]')].pop();
+                 return m && m.textContent.trim().startsWith(arguments[0])
+                   ? t.scrollHeight - t.scrollTop - t.clientHeight : null;",
+                json!([last]),
+            )?;
+            Ok(gap.as_f64().filter(|gap| *gap < 50.0))
+        })
+        .map(|_| ())
+    };
+
+    let app = App::launch(dir.path(), &[], &[])?;
+    let s = &app.session;
+    open(s, "Long")?;
+    // Every earlier page loaded by itself (1,200 messages), then a place a third of the way down.
+    s.wait_for("the whole conversation", Duration::from_secs(60), |s| {
+        let earlier = s.attribute(&s.find("[data-testid=transcript]")?, "data-earlier")?;
+        Ok((earlier.as_deref() == Some("false")).then_some(()))
+    })?;
+    let long = scroll_to(s, 0.3)?;
+    assert!(long.0.starts_with("Long "), "{long:?}");
+    open(s, "Short")?;
+    at_end(s, "Short answer 39")?;
+    let short = scroll_to(s, 0.5)?;
+    open(s, "Read")?;
+    at_end(s, "Read answer 39")?;
+    scroll_to(s, 0.2)?;
+    // Read to its end again: it opens at its end.
+    scroll_to(s, 1.0)?;
+    open(s, "Long")?;
+    comes_back(s, &long)?;
+    drop(app);
+
+    let app = App::launch(dir.path(), &[], &[])?;
+    let s = &app.session;
+    open(s, "Long")?;
+    comes_back(s, &long)?;
+    open(s, "Short")?;
+    comes_back(s, &short)?;
+    open(s, "Read")?;
+    at_end(s, "Read answer 39")?;
+    Ok(())
+}
+
 /// One app per profile: Porthole launched again on a profile whose app runs brings that window
 /// forward and hands it the new launch's install link, and ends at once; the command-line tools
 /// still run beside the app on that profile; another profile starts an app of its own.

@@ -23,6 +23,7 @@ import type {
   Part,
   PromptEntry,
   ResourceEntry,
+  ScrollPosition,
   SearchHit,
   ServerEntry,
   ServerSettings,
@@ -380,7 +381,11 @@ export class FakeBackend {
         return { conversations: all.slice(start, start + limit), more: start + limit < all.length };
       }
       case "open_conversation":
-        return this.#stored(this.#thread(args.id));
+        return { ...this.#stored(this.#thread(args.id)), scroll: this.#scrolls.get(String(args.id)) ?? null };
+      case "keep_scroll_position":
+        if (args.position == null) this.#scrolls.delete(String(args.conversationId));
+        else this.#scrolls.set(String(args.conversationId), args.position as ScrollPosition);
+        return null;
       case "read_resource":
         return { contents: [{ uri: args.uri, mimeType: "text/plain", text: `the text of ${String(args.uri)}` }] };
       case "export_conversation":
@@ -596,6 +601,9 @@ export class FakeBackend {
   #conversations(): Conversation[] {
     return [...this.#threads.values()].map((t) => ({ ...t.conversation })).sort((a, b) => b.updatedAt - a.updatedAt);
   }
+
+  /** Where the reader left each conversation (`keep_scroll_position`), by id. */
+  #scrolls = new Map<string, ScrollPosition>();
 
   #stored(thread: Thread): StoredConversation {
     const id = thread.conversation.id;

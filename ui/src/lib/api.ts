@@ -8,6 +8,7 @@ import type { AppError } from "./generated/AppError";
 import type { AttachmentRef } from "./generated/AttachmentRef";
 import type { CompletionTarget } from "./generated/CompletionTarget";
 import type { SamplingDecision } from "./generated/SamplingDecision";
+import type { ScrollPosition } from "./generated/ScrollPosition";
 import type { DisplayMode } from "./generated/DisplayMode";
 import type { Decision } from "./generated/Decision";
 import type { ElicitationAction } from "./generated/ElicitationAction";
@@ -31,6 +32,7 @@ export type { PromptList } from "./generated/PromptList";
 export type { ResourceEntry } from "./generated/ResourceEntry";
 export type { ResourceList } from "./generated/ResourceList";
 export type { SampledMessage } from "./generated/SampledMessage";
+export type { ScrollPosition } from "./generated/ScrollPosition";
 export type { SamplingDecision } from "./generated/SamplingDecision";
 export type { ServerSampling } from "./generated/ServerSampling";
 export type { TemplateEntry } from "./generated/TemplateEntry";
@@ -172,6 +174,8 @@ export const api = {
   openConversation: (id: string) => commands.openConversation({ id }),
   /** The turns of conversation `id` before its message `before` (the first one loaded). */
   earlierMessages: (id: string, before: number) => commands.earlierMessages({ id, before }),
+  /** Where the reader stopped scrolling in conversation `id` (null: at its end), for next time. */
+  keepScrollPosition: (conversationId: string, position: ScrollPosition | null) => commands.keepScrollPosition({ conversationId, position }),
   renameConversation: (id: string, title: string) => commands.renameConversation({ id, title }),
   deleteConversation: (id: string) => commands.deleteConversation({ id }),
   /** Exports a conversation to a file the person chooses; resolves to its path (null: cancelled). */

@@ -150,6 +150,7 @@ describe("a reopened conversation with runs", () => {
     const stored: StoredConversation = {
       viewUris: {},
       earlier: false,
+      scroll: null,
       conversation: { id: "c1", title: "Run system_monitor", createdAt: 0, updatedAt: 0 },
       messages: [
         message(1, "tool", []),

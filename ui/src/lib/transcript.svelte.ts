@@ -10,12 +10,14 @@ import type {
   ModelFacing,
   Part,
   RetryKind,
+  ScrollPosition,
   StoredCallStatus,
   StoredConversation,
   ToolCallRecord,
   TurnEvent,
 } from "./api";
 import { attachmentChips, type AttachmentChip } from "./composerMenu";
+import { itemAt, type Offsets } from "./virtualList";
 
 /** Where a tool call is, as shown on its card. */
 export type ToolCallStatus =
@@ -153,6 +155,50 @@ export interface Row {
   callId: string | null;
   /** Its height (px) until it is measured, from what it held when added. */
   estimate: number;
+  /** The stored message it shows (a tool call: the message that asked for it), when known: items
+   * of a conversation opened from the store have it; those of this window's turns do not. */
+  messageId: number | null;
+}
+
+/** Items that are part of the conversation (the store has them), unlike the window's notes. */
+function kept(row: Pick<Row, "kind">): boolean {
+  return row.kind === "user" || row.kind === "assistant" || row.kind === "tool-call";
+}
+
+/** The place to keep for a reader whose transcript's top is at `scrollTop` (`offsets`: the
+ * rows' tops, as lib/virtualList lays them out): the first item of the conversation at or below
+ * the top's item, how many follow it, and how far the top is into it. Null when no item is kept. */
+export function scrollPositionAt(rows: readonly Row[], offsets: Offsets, scrollTop: number): ScrollPosition | null {
+  const top = itemAt(offsets, scrollTop);
+  let index = top;
+  while (index < rows.length && !kept(rows[index])) index++;
+  if (index === rows.length) {
+    index = top;
+    while (index >= 0 && !kept(rows[index])) index--;
+    if (index < 0) return null;
+  }
+  let fromEnd = 0;
+  for (let i = index + 1; i < rows.length; i++) if (kept(rows[i])) fromEnd++;
+  return { messageId: rows[index].messageId, fromEnd, within: scrollTop - offsets[index] };
+}
+
+/** The row a kept place names: by its stored message (of that message's rows, the one as far
+ * from the end as it was, else its first), else by how many items follow it. "earlier": it is
+ * among turns not loaded yet (if the conversation has any); null: it is gone. */
+export function rowOfScrollPosition(rows: readonly Row[], position: ScrollPosition): number | "earlier" | null {
+  const keptRows: number[] = [];
+  for (let i = 0; i < rows.length; i++) if (kept(rows[i])) keptRows.push(i);
+  const byCount = keptRows.length - 1 - position.fromEnd;
+  if (position.messageId !== null) {
+    const same = keptRows.filter((i) => rows[i].messageId === position.messageId);
+    if (same.length > 0) return byCount >= 0 && same.includes(keptRows[byCount]) ? keptRows[byCount] : same[0];
+    const first = keptRows.find((i) => rows[i].messageId !== null);
+    // Before the first stored message loaded: in an earlier page. Otherwise it was deleted (a
+    // rewound turn): the place by count, if it is still in the conversation.
+    if (first !== undefined && (rows[first].messageId ?? 0) > position.messageId) return "earlier";
+  }
+  if (byCount >= 0) return keptRows[byCount];
+  return "earlier";
 }
 
 /** Index of the last user message (the one that can be edited or sent again), or -1. */
@@ -271,6 +317,9 @@ export class Transcript {
   earlier = $state(false);
   /** The store's id of the first message loaded: earlier turns are those before it. */
   firstMessageId: number | null = null;
+  /** Where the reader left the conversation when it was last open (null: at its end); the
+   * transcript view scrolls there once, then sets it back to null. */
+  scroll: ScrollPosition | null = null;
 
   /** `items` as rows, in the same order. */
   #rows: Row[] = [];
@@ -382,6 +431,7 @@ export class Transcript {
     this.#rows = [];
     this.earlier = false;
     this.firstMessageId = null;
+    this.scroll = null;
     this.listRevision++;
     this.#pending = null;
     this.busy = false;
@@ -573,7 +623,7 @@ export class Transcript {
     stored.messages.forEach((message, n) => {
       const parts = partsOf(message.parts);
       if (message.role === "user") {
-        this.#push({ kind: "user", id: nextId++, text: textOf(parts), attachments: attachmentChips(parts), pending: false, unsent: false });
+        this.#push({ kind: "user", id: nextId++, text: textOf(parts), attachments: attachmentChips(parts), pending: false, unsent: false }, message.id);
         return;
       }
       if (message.role === "tool") {
@@ -594,7 +644,7 @@ export class Transcript {
         status: message.status === "streaming" && !live ? "interrupted" : message.status,
         error: message.error,
         retry: null,
-      });
+      }, message.id);
       this.#turnAssistant = index;
       if (live) this.#streaming = index;
 
@@ -608,7 +658,7 @@ export class Transcript {
           const call = this.#newCall(use.id, use.name);
           call.arguments = use.arguments;
           call.status = live ? "streaming" : "interrupted";
-          this.#calls.set(use.id, this.#push(call));
+          this.#calls.set(use.id, this.#push(call, message.id));
         }
       }
       for (const record of records) if (!placed.has(record)) {
@@ -621,6 +671,7 @@ export class Transcript {
     this.busy = running;
     this.earlier = stored.earlier ?? false;
     this.firstMessageId = stored.messages[0]?.id ?? null;
+    this.scroll = stored.scroll ?? null;
     this.#touch();
   }
 
@@ -659,11 +710,11 @@ export class Transcript {
     call.durationMs = record.durationMs;
     call.allowedBy = record.allowedBy;
     call.error = record.error;
-    this.#calls.set(record.callId, this.#push(call));
+    this.#calls.set(record.callId, this.#push(call, record.messageId));
   }
 
-  #push(item: Item): number {
-    this.#rows.push({ id: item.id, kind: item.kind, callId: item.kind === "tool-call" ? item.callId : null, estimate: estimatedHeight(item) });
+  #push(item: Item, messageId: number | null = null): number {
+    this.#rows.push({ id: item.id, kind: item.kind, callId: item.kind === "tool-call" ? item.callId : null, estimate: estimatedHeight(item), messageId });
     this.listRevision++;
     this.items.push(item);
     this.#touch();

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { StoredConversation, TurnEvent } from "./api";
 import { retryText } from "./chatFormat";
 import { isSendKey } from "./composer";
+import { layout } from "./virtualList";
 import { ev, record, shown, textBlock } from "./testing/turns";
 import {
   estimatedHeight,
@@ -9,6 +10,8 @@ import {
   lastUserIndex,
   panelRunAfter,
   retrySpot,
+  rowOfScrollPosition,
+  scrollPositionAt,
   Transcript,
   type AssistantItem,
   type ToolCallItem,
@@ -340,6 +343,7 @@ describe("Transcript: loading a stored conversation", () => {
     const stored: StoredConversation = {
       viewUris: {},
       earlier: false,
+      scroll: null,
       conversation: { id: "c9", title: "Crash", createdAt: 1, updatedAt: 2 },
       running: false,
       messages: [
@@ -614,6 +618,43 @@ describe("Transcript: a long conversation a page at a time", () => {
     });
     return [part((id) => id < cut, false), part((id) => id >= cut, true)];
   }
+
+  /** Rows 100 px tall each, as the windowing lays them out. */
+  const tops = (t: Transcript) => layout(t.rows.map(() => 100));
+
+  it("keeps the reader's place by stored message and count from the end, and finds it after a restart", () => {
+    const all = record([0, 1, 2, 3, 4].flatMap((i) => turn(i)));
+    const t = new Transcript();
+    t.load(all);
+    // Rows per turn: question, "Looking", the call, the answer. The top 30 px into turn 2's call.
+    const callRow = t.items.findIndex((i) => i.kind === "tool-call" && i.callId === "t2");
+    const place = scrollPositionAt(t.rows, tops(t), callRow * 100 + 30)!;
+    expect(place).toEqual({ messageId: t.rows[callRow].messageId, fromEnd: t.rows.length - 1 - callRow, within: 30 });
+    expect(place.messageId).not.toBeNull();
+    // Reopened with only the last turns loaded: the place is in an earlier page.
+    const [before, end] = split(all, 3);
+    const reopened = new Transcript();
+    reopened.load(end);
+    expect(rowOfScrollPosition(reopened.rows, place)).toBe("earlier");
+    reopened.prepend(before);
+    expect(rowOfScrollPosition(reopened.rows, place)).toBe(callRow);
+    // The call's row, not the "Looking" text of the same stored message.
+    expect(reopened.rows[callRow - 1].messageId).toBe(place.messageId);
+  });
+
+  it("keeps the place of a turn run in this window by its count from the end", () => {
+    const live = run([0, 1, 2].flatMap((i) => turn(i)));
+    expect(live.rows.every((r) => r.messageId === null)).toBe(true);
+    live.addNotice("info", "a note of the window, not of the conversation");
+    const place = scrollPositionAt(live.rows, tops(live), 4 * 100 + 10)!;
+    expect(place).toEqual({ messageId: null, fromEnd: 7, within: 10 });
+    const loaded = new Transcript();
+    loaded.load(record([0, 1, 2].flatMap((i) => turn(i))));
+    expect(loaded.items[rowOfScrollPosition(loaded.rows, place) as number]).toMatchObject({ kind: "user", text: "question 1" });
+    // On a window note the place is the next item of the conversation.
+    const onNote = scrollPositionAt(live.rows, tops(live), (live.rows.length - 1) * 100 + 50)!;
+    expect(onNote).toMatchObject({ fromEnd: 0, within: 50 + 100 });
+  });
 
   it("opens with the last turns and puts the earlier ones in front as they load", () => {
     const turns = [0, 1, 2, 3, 4].flatMap((i) => turn(i));

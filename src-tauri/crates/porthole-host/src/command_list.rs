@@ -20,6 +20,7 @@ macro_rules! app_command_list {
                 list_conversation_page: ConversationPage => ConversationList,
                 open_conversation: ConversationRef => StoredConversation,
                 earlier_messages: EarlierMessages => StoredConversation,
+                keep_scroll_position: KeepScrollPosition => (),
                 rename_conversation: RenameConversation => (),
                 delete_conversation: ConversationRef => (),
                 export_conversation: ExportConversation => Option<String>,

@@ -28,6 +28,7 @@ use crate::model::ModelInfo;
 use crate::prompts::{CompletionTarget, Completions, PromptList};
 use crate::questions::{ElicitationAction, Question};
 use crate::sampling::{SamplingDecision, SamplingSettled, ServerSampling};
+use crate::scroll_positions::ScrollPosition;
 use crate::server_install::ServerInstallRequest;
 use crate::server_settings::{ImportPreview, ImportReport, ServerLog, ServerSettings};
 use crate::settings::{GeneralSettings, ModelSettings, ModelTest};
@@ -67,6 +68,8 @@ args! {
     ExportConversation { id: String, format: crate::export::ExportFormat }
     /// The turns of conversation `id` before its message `before` (the first one shown).
     EarlierMessages { id: String, #[ts(type = "number")] before: i64 }
+    /// Where the reader stopped scrolling in a conversation (none: at its end).
+    KeepScrollPosition { conversation_id: String, position: Option<ScrollPosition> }
     /// The person's message, with the resources attached to it; a new conversation when
     /// `conversation_id` is absent.
     SendMessage { conversation_id: Option<String>, text: String, #[serde(default)] #[ts(optional, as = "Option<_>")] attachments: Vec<AttachmentRef> }

@@ -24,6 +24,8 @@ pub struct StoredConversation {
     /// The view (`ui://` URI) each call that had one showed, by call id: its card is re-created
     /// with the view when it comes near sight.
     pub view_uris: std::collections::BTreeMap<String, String>,
+    /// Where the reader left it (when opened, and not left at its end).
+    pub scroll: Option<crate::scroll_positions::ScrollPosition>,
 }
 
 /// A page of the conversation list (the sidebar loads the list a page at a time).
@@ -101,6 +103,7 @@ impl Host {
             // Only the end is being written.
             running: before.is_none() && self.inner.turns.is_running(id),
             view_uris,
+            scroll: before.is_none().then(|| self.scroll_position(id)).flatten(),
         })
     }
 
@@ -116,7 +119,9 @@ impl Host {
     pub fn delete_conversation(&self, id: &str) -> AppResult<()> {
         self.inner.turns.stop(id);
         self.close_pop_outs_of(id);
-        Ok(self.store()?.delete_conversation(id)?)
+        self.store()?.delete_conversation(id)?;
+        self.keep_scroll_position(id, None);
+        Ok(())
     }
 
     pub fn search_conversations(&self, query: &str) -> AppResult<Vec<SearchHit>> {

@@ -27,6 +27,7 @@ pub mod prompts;
 pub mod questions;
 pub mod roots;
 pub mod sampling;
+pub mod scroll_positions;
 pub mod server_install;
 pub mod server_settings;
 pub mod settings;
@@ -117,6 +118,7 @@ pub(crate) struct HostInner {
     /// The install link waiting for the person's answer (the latest one opened).
     pub(crate) install_request: Mutex<Option<server_install::ServerInstallRequest>>,
     pub(crate) window_placements: window_placement::WindowPlacements,
+    pub(crate) scroll_positions: scroll_positions::ScrollPositions,
     pub(crate) info: Mutex<AppInfo>,
     pub(crate) outbox: Arc<dyn Outbox>,
     pub(crate) desktop: Arc<dyn Desktop>,
@@ -200,6 +202,7 @@ impl Host {
                 window_placements: window_placement::WindowPlacements::new(
                     setup.profile.data_dir().join("window.json"),
                 ),
+                scroll_positions: scroll_positions::ScrollPositions::new(setup.profile.data_dir().join("scroll.json")),
                 info: Mutex::new(info),
                 outbox,
                 desktop,
@@ -333,6 +336,7 @@ impl Host {
     /// the process may end without dropping the store).
     pub async fn shutdown(&self) {
         self.keep_window_placement();
+        self.keep_scroll_positions();
         self.inner.servers.shutdown().await;
         if let Ok(store) = &self.inner.store {
             store.close_cleanly();

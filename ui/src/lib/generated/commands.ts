@@ -27,6 +27,7 @@ import type { ImportReport } from "./ImportReport";
 import type { ImportServers } from "./ImportServers";
 import type { ImportSource } from "./ImportSource";
 import type { InConversation } from "./InConversation";
+import type { KeepScrollPosition } from "./KeepScrollPosition";
 import type { McpAppsSwitch } from "./McpAppsSwitch";
 import type { ModelInfo } from "./ModelInfo";
 import type { ModelSettings } from "./ModelSettings";
@@ -78,6 +79,7 @@ export const commands = {
   listConversationPage: (args: ConversationPage) => invoke<ConversationList>("list_conversation_page", args),
   openConversation: (args: ConversationRef) => invoke<StoredConversation>("open_conversation", args),
   earlierMessages: (args: EarlierMessages) => invoke<StoredConversation>("earlier_messages", args),
+  keepScrollPosition: (args: KeepScrollPosition) => invoke<void>("keep_scroll_position", args),
   renameConversation: (args: RenameConversation) => invoke<void>("rename_conversation", args),
   deleteConversation: (args: ConversationRef) => invoke<void>("delete_conversation", args),
   exportConversation: (args: ExportConversation) => invoke<string | null>("export_conversation", args),

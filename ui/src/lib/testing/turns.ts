@@ -212,6 +212,7 @@ export function record(events: TurnEvent[], opts: { id?: string; running?: boole
     running: opts.running ?? false,
     viewUris,
     earlier: false,
+    scroll: null,
   };
 }
 
