@@ -1484,6 +1484,97 @@ fn each_conversation_opens_where_it_was_left_even_after_a_restart() -> Result<()
     Ok(())
 }
 
+/// The command line writes beside the running app on its profile, into the same store: a
+/// `porthole run` of its own conversation completes while the window's reply is still being
+/// written, and one aimed at the window's conversation is refused (one writer per conversation),
+/// naming the app's process, without touching it.
+#[test]
+fn the_command_line_writes_beside_the_app_and_a_busy_conversation_keeps_one_writer() -> Result<()> {
+    use porthole_store::{MessageRole, MessageStatus};
+    let runtime = tokio::runtime::Runtime::new()?;
+    let fake = runtime.block_on(FakeLlm::start(Script::new(vec![
+        Reply::Hang,
+        Reply::text("Written from the terminal."),
+    ])))?;
+    let dir = profile();
+    let app = launch_with_model(dir.path(), &fake)?;
+    let s = &app.session;
+    let composer = s.find("[data-testid=composer]")?;
+    s.send_keys(&composer, "Take your time\u{E007}")?;
+    s.wait_for("the reply to start", WAIT, |s| {
+        let replies = s.find_all("[data-testid=message][data-role=assistant]")?;
+        Ok(match replies.last() {
+            Some(last) => s.text(last)?.contains("Hang on").then_some(()),
+            None => None,
+        })
+    })?;
+    let listed = s.wait_for_element("[data-testid=conversation][aria-current=true]", WAIT)?;
+    let busy = s
+        .attribute(&listed, "data-conversation-id")?
+        .context("the open conversation has no id")?;
+    let app_pid = porthole_e2e::apps_on(dir.path());
+    assert_eq!(app_pid.len(), 1, "{app_pid:?}");
+
+    let url = fake.base_url();
+    let run = |extra: &[&str]| -> Result<std::process::Output> {
+        let mut args = vec![
+            "run",
+            "--yes",
+            "--json",
+            "--provider",
+            "openai",
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+        ];
+        args.extend_from_slice(extra);
+        Ok(porthole_e2e::porthole_command(dir.path(), &args)
+            .env("OPENAI_API_KEY", "sk-x")
+            .stdin(std::process::Stdio::null())
+            .output()?)
+    };
+    let refused = run(&["--conversation", &busy, "--prompt", "Me too"])?;
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{said}");
+    assert!(
+        said.contains(&format!(
+            "conversation {busy} is busy in another Porthole (pid {})",
+            app_pid[0]
+        )),
+        "{said}"
+    );
+    let beside = run(&["--prompt", "From the terminal"])?;
+    assert!(beside.status.success(), "{}", String::from_utf8_lossy(&beside.stderr));
+    assert!(String::from_utf8_lossy(&beside.stdout).contains("Written from the terminal."));
+    // The window's reply is still being written, untouched.
+    assert!(!s.find_all("[data-testid=stop]")?.is_empty(), "the window's turn ended");
+    s.click(&s.find("[data-testid=stop]")?)?;
+    s.wait_for("the turn to stop", WAIT, |s| {
+        Ok(s.find_all("[data-testid=stop]")?.is_empty().then_some(()))
+    })?;
+    drop(app);
+
+    let store = porthole_store::Store::open_read_only(&dir.path().join("porthole.db"))?;
+    let conversations = store.list_conversations()?;
+    assert_eq!(conversations.len(), 2, "{conversations:?}");
+    let window: Vec<_> = store.messages(&busy)?.iter().map(|m| m.role).collect();
+    assert_eq!(window, [MessageRole::User, MessageRole::Assistant]);
+    let other = conversations
+        .iter()
+        .find(|c| c.id != busy)
+        .context("the terminal's conversation")?;
+    let terminal: Vec<_> = store.messages(&other.id)?.iter().map(|m| (m.role, m.status)).collect();
+    assert_eq!(
+        terminal,
+        [
+            (MessageRole::User, MessageStatus::Complete),
+            (MessageRole::Assistant, MessageStatus::Complete)
+        ]
+    );
+    Ok(())
+}
+
 /// One app per profile: Porthole launched again on a profile whose app runs brings that window
 /// forward and hands it the new launch's install link, and ends at once; the command-line tools
 /// still run beside the app on that profile; another profile starts an app of its own.
