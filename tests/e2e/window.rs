@@ -1348,6 +1348,63 @@ fn the_window_comes_back_where_it_was_and_always_on_a_screen() -> Result<()> {
     Ok(())
 }
 
+/// Maximized comes back maximized, with a window manager as a desktop has (Openbox, on this
+/// test's display for this test only), and the size from before is kept for un-maximizing;
+/// un-maximized, the next start is not maximized.
+#[test]
+fn a_maximized_window_comes_back_maximized() -> Result<()> {
+    let wm = std::process::Command::new("openbox")
+        .arg("--sm-disable")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .context("openbox is missing: make deps installs it")?;
+    let _wm = porthole_e2e::Spawned(wm);
+    std::thread::sleep(Duration::from_millis(500));
+    let dir = profile();
+    let kept = dir.path().join("window.json");
+    let read = || -> Option<serde_json::Value> { serde_json::from_str(&std::fs::read_to_string(&kept).ok()?).ok() };
+    let size = |app: &App| -> Result<serde_json::Value> {
+        app.session.execute(
+            "return [window.outerWidth, window.outerHeight, screen.availWidth, screen.availHeight];",
+            json!([]),
+        )
+    };
+    let app = App::launch(dir.path(), &[], &[])?;
+    app.session.set_window_rect(100, 80, 900, 640)?;
+    app.session.wait_for("the place to be kept", WAIT, |_| {
+        Ok(read().filter(|p| p["width"] == 900 && p["maximized"] == false))
+    })?;
+    app.session.maximize_window()?;
+    app.session.wait_for("maximized to be kept", WAIT, |_| {
+        Ok(read().filter(|p| p["maximized"] == true))
+    })?;
+    assert_eq!(
+        read().map(|p| p["width"].clone()),
+        Some(json!(900)),
+        "the normal size stays"
+    );
+    drop(app);
+
+    let app = App::launch(dir.path(), &[], &[])?;
+    let at = app.session.wait_for("the window to open maximized", WAIT, |_| {
+        let at = size(&app)?;
+        let n = |i: usize| at[i].as_i64().unwrap_or(0);
+        Ok((n(0) >= n(2) - 2 && n(1) >= n(3) - 40).then_some(at))
+    })?;
+    assert!(at[0].as_i64() > Some(1000), "{at}");
+    // Un-maximized (WebDriver's Set Window Rect restores it first), it starts so next time.
+    app.session.set_window_rect(100, 80, 900, 640)?;
+    app.session.wait_for("un-maximized to be kept", WAIT, |_| {
+        Ok(read().filter(|p| p["maximized"] == false && p["width"] == 900))
+    })?;
+    drop(app);
+    let app = App::launch(dir.path(), &[], &[])?;
+    let at = size(&app)?;
+    assert!(at[0].as_i64() < Some(1000), "{at}");
+    Ok(())
+}
+
 /// The message at the top of the transcript and how far its top is below the transcript's top
 /// (px), or None while no message is there.
 fn top_message(s: &porthole_e2e::Session) -> Result<Option<(String, f64)>> {

@@ -423,6 +423,11 @@ impl Session {
         )
     }
 
+    /// WebDriver's Maximize Window: the window manager maximizes it (there must be one).
+    pub fn maximize_window(&self) -> Result<Value> {
+        self.call("POST", "/window/maximize", Some(json!({})))
+    }
+
     pub fn close_window(&self) -> Result<()> {
         self.call("DELETE", "/window", None).map(drop)
     }
