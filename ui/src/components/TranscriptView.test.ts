@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { cleanup, fireEvent, render } from "@testing-library/svelte";
 import { flushSync } from "svelte";
-import type { TurnEvent } from "../lib/api";
+import type { ScrollPosition, TurnEvent } from "../lib/api";
 import { ev, record, textBlock } from "../lib/testing/turns";
 import { Transcript } from "../lib/transcript.svelte";
 import { views } from "../lib/views.svelte";
@@ -14,6 +14,7 @@ const reopenViews = vi.fn(async (_conversationId: string, _callId?: string) => {
 const teardownView = vi.fn(async (_viewId: string) => {});
 const closeView = vi.fn(async (_viewId: string) => {});
 const clipboardWriteRequested = vi.fn(async () => {});
+const keepScrollPosition = vi.fn(async (_conversationId: string, _position: ScrollPosition | null) => {});
 vi.mock("../lib/api", async (original) => ({
   ...(await original<typeof import("../lib/api")>()),
   api: {
@@ -24,6 +25,7 @@ vi.mock("../lib/api", async (original) => ({
     setViewContainer: async () => {},
     setViewDisplayMode: async () => {},
     clipboardWriteRequested: () => clipboardWriteRequested(),
+    keepScrollPosition: (conversationId: string, position: ScrollPosition | null) => keepScrollPosition(conversationId, position),
   },
 }));
 
@@ -32,7 +34,7 @@ afterEach(() => {
   views.reset();
 });
 beforeEach(() => {
-  for (const f of [answerApproval, reopenViews, teardownView, closeView, clipboardWriteRequested]) f.mockReset();
+  for (const f of [answerApproval, reopenViews, teardownView, closeView, clipboardWriteRequested, keepScrollPosition]) f.mockReset();
 });
 
 function show(events: TurnEvent[], transcript = new Transcript(), conversationId: string | null = null) {
@@ -486,6 +488,42 @@ describe("TranscriptView: long transcripts", () => {
     await new Promise((r) => setTimeout(r, 0));
     expect(onEarlier).toHaveBeenCalledOnce();
     expect(view.getAllByTestId("message")[0].textContent).toBe("question 0");
+  });
+
+  it("keeps the reader's place once they stop scrolling, and opens there, loading earlier turns first", async () => {
+    const all = record(exchanges(0, 160));
+    const first = new Transcript();
+    first.load(all);
+    const view = render(TranscriptView, { transcript: first, servers: [], conversationId: "c1" });
+    const log = view.getByTestId("transcript");
+    const scrollTo = sized(log);
+    scrollTo(log.scrollHeight - 800);
+    // Scrolled up to somewhere in the first 100 turns, then left still.
+    scrollTo(4000);
+    await vi.waitFor(() => expect(keepScrollPosition).toHaveBeenCalledOnce(), { timeout: 2000 });
+    const [id, place] = keepScrollPosition.mock.calls[0];
+    expect(id).toBe("c1");
+    expect(place).not.toBeNull();
+    const topRow = first.rows.length - 1 - place!.fromEnd;
+    const topText = (first.items[topRow] as { text: string }).text;
+    view.unmount();
+
+    // Opened again with its last 60 turns: the place is in the earlier ones.
+    const cut = all.messages.filter((m) => m.role === "user")[100].id;
+    const transcript = new Transcript();
+    transcript.load({ ...all, messages: all.messages.filter((m) => m.id >= cut), earlier: true, scroll: place });
+    const onEarlier = vi.fn(async () => transcript.prepend({ ...all, messages: all.messages.filter((m) => m.id < cut), earlier: false }));
+    const again = render(TranscriptView, { transcript, servers: [], conversationId: "c1", onEarlier });
+    const log2 = again.getByTestId("transcript");
+    const scrollAgain = sized(log2);
+    await vi.waitFor(() => expect(onEarlier).toHaveBeenCalledOnce());
+    await vi.waitFor(() => expect(Math.round(log2.scrollTop)).toBe(4000));
+    const row = again.getAllByTestId("message").find((m) => Number(m.closest<HTMLElement>(".row")!.dataset.index) === topRow);
+    expect(row?.textContent).toBe(topText);
+    expect(transcript.scroll).toBeNull();
+    // Read to its end: that is kept too (the place is forgotten).
+    scrollAgain(log2.scrollHeight - 800);
+    await vi.waitFor(() => expect(keepScrollPosition).toHaveBeenLastCalledWith("c1", null), { timeout: 2000 });
   });
 
   it("loads the earlier turns by itself while left still, and stays at the end", async () => {
