@@ -491,3 +491,46 @@ fn clear_view_data(host: State<'_, Host>, Args(a): Args<ServerRef>) -> Answer<St
 fn recover_store(host: State<'_, Host>, _: Args<NoArgs>) -> Answer<String> {
     host.recover_store()
 }
+
+// ---- the workbench's server inspector ----
+
+#[tauri::command]
+async fn server_details(host: State<'_, Host>, Args(a): Args<ServerRef>) -> Answer<porthole_mcp::ServerDetails> {
+    host.server_details(&a.name).await
+}
+
+#[tauri::command]
+async fn ping_server(host: State<'_, Host>, Args(a): Args<ServerRef>) -> Answer<f64> {
+    host.ping_server(&a.name).await
+}
+
+#[tauri::command]
+fn server_traffic(
+    host: State<'_, Host>,
+    Args(a): Args<ServerTraffic>,
+) -> Answer<Vec<porthole_mcp::traffic::TrafficEntry>> {
+    host.server_traffic(&a.server, a.after)
+}
+
+#[tauri::command]
+fn traffic_message(host: State<'_, Host>, Args(a): Args<TrafficMessage>) -> Answer<Option<Value>> {
+    host.traffic_message(&a.server, a.seq)
+}
+
+#[tauri::command]
+async fn export_server_traffic(host: State<'_, Host>, Args(a): Args<ServerRef>) -> Answer<Option<String>> {
+    host.export_server_traffic(&a.name).await
+}
+
+#[tauri::command]
+async fn subscribe_resource(host: State<'_, Host>, Args(a): Args<ResourceRef>) -> Answer<bool> {
+    host.subscribe_to_resource(&a.server, &a.uri).await
+}
+
+#[tauri::command]
+async fn preview_prompt(
+    host: State<'_, Host>,
+    Args(a): Args<PreviewPrompt>,
+) -> Answer<porthole_host::workbench::PromptPreview> {
+    host.preview_prompt(&a.server, &a.name, a.arguments).await
+}

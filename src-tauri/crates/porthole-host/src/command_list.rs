@@ -77,6 +77,14 @@ macro_rules! app_command_list {
                 sign_out_server: ServerRef => String,
                 clear_view_data: ServerRef => String,
                 recover_store: NoArgs => String,
+                // The workbench's server inspector.
+                server_details: ServerRef => ServerDetails,
+                ping_server: ServerRef => f64,
+                server_traffic: ServerTraffic => Vec<TrafficEntry>,
+                traffic_message: TrafficMessage => Option<Value>,
+                export_server_traffic: ServerRef => Option<String>,
+                subscribe_resource: ResourceRef => bool,
+                preview_prompt: PreviewPrompt => PromptPreview,
             }
             // The main window and pop-out windows; each checks the asking window shows the view.
             shared: {

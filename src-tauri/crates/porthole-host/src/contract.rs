@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
 use porthole_agent::Decision;
 use porthole_agent::providers::ProviderKind;
 use porthole_apps::display::DisplayMode;
-use porthole_mcp::ServerStatus;
 use porthole_mcp::config_file::ServerDraft;
 use porthole_mcp::import::ImportSource;
+use porthole_mcp::traffic::TrafficEntry;
+use porthole_mcp::{ServerDetails, ServerStatus};
 use porthole_store::{Conversation, SearchHit};
 use serde::Deserialize;
 use serde_json::Value;
@@ -36,6 +37,7 @@ use crate::theme::ThemePreference;
 use crate::tool_runs::{ResourceRead, ToolRun};
 use crate::turns::ChatEvent;
 use crate::views::ViewEvent;
+use crate::workbench::PromptPreview;
 
 include!("command_list.rs");
 
@@ -127,6 +129,12 @@ args! {
     ToolRef { server: String, tool: String }
     /// Resource `uri` of server `server` (a tool result's link).
     ResourceRef { server: String, uri: String }
+    /// `server`'s traffic log after entry `after` (0: all of it).
+    ServerTraffic { server: String, #[ts(type = "number")] after: u64 }
+    /// One message of `server`'s traffic log.
+    TrafficMessage { server: String, #[ts(type = "number")] seq: u64 }
+    /// Prompt `name` of `server` with its arguments, shown, not sent.
+    PreviewPrompt { server: String, name: String, #[serde(default)] arguments: HashMap<String, String> }
     ServerSwitch { name: String, enabled: bool }
     McpAppsSwitch { enabled: bool }
     ImportPath { path: String }

@@ -51,6 +51,16 @@ pub fn import(store: &Store, text: &str) -> anyhow::Result<porthole_store::Conve
 /// A file name for the export of a conversation titled `title`: its words, safe on every
 /// file system.
 pub fn file_name(title: &str, format: ExportFormat) -> String {
+    let mut name = safe_file_stem(title);
+    if name.is_empty() {
+        name = "conversation".into();
+    }
+    format!("{name}.{}", format.extension())
+}
+
+/// `title`'s letters, digits, `-` and `_` (other characters as single spaces), at most 80
+/// characters: a file name's stem (empty when nothing is left).
+pub fn safe_file_stem(title: &str) -> String {
     let mut name: String = title
         .chars()
         .map(|c| {
@@ -65,10 +75,7 @@ pub fn file_name(title: &str, format: ExportFormat) -> String {
         .collect::<Vec<_>>()
         .join(" ");
     name.truncate(name.char_indices().nth(80).map_or(name.len(), |(i, _)| i));
-    if name.is_empty() {
-        name = "conversation".into();
-    }
-    format!("{name}.{}", format.extension())
+    name
 }
 
 /// The text parts of a message's parts, joined.

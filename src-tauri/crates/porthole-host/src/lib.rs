@@ -41,6 +41,7 @@ pub mod view_cache;
 pub mod view_origins;
 pub mod views;
 pub mod window_placement;
+pub mod workbench;
 
 use std::sync::{Arc, Mutex};
 

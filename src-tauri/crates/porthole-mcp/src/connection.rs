@@ -131,6 +131,8 @@ pub struct ClientPolicy {
     pub roots: Option<RootsSource>,
     /// The MCP Apps capability also names the Apps SDK's `text/html+skybridge`.
     pub skybridge: bool,
+    /// Where the connection's messages are filed (the workbench's traffic log).
+    pub traffic: Option<crate::traffic::Traffic>,
 }
 
 impl From<ElicitationPolicy> for ClientPolicy {
@@ -648,7 +650,11 @@ where
     E: std::error::Error + Send + Sync + 'static,
 {
     let end = client.end.clone();
-    let transport = InOrder::new(transport.into_transport(), client.progress.clone());
+    let transport = InOrder::new(
+        transport.into_transport(),
+        client.progress.clone(),
+        client.policy.traffic.clone(),
+    );
     let serve = async {
         match lifecycle {
             Lifecycle::Initialize => client.serve(transport).await,
@@ -785,6 +791,7 @@ mod tests {
             sampling: Some(samples),
             roots: Some(RootsSource(Arc::new(|_: &str| Vec::new()))),
             skybridge: false,
+            traffic: None,
         };
         let caps = serde_json::to_value(client_capabilities(false, &policy)).unwrap();
         assert_eq!(

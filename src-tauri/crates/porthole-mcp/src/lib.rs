@@ -18,9 +18,11 @@ pub mod server_log;
 pub mod stdio;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_support;
+pub mod traffic;
 pub mod uri_template;
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -137,6 +139,21 @@ pub struct ServerStatus {
     pub resources_version: u64,
 }
 
+/// What a server said of itself when the session started (`initialize`'s result, or
+/// `server/discover`'s).
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerDetails {
+    pub name: String,
+    pub title: Option<String>,
+    pub version: String,
+    /// The protocol revision agreed.
+    pub protocol_version: String,
+    /// The capabilities it declared, as it sent them.
+    pub capabilities: Value,
+    pub instructions: Option<String>,
+}
+
 /// Settings that apply to every server.
 #[derive(Debug, Clone)]
 pub struct ConnectOptions {
@@ -203,6 +220,8 @@ pub struct Servers {
     statuses: Arc<watch::Sender<Vec<ServerStatus>>>,
     /// `options.mcp_apps` is the switch at start; the switch now is `running.mcp_apps`.
     options: Arc<ConnectOptions>,
+    /// Each server's traffic log, by name, across its connections.
+    traffic: Arc<std::sync::Mutex<HashMap<String, traffic::Traffic>>>,
 }
 
 /// Where a server is, as shown: `stdio: command args…` or its URL, credentials redacted
@@ -312,6 +331,7 @@ impl Servers {
                 mcp_apps: options.mcp_apps,
             })),
             statuses: Arc::new(watch::channel(Vec::new()).0),
+            traffic: Arc::default(),
             options: Arc::new(options),
         };
         let (_, fresh) = servers.install(configs, servers.options.mcp_apps);
@@ -519,6 +539,7 @@ impl Servers {
                             None => app,
                         }),
                         skybridge: config.skybridge,
+                        traffic: Some(self.traffic(&config.name)),
                     },
                     Some(changed_tx.clone()),
                     self.options.oauth.as_ref(),
@@ -794,6 +815,39 @@ impl Servers {
         #[allow(deprecated)]
         let request = peer.subscribe(rmcp::model::SubscribeRequestParams::new(uri.to_string()));
         matches!(tokio::time::timeout(timeout, request).await, Ok(Ok(_)))
+    }
+
+    /// `server`'s traffic log (made the first time; kept across its connections).
+    pub fn traffic(&self, server: &str) -> traffic::Traffic {
+        let mut all = self.traffic.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        all.entry(server.to_string()).or_default().clone()
+    }
+
+    /// What a connected server said of itself when the session started.
+    pub async fn details(&self, server: &str) -> Result<ServerDetails, CallError> {
+        let (peer, _) = self.peer_of(server).await?;
+        let info = peer.peer_info().ok_or_else(|| CallError::NotConnected {
+            server: server.to_string(),
+            reason: "it has not finished starting".into(),
+        })?;
+        let server_info = info.server_info.as_ref();
+        Ok(ServerDetails {
+            name: server_info.map(|i| i.name.clone()).unwrap_or_default(),
+            title: server_info.and_then(|i| i.title.clone()),
+            version: server_info.map(|i| i.version.clone()).unwrap_or_default(),
+            protocol_version: info.protocol_version.to_string(),
+            capabilities: serde_json::to_value(&info.capabilities).unwrap_or_default(),
+            instructions: info.instructions.clone(),
+        })
+    }
+
+    /// `ping`, and how long the answer took.
+    pub async fn ping(&self, server: &str) -> Result<std::time::Duration, CallError> {
+        let (peer, timeout) = self.peer_of(server).await?;
+        let started = std::time::Instant::now();
+        let request = peer.send_request(rmcp::model::ClientRequest::PingRequest(Default::default()));
+        request_result(timeout, request).await?;
+        Ok(started.elapsed())
     }
 
     /// The `resources_version` of `server` (see [`ServerStatus`]), while it is configured.

@@ -19,6 +19,7 @@ use rmcp::transport::Transport;
 use tokio::sync::mpsc;
 
 use crate::Progress;
+use crate::traffic::{Direction, Traffic};
 
 /// Progress notifications kept for tokens no call has subscribed to yet (a server may answer
 /// before the caller subscribes); the oldest go first.
@@ -97,11 +98,13 @@ impl Drop for Subscription {
 pub struct InOrder<T> {
     inner: T,
     routes: ProgressRoutes,
+    /// Where every message in and out is filed, when it is (see [`crate::traffic`]).
+    traffic: Option<Traffic>,
 }
 
 impl<T> InOrder<T> {
-    pub fn new(inner: T, routes: ProgressRoutes) -> InOrder<T> {
-        InOrder { inner, routes }
+    pub fn new(inner: T, routes: ProgressRoutes, traffic: Option<Traffic>) -> InOrder<T> {
+        InOrder { inner, routes, traffic }
     }
 }
 
@@ -112,11 +115,17 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for InOrder<T> {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if let Some(traffic) = &self.traffic {
+            traffic.record(Direction::Out, &item);
+        }
         self.inner.send(item)
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         let message = self.inner.receive().await?;
+        if let Some(traffic) = &self.traffic {
+            traffic.record(Direction::In, &message);
+        }
         if let JsonRpcMessage::Notification(JsonRpcNotification {
             notification: ServerNotification::ProgressNotification(n),
             ..

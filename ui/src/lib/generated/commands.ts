@@ -27,12 +27,15 @@ import type { ImportReport } from "./ImportReport";
 import type { ImportServers } from "./ImportServers";
 import type { ImportSource } from "./ImportSource";
 import type { InConversation } from "./InConversation";
+import type { JsonValue } from "./JsonValue";
 import type { KeepScrollPosition } from "./KeepScrollPosition";
 import type { McpAppsSwitch } from "./McpAppsSwitch";
 import type { ModelInfo } from "./ModelInfo";
 import type { ModelSettings } from "./ModelSettings";
 import type { ModelTest } from "./ModelTest";
+import type { PreviewPrompt } from "./PreviewPrompt";
 import type { PromptList } from "./PromptList";
+import type { PromptPreview } from "./PromptPreview";
 import type { ProviderRef } from "./ProviderRef";
 import type { ProviderRequest } from "./ProviderRequest";
 import type { Question } from "./Question";
@@ -50,12 +53,14 @@ import type { SearchConversations } from "./SearchConversations";
 import type { SearchHit } from "./SearchHit";
 import type { SendMessage } from "./SendMessage";
 import type { SendPrompt } from "./SendPrompt";
+import type { ServerDetails } from "./ServerDetails";
 import type { ServerInstallRequest } from "./ServerInstallRequest";
 import type { ServerLog } from "./ServerLog";
 import type { ServerRef } from "./ServerRef";
 import type { ServerSettings } from "./ServerSettings";
 import type { ServerStatus } from "./ServerStatus";
 import type { ServerSwitch } from "./ServerSwitch";
+import type { ServerTraffic } from "./ServerTraffic";
 import type { SetViewContainer } from "./SetViewContainer";
 import type { SetViewDisplayMode } from "./SetViewDisplayMode";
 import type { StoredConversation } from "./StoredConversation";
@@ -64,6 +69,8 @@ import type { TemplateUri } from "./TemplateUri";
 import type { TestModel } from "./TestModel";
 import type { ToolRef } from "./ToolRef";
 import type { ToolRun } from "./ToolRun";
+import type { TrafficEntry } from "./TrafficEntry";
+import type { TrafficMessage } from "./TrafficMessage";
 import type { ViewMessage } from "./ViewMessage";
 import type { ViewRef } from "./ViewRef";
 
@@ -136,6 +143,13 @@ export const commands = {
   signOutServer: (args: ServerRef) => invoke<string>("sign_out_server", args),
   clearViewData: (args: ServerRef) => invoke<string>("clear_view_data", args),
   recoverStore: () => invoke<string>("recover_store"),
+  serverDetails: (args: ServerRef) => invoke<ServerDetails>("server_details", args),
+  pingServer: (args: ServerRef) => invoke<number>("ping_server", args),
+  serverTraffic: (args: ServerTraffic) => invoke<Array<TrafficEntry>>("server_traffic", args),
+  trafficMessage: (args: TrafficMessage) => invoke<JsonValue | null>("traffic_message", args),
+  exportServerTraffic: (args: ServerRef) => invoke<string | null>("export_server_traffic", args),
+  subscribeResource: (args: ResourceRef) => invoke<boolean>("subscribe_resource", args),
+  previewPrompt: (args: PreviewPrompt) => invoke<PromptPreview>("preview_prompt", args),
   viewMessage: (args: ViewMessage) => invoke<void>("view_message", args),
   closeView: (args: ViewRef) => invoke<void>("close_view", args),
   setViewDisplayMode: (args: SetViewDisplayMode) => invoke<void>("set_view_display_mode", args),

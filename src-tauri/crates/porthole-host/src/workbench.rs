@@ -1,0 +1,120 @@
+//! The workbench's server inspector, for people testing a server by hand: what a server said of
+//! itself, a ping with its round trip, every JSON-RPC message of its connections (the traffic
+//! log: summaries, one message's JSON, all of it as JSON lines to a file), subscribing to a
+//! resource, and a prompt's messages shown before they are used. Tools, resources and
+//! completion go through the same host paths as the chat's tools panel and composer.
+
+use std::collections::HashMap;
+
+use porthole_mcp::ServerDetails;
+use porthole_mcp::traffic::TrafficEntry;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use ts_rs::TS;
+
+use crate::Host;
+use crate::error::{AppError, AppResult};
+
+/// A prompt's messages as the server gave them (`prompts/get`), before they are used.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptPreview {
+    pub description: Option<String>,
+    /// Each message: `role` and `content` (text, image, audio, resource or resource link).
+    pub messages: Vec<Value>,
+}
+
+impl Host {
+    fn known_server(&self, server: &str) -> AppResult<()> {
+        if self.inner.servers.statuses().iter().any(|s| s.name == server) {
+            Ok(())
+        } else {
+            Err(AppError::not_found(format!("no server named {server}")))
+        }
+    }
+
+    /// What `server` said of itself: name, version, the protocol revision agreed, its
+    /// capabilities and instructions.
+    pub async fn server_details(&self, server: &str) -> AppResult<ServerDetails> {
+        self.known_server(server)?;
+        self.inner
+            .servers
+            .details(server)
+            .await
+            .map_err(|e| AppError::server(format!("{server}: {e}")))
+    }
+
+    /// Pings `server`; resolves to the round trip in milliseconds.
+    pub async fn ping_server(&self, server: &str) -> AppResult<f64> {
+        self.known_server(server)?;
+        let took = self
+            .inner
+            .servers
+            .ping(server)
+            .await
+            .map_err(|e| AppError::server(format!("{server} did not answer the ping: {e}")))?;
+        Ok(took.as_secs_f64() * 1000.0)
+    }
+
+    /// The messages of `server`'s traffic log after `after` (0: every one kept), oldest first.
+    pub fn server_traffic(&self, server: &str, after: u64) -> AppResult<Vec<TrafficEntry>> {
+        self.known_server(server)?;
+        Ok(self.inner.servers.traffic(server).entries(after))
+    }
+
+    /// The JSON of message `seq` of `server`'s traffic log (null when it is too large to keep,
+    /// or gone).
+    pub fn traffic_message(&self, server: &str, seq: u64) -> AppResult<Option<Value>> {
+        self.known_server(server)?;
+        Ok(self.inner.servers.traffic(server).message(seq))
+    }
+
+    /// Writes `server`'s traffic log as JSON lines to a file the person chooses; resolves to
+    /// its path (none: cancelled).
+    pub async fn export_server_traffic(&self, server: &str) -> AppResult<Option<String>> {
+        self.known_server(server)?;
+        let text = self.inner.servers.traffic(server).json_lines();
+        let stem = crate::export::safe_file_stem(server).replace(' ', "-");
+        let suggested = format!("{}-traffic.jsonl", if stem.is_empty() { "server" } else { &stem });
+        let Some(path) = self
+            .inner
+            .desktop
+            .save_file("Export the server's traffic", &suggested)
+            .await
+        else {
+            return Ok(None);
+        };
+        std::fs::write(&path, text).map_err(|e| AppError::io(format!("cannot write {}: {e}", path.display())))?;
+        Ok(Some(path.display().to_string()))
+    }
+
+    /// Asks `server` to tell when resource `uri` changes (`resources/subscribe`): its
+    /// `notifications/resources/updated` then show in the traffic and notifications. False when
+    /// the server does not offer subscriptions.
+    pub async fn subscribe_to_resource(&self, server: &str, uri: &str) -> AppResult<bool> {
+        self.known_server(server)?;
+        Ok(self.inner.servers.subscribe_resource(server, uri).await)
+    }
+
+    /// Prompt `name` of `server` with `arguments` (`prompts/get`), not sent anywhere.
+    pub async fn preview_prompt(
+        &self,
+        server: &str,
+        name: &str,
+        arguments: HashMap<String, String>,
+    ) -> AppResult<PromptPreview> {
+        self.known_server(server)?;
+        let arguments: Map<String, Value> = arguments.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
+        let result = self
+            .inner
+            .servers
+            .get_prompt(server, name, (!arguments.is_empty()).then_some(arguments))
+            .await
+            .map_err(|e| AppError::server(format!("{server} could not give prompt {name}: {e}")))?;
+        let messages = serde_json::to_value(&result.messages).map_err(|e| AppError::server(e.to_string()))?;
+        Ok(PromptPreview {
+            description: result.description,
+            messages: messages.as_array().cloned().unwrap_or_default(),
+        })
+    }
+}
