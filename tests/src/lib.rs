@@ -195,16 +195,22 @@ impl Driver {
                 }
             });
         }
+        // tauri-driver opens its port at once, and starts WebKitWebDriver beside it; a session
+        // asked for before WebKitWebDriver listens on the native port is dropped ("Peer
+        // disconnected": seen on a loaded machine, where WebKitWebDriver starts slowly), so
+        // both ports are waited for.
         let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                bail!("tauri-driver did not open port {port} within 20 s");
+        for (which, port) in [("tauri-driver", port), ("WebKitWebDriver", native_port)] {
+            while TcpStream::connect(("127.0.0.1", port)).is_err() {
+                if Instant::now() > deadline {
+                    let _ = child.kill();
+                    bail!("{which} did not open port {port} within 20 s");
+                }
+                if let Some(status) = child.try_wait()? {
+                    bail!("tauri-driver exited at once ({status})");
+                }
+                std::thread::sleep(Duration::from_millis(50));
             }
-            if let Some(status) = child.try_wait()? {
-                bail!("tauri-driver exited at once ({status})");
-            }
-            std::thread::sleep(Duration::from_millis(50));
         }
         Ok(Driver {
             child,
@@ -537,6 +543,7 @@ impl App {
                 Err(e) if format!("{e:#}").contains("cannot create a WebDriver session") => {
                     eprintln!("WebDriver session attempt {attempt} failed: {e:#}");
                     last = Some(e);
+                    std::thread::sleep(Duration::from_secs(attempt));
                 }
                 Err(e) => return Err(e),
             }
