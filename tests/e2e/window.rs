@@ -1405,6 +1405,181 @@ fn a_maximized_window_comes_back_maximized() -> Result<()> {
     Ok(())
 }
 
+/// Picks `value` in the `<select>` matched by `css` (as a person choosing from the list would).
+fn choose(s: &porthole_e2e::Session, css: &str, value: &str) -> Result<()> {
+    s.execute(
+        "const el = document.querySelector(arguments[0]);
+         el.value = arguments[1];
+         el.dispatchEvent(new Event('change', { bubbles: true }));",
+        json!([css, value]),
+    )?;
+    Ok(())
+}
+
+fn tab(s: &porthole_e2e::Session, name: &str) -> Result<()> {
+    s.click(&s.find(&format!("[data-testid=workbench-tab][data-tab={name}]"))?)
+}
+
+/// The workbench's server inspector, on a real server (Porthole's test server, and the published
+/// server-everything for prompts): what the server said of itself and a ping; a tool run from the
+/// Tools tab appears in the traffic as its request and its answer, whose JSON opens; a template
+/// resource is read with an argument the server completed; a subscribed resource's update (made
+/// by a tool run) is counted, read again and listed in the notifications; a prompt is fetched with
+/// completed arguments, its messages shown, and used in the chat.
+#[test]
+fn the_workbench_inspects_a_servers_traffic_resources_and_prompts() -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let fake = runtime.block_on(FakeLlm::start(Script::new(vec![Reply::text("Promoted.")])))?;
+    let dir = profile();
+    let config = json!({"mcpServers": {
+        "test": {"command": env!("CARGO_BIN_EXE_porthole-test-server")},
+        "everything": {"command": "node", "args": [porthole_e2e::server_everything_entry(), "stdio"]},
+    }});
+    std::fs::write(dir.path().join("config.json"), config.to_string())?;
+    let app = launch_with_model(dir.path(), &fake)?;
+    let s = &app.session;
+    for server in ["test", "everything"] {
+        s.wait_for_element(
+            &format!("[data-testid=server][data-server-name={server}][data-state=connected]"),
+            WAIT,
+        )?;
+    }
+    s.click(&s.find("[data-testid=workbench-button]")?)?;
+    s.wait_for_element("[data-testid=workbench]", WAIT)?;
+    choose(s, "[data-testid=workbench-server]", "test")?;
+
+    // What the server said of itself, and a ping.
+    let name = s.wait_for_element("[data-testid=server-info-name]", WAIT)?;
+    assert_eq!(s.text(&name)?, "porthole-test-server 1.0.0");
+    let capabilities = s.text(&s.find("[data-testid=server-info-capabilities]")?)?;
+    assert!(capabilities.contains("\"subscribe\": true"), "{capabilities}");
+    s.click(&s.find("[data-testid=server-ping]")?)?;
+    let ping = s.wait_for_element("[data-testid=server-ping-result]", WAIT)?;
+    assert!(s.text(&ping)?.starts_with("Answered in"), "{}", s.text(&ping)?);
+
+    // A template resource read with a completed argument; the readme subscribed to and read.
+    tab(s, "resources")?;
+    s.click(&s.wait_for_element("[data-testid=workbench-template] [data-testid=template-read]", WAIT)?)?;
+    let topic = s.wait_for_element("[data-testid=argument-input][data-argument=topic]", WAIT)?;
+    s.send_keys(&topic, "a")?;
+    let suggestion = "[data-testid=argument-suggestion]";
+    wait_for_texts(s, "topics starting with a", suggestion, &["alpha", "apricot"])?;
+    s.click(&s.find_all(suggestion)?[1])?;
+    s.click(&s.find("[data-testid=argument-form-submit]")?)?;
+    let read = s.wait_for_element("[data-testid=resource-contents][data-uri='test://notes/apricot']", WAIT)?;
+    assert_eq!(
+        s.text(&s.find("[data-testid=resource-text]")?)?,
+        "A note about apricot (edited 0 times).",
+        "{}",
+        s.text(&read)?
+    );
+    let readme = "[data-testid=workbench-resource][data-uri='test://notes/readme']";
+    s.click(&s.find(&format!("{readme} [data-testid=resource-subscribe]"))?)?;
+    s.wait_for_element(&format!("{readme} [data-testid=resource-updates]"), WAIT)?;
+    s.click(&s.find(&format!("{readme} [data-testid=resource-read]"))?)?;
+    s.wait_for_element("[data-testid=resource-contents][data-uri='test://notes/readme']", WAIT)?;
+
+    // A tool run from the Tools tab: it edits the readme (its subscribers are told).
+    tab(s, "tools")?;
+    s.send_keys(&s.find("[data-testid=tools-search]")?, "edit_note")?;
+    s.click(&s.wait_for_element(
+        "[data-testid=tool-entry][data-server=test][data-tool-name=edit_note]",
+        WAIT,
+    )?)?;
+    let field = s.wait_for_element(
+        "input[data-testid=tool-field][data-field=topic], [data-testid=tool-field][data-field=topic] input",
+        WAIT,
+    )?;
+    s.send_keys(&field, "readme")?;
+    s.click(&s.find("[data-testid=tool-run]")?)?;
+    s.wait_for_element(
+        "[data-testid=tool-call][data-tool-name=edit_note][data-status=ok]",
+        WAIT,
+    )?;
+    tab(s, "notifications")?;
+    s.wait_for_element(
+        "[data-testid=workbench-notifications] [data-testid=traffic-entry][data-method='notifications/resources/updated']",
+        WAIT,
+    )?;
+    tab(s, "resources")?;
+    s.wait_for("the update to be counted and read", WAIT, |s| {
+        let count = s.text(&s.find(&format!("{readme} [data-testid=resource-updates]"))?)?;
+        let text = s.text(&s.find("[data-testid=resource-text]")?)?;
+        Ok((count.contains("1 update") && text.contains("(1 edits so far)")).then_some(()))
+    })?;
+
+    // The traffic: the run's request and its answer, whose JSON opens.
+    tab(s, "traffic")?;
+    let filter = s.find("[data-testid=workbench-traffic] [data-testid=traffic-filter]")?;
+    s.send_keys(&filter, "tools/call")?;
+    let traffic = "[data-testid=workbench-traffic] [data-testid=traffic-entry][data-method='tools/call']";
+    s.wait_for_element(&format!("{traffic}[data-direction=out][data-kind=request]"), WAIT)?;
+    let answer = s.wait_for_element(&format!("{traffic}[data-direction=in][data-kind=response]"), WAIT)?;
+    s.click(&s.find(&format!("{traffic}[data-direction=in][data-kind=response] button"))?)?;
+    let json = s.wait_for("the answer's JSON", WAIT, |s| {
+        let found = s.find_all("[data-testid=workbench-traffic] [data-testid=traffic-json]")?;
+        Ok(match found.first() {
+            Some(el) => Some(s.text(el)?).filter(|t| t.contains("edited test://notes/readme")),
+            None => None,
+        })
+    })?;
+    assert!(json.contains("\"jsonrpc\": \"2.0\""), "{json}");
+    let _ = answer;
+    s.clear(&filter)?;
+    s.send_keys(&filter, "resources/read")?;
+    s.wait_for("only resources/read in the traffic", WAIT, |s| {
+        let shown = s.find_all("[data-testid=workbench-traffic] [data-testid=traffic-entry]")?;
+        let mut methods = Vec::new();
+        for el in &shown {
+            methods.push(s.attribute(el, "data-method")?.unwrap_or_default());
+        }
+        Ok((!methods.is_empty() && methods.iter().all(|m| m == "resources/read")).then_some(()))
+    })?;
+
+    // A prompt of server-everything, its arguments completed, its messages shown, used in chat.
+    tab(s, "prompts")?;
+    choose(s, "[data-testid=workbench-server]", "everything")?;
+    let prompt = "[data-testid=workbench-prompt][data-name=completable-prompt] [data-testid=prompt-get]";
+    s.click(&s.wait_for_element(prompt, WAIT)?)?;
+    let department = s.wait_for_element("[data-testid=argument-input][data-argument=department]", WAIT)?;
+    s.send_keys(&department, "S")?;
+    wait_for_texts(s, "departments starting with S", suggestion, &["Sales", "Support"])?;
+    s.click(&s.find_all(suggestion)?[0])?;
+    let name = s.find("[data-testid=argument-input][data-argument=name]")?;
+    s.click(&name)?;
+    wait_for_texts(s, "the Sales team's names", suggestion, &["David", "Eve", "Frank"])?;
+    s.click(&s.find_all(suggestion)?[1])?;
+    s.click(&s.find("[data-testid=argument-form-submit]")?)?;
+    let message = s.wait_for_element(
+        "[data-testid=prompt-preview] [data-testid=prompt-message][data-role=user]",
+        WAIT,
+    )?;
+    assert!(
+        s.text(&message)?
+            .contains("Please promote Eve to the head of the Sales team."),
+        "{}",
+        s.text(&message)?
+    );
+    assert!(
+        fake.requests().iter().all(|r| r.method != "POST"),
+        "nothing was sent yet"
+    );
+    s.click(&s.find("[data-testid=prompt-use]")?)?;
+    wait_for_texts(
+        s,
+        "the prompt as the person's turn",
+        "[data-testid=message][data-role=user]",
+        &["Please promote Eve to the head of the Sales team."],
+    )?;
+    wait_for_texts(
+        s,
+        "the reply",
+        "[data-testid=message][data-role=assistant]",
+        &["Promoted."],
+    )?;
+    Ok(())
+}
+
 /// The message at the top of the transcript and how far its top is below the transcript's top
 /// (px), or None while no message is there.
 fn top_message(s: &porthole_e2e::Session) -> Result<Option<(String, f64)>> {

@@ -15,11 +15,15 @@
 //! `forecast {city}` (a UI tool, linked to its view only for clients with MCP Apps: text with the
 //! full JSON plus `structuredContent`: the kagent case), `big {bytes}` (a text result that long),
 //! `length {text}` (how many bytes `text` has), `burst {count}` (that many progress notifications
-//! back to back, "step N", then a result), and the broken ones: `abort` (the process aborts
+//! back to back, "step N", then a result), `edit_note {topic}` (edits a note: see below), and the broken ones: `abort` (the process aborts
 //! mid-call: SIGABRT), `exit_soon` (answers, then exits with status 4), `garbage` (writes a line
 //! that is not JSON mid-call, then never answers), `wrong_id` (answers with an id no request has,
 //! then never answers); over HTTP these two break the HTTP response instead
 //! ([`misbehave_over_http`]).
+//!
+//! Resources: `test://notes/readme` and the template `test://notes/{topic}` (topics alpha,
+//! apricot, banana, suggested by `completion/complete`); `resources/subscribe` is accepted, and
+//! `edit_note` tells subscribers the note changed.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -28,9 +32,11 @@ use std::time::Duration;
 
 use rmcp::model::ProtocolVersion;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams, ErrorData,
-    Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
-    ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, CompletionInfo,
+    ContentBlock, ElicitRequestParams, ErrorData, Implementation, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities,
+    ServerConfig, SubscribeRequestParams, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
@@ -39,6 +45,8 @@ use serde_json::{Value, json};
 #[derive(Clone, Default)]
 struct TestServer {
     extra: Arc<AtomicBool>,
+    /// How many times `edit_note` ran.
+    note_edits: Arc<std::sync::atomic::AtomicU64>,
     /// `--protocol V`: the only protocol version this server speaks.
     only_version: Option<ProtocolVersion>,
 }
@@ -58,6 +66,9 @@ impl ServerHandler for TestServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
+                .enable_completions()
+                .enable_resources()
+                .enable_resources_subscribe()
                 .enable_tools()
                 .enable_tool_list_changed()
                 .build(),
@@ -116,6 +127,11 @@ impl ServerHandler for TestServer {
             ),
             tool("hang", "Never answer.", object.clone()),
             tool("add_tool", "Add the tool `extra`.", object.clone()),
+            tool(
+                "edit_note",
+                "Edit the note about a topic (its subscribers are told).",
+                json!({"type": "object", "properties": {"topic": {"type": "string"}}}),
+            ),
             tool("headers", "The HTTP request headers seen.", object.clone()),
             tool(
                 "ask",
@@ -153,7 +169,79 @@ impl ServerHandler for TestServer {
     ) -> Result<CallToolResponse, ErrorData> {
         self.call(request, context).await.map(Into::into)
     }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(vec![
+            Resource::new("test://notes/readme", "readme")
+                .with_mime_type("text/plain")
+                .with_description("What the notes are."),
+        ]))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new(NOTE_TEMPLATE, "note").with_description("A note about a topic."),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let edits = self.note_edits.load(Ordering::SeqCst);
+        let text = match request.uri.strip_prefix("test://notes/") {
+            Some("readme") => format!("Notes about topics: test://notes/{{topic}} ({edits} edits so far)."),
+            Some(topic) if NOTE_TOPICS.contains(&topic) => format!("A note about {topic} (edited {edits} times)."),
+            _ => {
+                return Err(ErrorData::resource_not_found(
+                    format!("no resource {}", request.uri),
+                    None,
+                ));
+            }
+        };
+        let contents = ResourceContents::text(text, request.uri).with_mime_type("text/plain");
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        _request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let values = match request.r#ref.as_resource_uri() {
+            Some(NOTE_TEMPLATE) if request.argument.name == "topic" => NOTE_TOPICS
+                .iter()
+                .filter(|t| t.starts_with(&request.argument.value))
+                .map(|t| t.to_string())
+                .collect(),
+            _ => Vec::new(),
+        };
+        let info = CompletionInfo::new(values).map_err(|e| ErrorData::internal_error(e, None))?;
+        Ok(CompleteResult::new(info))
+    }
 }
+
+/// The template of the notes (`test://notes/{topic}`), completed from [`NOTE_TOPICS`].
+const NOTE_TEMPLATE: &str = "test://notes/{topic}";
+const NOTE_TOPICS: [&str; 3] = ["alpha", "apricot", "banana"];
 
 impl TestServer {
     async fn call(
@@ -256,6 +344,19 @@ impl TestServer {
                 context.ct.cancelled().await;
                 eprintln!("hang: cancelled");
                 Err(ErrorData::internal_error("cancelled", None))
+            }
+            "edit_note" => {
+                // Edits the note about `topic`: subscribers hear `notifications/resources/updated`.
+                let topic = args.get("topic").and_then(Value::as_str).unwrap_or("alpha").to_string();
+                self.note_edits.fetch_add(1, Ordering::SeqCst);
+                let uri = format!("test://notes/{topic}");
+                let update = rmcp::model::ResourceUpdatedNotificationParam::new(uri.clone());
+                if let Err(e) = context.peer.notify_resource_updated(update).await {
+                    eprintln!("edit_note: resources/updated not sent: {e}");
+                }
+                Ok(CallToolResult::success(vec![ContentBlock::text(format!(
+                    "edited {uri}"
+                ))]))
             }
             "add_tool" => {
                 self.extra.store(true, Ordering::SeqCst);

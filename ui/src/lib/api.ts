@@ -29,6 +29,7 @@ export type { AttachmentRef } from "./generated/AttachmentRef";
 export type { CompletionTarget } from "./generated/CompletionTarget";
 export type { PromptEntry } from "./generated/PromptEntry";
 export type { PromptList } from "./generated/PromptList";
+export type { PromptPreview } from "./generated/PromptPreview";
 export type { ResourceEntry } from "./generated/ResourceEntry";
 export type { ResourceList } from "./generated/ResourceList";
 export type { SampledMessage } from "./generated/SampledMessage";
@@ -36,6 +37,7 @@ export type { ScrollPosition } from "./generated/ScrollPosition";
 export type { SamplingDecision } from "./generated/SamplingDecision";
 export type { ServerSampling } from "./generated/ServerSampling";
 export type { TemplateEntry } from "./generated/TemplateEntry";
+export type { TrafficEntry } from "./generated/TrafficEntry";
 export type { Audience } from "./generated/Audience";
 export type { CallStatus } from "./generated/CallStatus";
 export type { CatalogTool } from "./generated/CatalogTool";
@@ -68,6 +70,7 @@ export type { ProviderKind } from "./generated/ProviderKind";
 export type { Question } from "./generated/Question";
 export type { RetryKind } from "./generated/RetryKind";
 export type { SearchHit } from "./generated/SearchHit";
+export type { ServerDetails } from "./generated/ServerDetails";
 export type { ServerDraft } from "./generated/ServerDraft";
 export type { ServerEntry } from "./generated/ServerEntry";
 export type { ServerLog } from "./generated/ServerLog";
@@ -200,6 +203,21 @@ export const api = {
   listAttachable: () => commands.listAttachable(),
   /** The URI a resource template makes with these values. */
   templateUri: (uriTemplate: string, values: Record<string, string>) => commands.templateUri({ uriTemplate, values }),
+  // --- the workbench's server inspector ---
+  /** What a connected server said of itself: name, version, protocol, capabilities, instructions. */
+  serverDetails: (server: string) => commands.serverDetails({ name: server }),
+  /** Pings a server; resolves to the round trip (ms). */
+  pingServer: (server: string) => commands.pingServer({ name: server }),
+  /** The messages of a server's traffic log after entry `after` (0: all kept), oldest first. */
+  serverTraffic: (server: string, after: number) => commands.serverTraffic({ server, after }),
+  /** One message's JSON (null: too large to keep, or gone). */
+  trafficMessage: (server: string, seq: number) => commands.trafficMessage({ server, seq }),
+  /** Writes a server's traffic log as JSON lines to a file the person chooses (null: cancelled). */
+  exportServerTraffic: (server: string) => commands.exportServerTraffic({ name: server }),
+  /** Subscribes to a resource's updates (false: the server does not offer that). */
+  subscribeResource: (server: string, uri: string) => commands.subscribeResource({ server, uri }),
+  /** A prompt's messages with these arguments, not sent anywhere. */
+  previewPrompt: (server: string, name: string, args: Record<string, string>) => commands.previewPrompt({ server, name, arguments: args }),
   /** Reads a resource and checks a model can take it: its chip, or why it cannot be attached. */
   attachResource: (server: string, uri: string) => commands.attachResource({ server, uri }),
   stopTurn: (conversationId: string) => commands.stopTurn({ conversationId }),

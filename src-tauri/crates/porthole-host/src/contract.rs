@@ -307,7 +307,13 @@ pub fn generate(out_dir: &Path) -> Result<(), String> {
     let mut commands_ts = String::from(HEADER);
     commands_ts.push_str("import { invoke } from \"@tauri-apps/api/core\";\n");
     for name in imports.keys() {
-        commands_ts.push_str(&format!("import type {{ {name} }} from \"./{name}\";\n"));
+        // ts-rs writes serde_json's Value as JsonValue in a folder of its own.
+        let path = if name == "JsonValue" {
+            "serde_json/JsonValue"
+        } else {
+            name
+        };
+        commands_ts.push_str(&format!("import type {{ {name} }} from \"./{path}\";\n"));
     }
     commands_ts.push_str(
         "\n/** Every window command, by its camelCase name; a failed command rejects with an `AppError`. */\nexport const commands = {\n",

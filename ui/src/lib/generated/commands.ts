@@ -27,7 +27,7 @@ import type { ImportReport } from "./ImportReport";
 import type { ImportServers } from "./ImportServers";
 import type { ImportSource } from "./ImportSource";
 import type { InConversation } from "./InConversation";
-import type { JsonValue } from "./JsonValue";
+import type { JsonValue } from "./serde_json/JsonValue";
 import type { KeepScrollPosition } from "./KeepScrollPosition";
 import type { McpAppsSwitch } from "./McpAppsSwitch";
 import type { ModelInfo } from "./ModelInfo";

@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import type { TrafficEntry } from "./api";
+import { appended, formatBytes, isNotification, KEPT, matches, NO_FILTER } from "./traffic";
+
+const entry = (seq: number, over: Partial<TrafficEntry> = {}): TrafficEntry => ({
+  seq,
+  atMs: 0,
+  direction: "out",
+  kind: "request",
+  method: "tools/call",
+  id: String(seq),
+  bytes: 10,
+  durationMs: null,
+  detail: null,
+  kept: true,
+  ...over,
+});
+
+describe("the traffic log in the window", () => {
+  it("keeps the newest entries", () => {
+    const many = Array.from({ length: KEPT }, (_, i) => entry(i + 1));
+    const next = appended(many, [entry(KEPT + 1), entry(KEPT + 2)]);
+    expect(next).toHaveLength(KEPT);
+    expect(next[0].seq).toBe(3);
+    expect(next.at(-1)?.seq).toBe(KEPT + 2);
+  });
+
+  it("filters by text, direction and kind", () => {
+    const call = entry(1);
+    const answer = entry(2, { direction: "in", kind: "response", id: "1" });
+    const failed = entry(3, { direction: "in", kind: "error", method: "resources/read", detail: "no resource x" });
+    expect(matches(call, { ...NO_FILTER, text: "TOOLS/" })).toBe(true);
+    expect(matches(failed, { ...NO_FILTER, text: "no resource" })).toBe(true);
+    expect(matches(call, { ...NO_FILTER, direction: "in" })).toBe(false);
+    expect(matches(answer, { ...NO_FILTER, direction: "in", kind: "response" })).toBe(true);
+    expect(matches(failed, { ...NO_FILTER, kind: "response" })).toBe(false);
+  });
+
+  it("takes a server's notifications, log messages from a level up", () => {
+    const log = (level: string) => entry(1, { direction: "in", kind: "notification", method: "notifications/message", detail: level });
+    const updated = entry(2, { direction: "in", kind: "notification", method: "notifications/resources/updated" });
+    expect(isNotification(updated, "error")).toBe(true);
+    expect(isNotification(log("warning"), "info")).toBe(true);
+    expect(isNotification(log("info"), "warning")).toBe(false);
+    expect(isNotification(entry(3), "debug")).toBe(false);
+    expect(isNotification(entry(4, { kind: "notification", method: "notifications/initialized" }))).toBe(false);
+  });
+
+  it("writes sizes for people", () => {
+    expect(formatBytes(812)).toBe("812 B");
+    expect(formatBytes(4200)).toBe("4.1 KB");
+    expect(formatBytes(3 * 1024 * 1024)).toBe("3.0 MB");
+  });
+});
