@@ -534,3 +534,20 @@ async fn preview_prompt(
 ) -> Answer<porthole_host::workbench::PromptPreview> {
     host.preview_prompt(&a.server, &a.name, a.arguments).await
 }
+
+// ---- the workbench's view inspector ----
+
+#[tauri::command]
+fn set_view_inspection(host: State<'_, Host>, Args(a): Args<InspectionSwitch>) {
+    host.set_view_inspection(a.on);
+}
+
+#[tauri::command]
+fn view_inspection_on(host: State<'_, Host>, _: Args<NoArgs>) -> bool {
+    host.view_inspection_on()
+}
+
+#[tauri::command]
+fn view_inspection(host: State<'_, Host>, Args(a): Args<ViewRef>) -> Option<porthole_host::workbench::ViewInspection> {
+    host.view_inspection(&a.view_id)
+}

@@ -1580,6 +1580,97 @@ fn the_workbench_inspects_a_servers_traffic_resources_and_prompts() -> Result<()
     Ok(())
 }
 
+/// The view inspector: with "Inspect views" on in the workbench, a view's card shows what the
+/// view and Porthole said to each other, the host context it was given, how many times it was
+/// mounted, its console errors and uncaught exceptions, and each CSP violation with the
+/// `_meta.ui.csp` that would allow it (views from Porthole's broken-apps test server).
+#[test]
+fn the_view_inspector_shows_a_views_messages_errors_and_csp_violations() -> Result<()> {
+    let dir = profile();
+    let config = json!({"mcpServers": {"broken": {
+        "command": env!("CARGO_BIN_EXE_porthole-broken-apps-server"), "args": ["--only-live"],
+    }}});
+    std::fs::write(dir.path().join("config.json"), config.to_string())?;
+    let app = App::launch(dir.path(), &[], &[])?;
+    let s = &app.session;
+    s.wait_for_element(
+        "[data-testid=server][data-server-name=broken][data-state=connected]",
+        WAIT,
+    )?;
+    s.click(&s.find("[data-testid=tools-button]")?)?;
+    s.wait_for_element("[data-testid=workbench]", WAIT)?;
+    let switch = s.find("[data-testid=inspect-views]")?;
+    s.click(&switch)?;
+    s.wait_for("the inspector to be on", WAIT, |s| {
+        Ok(s.property(&s.find("[data-testid=inspect-views]")?, "checked")?
+            .as_bool()
+            .filter(|on| *on))
+    })?;
+
+    let run = |tool: &str| -> Result<String> {
+        let search = s.find("[data-testid=tools-search]")?;
+        s.clear(&search)?;
+        s.send_keys(&search, tool)?;
+        s.click(&s.wait_for_element(&format!("[data-testid=tool-entry][data-tool-name={tool}]"), WAIT)?)?;
+        s.click(&s.wait_for_element("[data-testid=tool-run]", WAIT)?)?;
+        let card = format!("[data-testid=tool-call][data-tool-name={tool}]");
+        s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
+        s.click(&s.wait_for_element(&format!("{card} [data-testid=view-inspect-toggle]"), WAIT)?)?;
+        s.wait_for_element(&format!("{card} [data-testid=inspect-summary]"), WAIT)?;
+        Ok(card)
+    };
+
+    let card = run("csp_breaking_view")?;
+    let violation = s.wait_for_element(&format!("{card} [data-testid=inspect-csp-violation]"), WAIT)?;
+    let said = s.text(&violation)?;
+    assert!(
+        said.starts_with("img-src") && said.contains("https://images.undeclared.example/logo.png"),
+        "{said}"
+    );
+    let patch: serde_json::Value =
+        serde_json::from_str(&s.text(&s.find(&format!("{card} [data-testid=inspect-csp-patch]"))?)?)?;
+    assert_eq!(
+        patch,
+        json!({"_meta": {"ui": {"csp": {"resourceDomains": ["https://images.undeclared.example"]}}}})
+    );
+    let policy = s.text(&s.find(&format!("{card} [data-testid=inspect-csp-policy]"))?)?;
+    assert!(policy.starts_with("default-src 'none'"), "{policy}");
+    let summary = s.text(&s.find(&format!("{card} [data-testid=inspect-summary]"))?)?;
+    assert!(
+        summary.starts_with("Mounted 1 time for this call · ready after"),
+        "{summary}"
+    );
+    s.wait_for_element(
+        &format!("{card} [data-testid=inspect-message][data-direction=from-view][data-method='ui/initialize']"),
+        WAIT,
+    )?;
+    s.find(&format!(
+        "{card} [data-testid=inspect-message][data-direction=to-view][data-method='ui/notifications/tool-result']"
+    ))?;
+    s.click(&s.find(&format!("{card} [data-testid=inspect-host-context] summary"))?)?;
+    let context = s.text(&s.find(&format!("{card} [data-testid=inspect-host-context] pre"))?)?;
+    assert!(
+        context.contains("\"theme\"") && context.contains("\"hostCapabilities\""),
+        "{context}"
+    );
+
+    let card = run("noisy_view")?;
+    wait_for_texts(
+        s,
+        "the view's console error and uncaught exception",
+        &format!("{card} [data-testid=inspect-console-line]"),
+        &[
+            "the chart data is missing",
+            "Uncaught: Error: cannot read x of undefined",
+        ],
+    )?;
+    assert!(
+        s.find_all(&format!("{card} [data-testid=inspect-csp-violation]"))?
+            .is_empty()
+    );
+    Ok(())
+}
+
 /// The message at the top of the transcript and how far its top is below the transcript's top
 /// (px), or None while no message is there.
 fn top_message(s: &porthole_e2e::Session) -> Result<Option<(String, f64)>> {

@@ -371,6 +371,16 @@ export class FakeBackend {
         return [];
       case "server_install_request":
         return null;
+      // The workbench: a window with no real servers has no traffic, and views are not watched.
+      case "view_inspection_on":
+        return this.#inspecting;
+      case "set_view_inspection":
+        this.#inspecting = Boolean(args.on);
+        return null;
+      case "view_inspection":
+        return null;
+      case "server_traffic":
+        return [];
       case "list_conversations":
         return this.#conversations();
       case "list_conversation_page": {
@@ -601,6 +611,9 @@ export class FakeBackend {
   #conversations(): Conversation[] {
     return [...this.#threads.values()].map((t) => ({ ...t.conversation })).sort((a, b) => b.updatedAt - a.updatedAt);
   }
+
+  /** The workbench's view inspector is on. */
+  #inspecting = false;
 
   /** Where the reader left each conversation (`keep_scroll_position`), by id. */
   #scrolls = new Map<string, ScrollPosition>();

@@ -38,6 +38,7 @@ export type { SamplingDecision } from "./generated/SamplingDecision";
 export type { ServerSampling } from "./generated/ServerSampling";
 export type { TemplateEntry } from "./generated/TemplateEntry";
 export type { TrafficEntry } from "./generated/TrafficEntry";
+export type { ViewInspection } from "./generated/ViewInspection";
 export type { Audience } from "./generated/Audience";
 export type { CallStatus } from "./generated/CallStatus";
 export type { CatalogTool } from "./generated/CatalogTool";
@@ -216,6 +217,12 @@ export const api = {
   exportServerTraffic: (server: string) => commands.exportServerTraffic({ name: server }),
   /** Subscribes to a resource's updates (false: the server does not offer that). */
   subscribeResource: (server: string, uri: string) => commands.subscribeResource({ server, uri }),
+  // --- the workbench's view inspector ---
+  /** Watches the views the window shows from now on (on), or stops. */
+  setViewInspection: (on: boolean) => commands.setViewInspection({ on }),
+  viewInspectionOn: () => commands.viewInspectionOn(),
+  /** What the inspector shows of a view (null: not watched, or gone). */
+  viewInspection: (viewId: string) => commands.viewInspection({ viewId }),
   /** A prompt's messages with these arguments, not sent anywhere. */
   previewPrompt: (server: string, name: string, args: Record<string, string>) => commands.previewPrompt({ server, name, arguments: args }),
   /** Reads a resource and checks a model can take it: its chip, or why it cannot be attached. */

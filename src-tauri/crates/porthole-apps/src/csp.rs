@@ -486,6 +486,71 @@ pub fn reachable_origins(granted: &GrantedCsp) -> Vec<String> {
     all
 }
 
+/// What a view's server could declare in `_meta.ui.csp` so that these violations (each a
+/// violated directive and what it blocked, as the view's document reported them) would not
+/// happen: the blocked origins, by the field that allows each, and for what no field can allow,
+/// why. Only what [`build_csp`] would accept is suggested (an `http://` origin, a `data:` frame or
+/// an inline handler cannot be allowed by a declaration).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CspSuggestion {
+    /// `{"connectDomains": [...], "resourceDomains": [...], ...}`: only fields with entries.
+    #[ts(type = "Record<string, string[]>")]
+    pub csp: std::collections::BTreeMap<String, Vec<String>>,
+    /// Violations no declaration can fix, each with why.
+    pub unfixable: Vec<String>,
+}
+
+/// See [`CspSuggestion`].
+pub fn suggest(violations: &[(String, String)]) -> CspSuggestion {
+    let mut out = CspSuggestion::default();
+    for (directive, blocked) in violations {
+        // `script-src-elem`, `style-src-attr`… are their directive's.
+        let base = directive.split_whitespace().next().unwrap_or("");
+        let base = base
+            .strip_suffix("-elem")
+            .or_else(|| base.strip_suffix("-attr"))
+            .unwrap_or(base);
+        let field = match base {
+            "connect-src" => "connectDomains",
+            "script-src" | "style-src" | "img-src" | "font-src" | "media-src" => "resourceDomains",
+            "frame-src" | "child-src" => "frameDomains",
+            "base-uri" => "baseUriDomains",
+            _ => {
+                out.unfixable.push(format!(
+                    "{directive} {blocked}: {base} cannot be opened by _meta.ui.csp"
+                ));
+                continue;
+            }
+        };
+        let origin = origin_of(blocked);
+        match origin.as_deref().map(|o| check_origin(o, field == "connectDomains")) {
+            Some(Ok(origin)) => {
+                let entries = out.csp.entry(field.to_string()).or_default();
+                if !entries.contains(&origin) {
+                    entries.push(origin);
+                    entries.sort();
+                }
+            }
+            Some(Err(why)) => out.unfixable.push(format!("{directive} {blocked}: {why}")),
+            None => out.unfixable.push(format!(
+                "{directive} {blocked}: not an origin a server can declare (inline code, eval, data: or the like)"
+            )),
+        }
+    }
+    out.unfixable.sort();
+    out.unfixable.dedup();
+    out
+}
+
+/// `scheme://host[:port]` of a URL, when it has one.
+fn origin_of(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit('@').next()?;
+    (!host.is_empty()).then(|| format!("{}://{}", scheme.to_ascii_lowercase(), host.to_ascii_lowercase()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -816,6 +881,47 @@ mod tests {
         let out = build_csp(Some(&json!({"connectDomains": many})));
         assert_eq!(directive(&out.policy, "connect-src").len(), MAX_ENTRIES_PER_FIELD);
         assert_eq!(out.dropped.len(), 50);
+    }
+
+    #[test]
+    fn violations_suggest_the_fields_that_would_allow_them() {
+        let v = |d: &str, b: &str| (d.to_string(), b.to_string());
+        let out = suggest(&[
+            v("connect-src", "https://api.example.com/v1/data?x=1"),
+            v("connect-src", "wss://live.example.com/socket"),
+            v("img-src", "https://cdn.example.com/a.png"),
+            v("script-src-elem", "https://cdn.example.com/lib.js"),
+            v("frame-src", "https://embed.example.com/"),
+            v("connect-src", "https://api.example.com/other"),
+            v("img-src", "http://plain.example.com/b.png"),
+            v("script-src", "eval"),
+            v("form-action", "https://forms.example.com/"),
+        ]);
+        assert_eq!(
+            serde_json::to_value(&out.csp).unwrap(),
+            json!({
+                "connectDomains": ["https://api.example.com", "wss://live.example.com"],
+                "resourceDomains": ["https://cdn.example.com"],
+                "frameDomains": ["https://embed.example.com"],
+            })
+        );
+        assert_eq!(out.unfixable.len(), 3, "{:?}", out.unfixable);
+        assert!(
+            out.unfixable
+                .iter()
+                .any(|u| u.contains("http://plain.example.com") && u.contains("https"))
+        );
+        assert!(out.unfixable.iter().any(|u| u.starts_with("script-src eval")));
+        assert!(out.unfixable.iter().any(|u| u.contains("form-action cannot be opened")));
+        // What is suggested is what the policy would then allow.
+        let declared = serde_json::to_value(&out.csp).unwrap();
+        let built = build_csp(Some(&declared));
+        assert!(built.dropped.is_empty(), "{:?}", built.dropped);
+        assert!(
+            built
+                .policy
+                .contains("connect-src https://api.example.com wss://live.example.com")
+        );
     }
 
     #[test]

@@ -85,6 +85,10 @@ macro_rules! app_command_list {
                 export_server_traffic: ServerRef => Option<String>,
                 subscribe_resource: ResourceRef => bool,
                 preview_prompt: PreviewPrompt => PromptPreview,
+                // The workbench's view inspector.
+                set_view_inspection: InspectionSwitch => (),
+                view_inspection_on: NoArgs => bool,
+                view_inspection: ViewRef => Option<ViewInspection>,
             }
             // The main window and pop-out windows; each checks the asking window shows the view.
             shared: {

@@ -37,7 +37,7 @@ use crate::theme::ThemePreference;
 use crate::tool_runs::{ResourceRead, ToolRun};
 use crate::turns::ChatEvent;
 use crate::views::ViewEvent;
-use crate::workbench::PromptPreview;
+use crate::workbench::{PromptPreview, ViewInspection};
 
 include!("command_list.rs");
 
@@ -133,6 +133,8 @@ args! {
     ServerTraffic { server: String, #[ts(type = "number")] after: u64 }
     /// One message of `server`'s traffic log.
     TrafficMessage { server: String, #[ts(type = "number")] seq: u64 }
+    /// The view inspector on or off (the main window's views from now on).
+    InspectionSwitch { on: bool }
     /// Prompt `name` of `server` with its arguments, shown, not sent.
     PreviewPrompt { server: String, name: String, #[serde(default)] arguments: HashMap<String, String> }
     ServerSwitch { name: String, enabled: bool }

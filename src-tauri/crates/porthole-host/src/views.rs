@@ -290,6 +290,8 @@ struct Inner {
     live: Mutex<HashMap<String, LiveView>>,
     /// View ids by `conversation/call id`.
     by_call: Mutex<HashMap<String, String>>,
+    /// How many views each call has had (by [`key`]), for the view inspector's mount count.
+    mounts: Mutex<HashMap<String, u32>>,
     /// Calls (`conversation/call id`) found while streaming to have no view.
     without_view: Mutex<std::collections::HashSet<String>>,
     /// Files views offered, waiting for the person's answer, by request id.
@@ -366,6 +368,13 @@ pub struct Observation {
     pub messages: Vec<ObservedMessage>,
     /// Messages left out once [`OBSERVED_MESSAGES`] were kept.
     pub messages_dropped: usize,
+    /// The Content-Security-Policy its document was served with.
+    pub csp: Option<String>,
+    /// Porthole's answer to its `ui/initialize`, whole (host info, capabilities and context).
+    pub initialize_answer: Option<Value>,
+    /// Which view of its call this is: 1 for the first, more each time the call's view was
+    /// created again (reopened, scrolled back, reloaded).
+    pub mount: u32,
 }
 
 impl Observation {
@@ -386,6 +395,9 @@ impl Observation {
             pending: Default::default(),
             messages: Vec::new(),
             messages_dropped: 0,
+            csp: None,
+            initialize_answer: None,
+            mount: 0,
         }
     }
 
@@ -400,6 +412,12 @@ impl Observation {
 
     fn record(&mut self, direction: &'static str, message: &Value) {
         let now = self.elapsed_ms();
+        if direction == "to-view"
+            && self.initialize_answer.is_none()
+            && let Some(result) = message.get("result").filter(|r| r.get("hostContext").is_some())
+        {
+            self.initialize_answer = Some(result.clone());
+        }
         self.last_change_ms = now;
         let id = message.get("id").filter(|id| !id.is_null()).map(Value::to_string);
         let method = message.get("method").and_then(Value::as_str).map(String::from);
@@ -472,6 +490,7 @@ impl Views {
                 live: Mutex::new(HashMap::new()),
                 window_ready: watch::channel(false).0,
                 by_call: Mutex::new(HashMap::new()),
+                mounts: Mutex::new(HashMap::new()),
                 without_view: Mutex::new(Default::default()),
                 downloads: Mutex::new(HashMap::new()),
                 theme: Mutex::new(theme),
@@ -1054,12 +1073,20 @@ impl Views {
         let outbox = self.inner.outbox.clone();
         let (to_webview, for_view) = (webview.to_string(), view_id.clone());
         let observed = self.inner.observed_webviews.lock().unwrap().contains_key(webview);
+        let mount = {
+            let mut mounts = self.inner.mounts.lock().unwrap();
+            let count = mounts.entry(key(conversation_id, call_id)).or_insert(0);
+            *count += 1;
+            *count
+        };
         if observed {
+            let mut observation = Observation::new();
+            observation.mount = mount;
             self.inner
                 .observations
                 .lock()
                 .unwrap()
-                .insert(view_id.clone(), Observation::new());
+                .insert(view_id.clone(), observation);
         }
         let watcher = observed.then(|| self.clone());
         let to_view = Arc::new(move |message: Value| {
@@ -1212,6 +1239,8 @@ impl Views {
             .and_then(|v| self.inner.observed_webviews.lock().unwrap().get(&v.webview).copied());
         if let Some(still) = watched {
             shim.insert_str(0, &porthole_apps::diagnostics::shim(still));
+            let policy = loaded.csp.policy.clone();
+            self.observe(view_id, |o| o.csp = Some(policy));
         }
         // Devices only as the person allowed them for this server, and only those asked for.
         let devices = loaded.permissions.and(&self.inner.origins.devices(&tool.server));
@@ -1638,6 +1667,16 @@ impl Views {
             .lock()
             .unwrap()
             .insert(webview.to_string(), still);
+    }
+
+    /// Stops watching the views `webview` will show (those already shown stay watched).
+    pub fn unobserve_webview(&self, webview: &str) {
+        self.inner.observed_webviews.lock().unwrap().remove(webview);
+    }
+
+    /// Whether the views `webview` will show are watched.
+    pub fn observes_webview(&self, webview: &str) -> bool {
+        self.inner.observed_webviews.lock().unwrap().contains_key(webview)
     }
 
     /// What a watched view did so far.

@@ -118,3 +118,84 @@ impl Host {
         })
     }
 }
+
+/// What the view inspector shows of one view: every bridge message (both ways, with times), what
+/// the view reported of itself (console errors and warnings, uncaught exceptions, CSP
+/// violations), its log messages, the methods it asked for that Porthole does not offer, the
+/// policy its document was served with and, for its violations, what its server could declare.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ViewInspection {
+    /// Which view of its call this is (1: the first; more when it was created again).
+    pub mount: u32,
+    pub csp: Option<String>,
+    /// Porthole's answer to its `ui/initialize`: host info, capabilities and context, whole.
+    pub initialize_answer: Option<Value>,
+    /// Milliseconds from its creation to `ui/notifications/initialized`.
+    #[ts(type = "number | null")]
+    pub initialized_ms: Option<u64>,
+    /// `{kind: console | error | csp, level, message, directive?, blockedUri?}` each.
+    pub diagnostics: Vec<Value>,
+    pub unsupported: Vec<String>,
+    /// Its `notifications/message` params.
+    pub logs: Vec<Value>,
+    /// `{atMs, direction: to-view | from-view, method?, message}` each (a long one cut).
+    pub messages: Vec<Value>,
+    pub messages_dropped: usize,
+    pub csp_suggestion: porthole_apps::csp::CspSuggestion,
+}
+
+impl Host {
+    /// Watches the views the main window shows from now on, for the view inspector (on), or
+    /// stops (views already watched stay so until they close).
+    pub fn set_view_inspection(&self, on: bool) {
+        let views = &self.inner.views;
+        if on {
+            views.observe_webview(crate::ports::MAIN_WINDOW, false);
+        } else {
+            views.unobserve_webview(crate::ports::MAIN_WINDOW);
+        }
+    }
+
+    /// Whether the main window's new views are watched.
+    pub fn view_inspection_on(&self) -> bool {
+        self.inner.views.observes_webview(crate::ports::MAIN_WINDOW)
+    }
+
+    /// What the inspector shows of view `view_id`; none when it is not watched (it was created
+    /// before inspection was on) or is gone.
+    pub fn view_inspection(&self, view_id: &str) -> Option<ViewInspection> {
+        let o = self.inner.views.observation(view_id)?;
+        let violations: Vec<(String, String)> = o
+            .diagnostics
+            .iter()
+            .filter(|d| d.kind == "csp")
+            .map(|d| {
+                (
+                    d.directive.clone().unwrap_or_default(),
+                    d.blocked_uri.clone().unwrap_or_default(),
+                )
+            })
+            .collect();
+
+        Some(ViewInspection {
+            mount: o.mount,
+            csp: o.csp,
+            initialize_answer: o.initialize_answer,
+            initialized_ms: o.initialized_ms,
+            csp_suggestion: porthole_apps::csp::suggest(&violations),
+            diagnostics: to_values(&o.diagnostics),
+            unsupported: o.unsupported,
+            logs: o.logs,
+            messages: to_values(&o.messages),
+            messages_dropped: o.messages_dropped,
+        })
+    }
+}
+
+fn to_values<T: Serialize>(items: &[T]) -> Vec<Value> {
+    items
+        .iter()
+        .map(|i| serde_json::to_value(i).unwrap_or_default())
+        .collect()
+}

@@ -27,6 +27,7 @@ import type { ImportReport } from "./ImportReport";
 import type { ImportServers } from "./ImportServers";
 import type { ImportSource } from "./ImportSource";
 import type { InConversation } from "./InConversation";
+import type { InspectionSwitch } from "./InspectionSwitch";
 import type { JsonValue } from "./serde_json/JsonValue";
 import type { KeepScrollPosition } from "./KeepScrollPosition";
 import type { McpAppsSwitch } from "./McpAppsSwitch";
@@ -71,6 +72,7 @@ import type { ToolRef } from "./ToolRef";
 import type { ToolRun } from "./ToolRun";
 import type { TrafficEntry } from "./TrafficEntry";
 import type { TrafficMessage } from "./TrafficMessage";
+import type { ViewInspection } from "./ViewInspection";
 import type { ViewMessage } from "./ViewMessage";
 import type { ViewRef } from "./ViewRef";
 
@@ -150,6 +152,9 @@ export const commands = {
   exportServerTraffic: (args: ServerRef) => invoke<string | null>("export_server_traffic", args),
   subscribeResource: (args: ResourceRef) => invoke<boolean>("subscribe_resource", args),
   previewPrompt: (args: PreviewPrompt) => invoke<PromptPreview>("preview_prompt", args),
+  setViewInspection: (args: InspectionSwitch) => invoke<void>("set_view_inspection", args),
+  viewInspectionOn: () => invoke<boolean>("view_inspection_on"),
+  viewInspection: (args: ViewRef) => invoke<ViewInspection | null>("view_inspection", args),
   viewMessage: (args: ViewMessage) => invoke<void>("view_message", args),
   closeView: (args: ViewRef) => invoke<void>("close_view", args),
   setViewDisplayMode: (args: SetViewDisplayMode) => invoke<void>("set_view_display_mode", args),
