@@ -551,3 +551,13 @@ fn view_inspection_on(host: State<'_, Host>, _: Args<NoArgs>) -> bool {
 fn view_inspection(host: State<'_, Host>, Args(a): Args<ViewRef>) -> Option<porthole_host::workbench::ViewInspection> {
     host.view_inspection(&a.view_id)
 }
+
+#[tauri::command]
+async fn replay_view(host: State<'_, Host>, Args(a): Args<ReplayView>) -> Answer<()> {
+    host.replay_view(&a.view_id, a.input, a.result).await
+}
+
+#[tauri::command]
+async fn reload_view(host: State<'_, Host>, Args(a): Args<ViewRef>) -> Answer<()> {
+    host.reload_view(&a.view_id).await
+}

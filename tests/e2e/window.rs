@@ -1612,6 +1612,11 @@ fn the_view_inspector_shows_a_views_messages_errors_and_csp_violations() -> Resu
         s.clear(&search)?;
         s.send_keys(&search, tool)?;
         s.click(&s.wait_for_element(&format!("[data-testid=tool-entry][data-tool-name={tool}]"), WAIT)?)?;
+        // good_view asks for a city.
+        let city = "input[data-testid=tool-field][data-field=city], [data-testid=tool-field][data-field=city] input";
+        if let Some(field) = s.find_all(city)?.first() {
+            s.send_keys(field, "Oslo")?;
+        }
         s.click(&s.wait_for_element("[data-testid=tool-run]", WAIT)?)?;
         let card = format!("[data-testid=tool-call][data-tool-name={tool}]");
         s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
@@ -1668,6 +1673,63 @@ fn the_view_inspector_shows_a_views_messages_errors_and_csp_violations() -> Resu
         s.find_all(&format!("{card} [data-testid=inspect-csp-violation]"))?
             .is_empty()
     );
+
+    // Edit and replay: another result in a fresh view, without calling the server; then reload.
+    let card = run("good_view")?;
+    let shown = |what: &str, wanted: &'static str| -> Result<()> {
+        let css = format!("{card} iframe[data-testid=mcp-app-view]");
+        s.wait_for(what, WAIT, |s| {
+            let frame = s.find(&css)?;
+            s.switch_to_frame(&frame)?;
+            let text = s.property(&s.find("body")?, "textContent");
+            s.switch_to_parent()?;
+            Ok(text?.as_str().filter(|t| t.contains(wanted)).map(|_| ()))
+        })
+    };
+    shown("the call's result in the view", "good_view ran")?;
+    s.click(&s.find(&format!("{card} [data-testid=inspect-edit]"))?)?;
+    let result = s.wait_for_element(&format!("{card} [data-testid=inspect-replay-result]"), WAIT)?;
+    s.clear(&result)?;
+    s.send_keys(
+        &result,
+        r#"{"content": [{"type": "text", "text": "Replayed, no server asked"}]}"#,
+    )?;
+    s.click(&s.find(&format!("{card} [data-testid=inspect-replay]"))?)?;
+    shown("the edited result in a fresh view", "Replayed, no server asked")?;
+    let mounted = |n: &'static str| -> Result<()> {
+        let css = format!("{card} [data-testid=inspect-summary]");
+        s.wait_for(&format!("mounted {n}"), WAIT, |s| {
+            Ok(s.text(&s.find(&css)?)?
+                .starts_with(&format!("Mounted {n} for this call"))
+                .then_some(()))
+        })
+    };
+    mounted("2 times")?;
+    // The server's traffic has the three runs' tools/call, and no other.
+    tab(s, "traffic")?;
+    choose(s, "[data-testid=workbench-server]", "broken")?;
+    let filter = s.wait_for_element("[data-testid=workbench-traffic] [data-testid=traffic-filter]", WAIT)?;
+    s.send_keys(&filter, "tools/call")?;
+    let sent = |method: &str| -> Result<usize> {
+        let css = format!(
+            "[data-testid=workbench-traffic] [data-testid=traffic-entry][data-method='{method}'][data-direction=out]"
+        );
+        Ok(s.find_all(&css)?.len())
+    };
+    s.wait_for("the runs' calls in the traffic", WAIT, |_| {
+        Ok((sent("tools/call")? == 3).then_some(()))
+    })?;
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(sent("tools/call")?, 3, "the replay called the server");
+    s.clear(&filter)?;
+    s.send_keys(&filter, "resources/read")?;
+    let before = sent("resources/read")?;
+    s.click(&s.find(&format!("{card} [data-testid=inspect-reload]"))?)?;
+    shown("the call's own result again", "good_view ran")?;
+    mounted("3 times")?;
+    s.wait_for("the view's resource read again", WAIT, |_| {
+        Ok((sent("resources/read")? > before).then_some(()))
+    })?;
     Ok(())
 }
 

@@ -223,6 +223,10 @@ export const api = {
   viewInspectionOn: () => commands.viewInspectionOn(),
   /** What the inspector shows of a view (null: not watched, or gone). */
   viewInspection: (viewId: string) => commands.viewInspection({ viewId }),
+  /** Shows the view's call again in a fresh view with this input and result; the server is not called. */
+  replayView: (viewId: string, input: JsonValue, result: JsonValue) => commands.replayView({ viewId, input, result }),
+  /** Reads the view's resource again and shows its call in a fresh view. */
+  reloadView: (viewId: string) => commands.reloadView({ viewId }),
   /** A prompt's messages with these arguments, not sent anywhere. */
   previewPrompt: (server: string, name: string, args: Record<string, string>) => commands.previewPrompt({ server, name, arguments: args }),
   /** Reads a resource and checks a model can take it: its chip, or why it cannot be attached. */

@@ -89,6 +89,8 @@ macro_rules! app_command_list {
                 set_view_inspection: InspectionSwitch => (),
                 view_inspection_on: NoArgs => bool,
                 view_inspection: ViewRef => Option<ViewInspection>,
+                replay_view: ReplayView => (),
+                reload_view: ViewRef => (),
             }
             // The main window and pop-out windows; each checks the asking window shows the view.
             shared: {

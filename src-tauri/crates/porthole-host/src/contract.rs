@@ -133,6 +133,8 @@ args! {
     ServerTraffic { server: String, #[ts(type = "number")] after: u64 }
     /// One message of `server`'s traffic log.
     TrafficMessage { server: String, #[ts(type = "number")] seq: u64 }
+    /// A view's call shown again with this input and result (JSON), the server not called.
+    ReplayView { view_id: String, input: Value, result: Value }
     /// The view inspector on or off (the main window's views from now on).
     InspectionSwitch { on: bool }
     /// Prompt `name` of `server` with its arguments, shown, not sent.

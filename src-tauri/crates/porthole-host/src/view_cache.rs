@@ -172,6 +172,14 @@ impl ViewCache {
         }
     }
 
+    /// Forgets the view `uri` of `server`: the next load reads it again.
+    pub fn forget(&self, server: &str, uri: &str) {
+        let mut entries = self.entries.lock().unwrap();
+        if let Some(gone) = entries.by_key.remove(&(server.to_string(), uri.to_string())) {
+            entries.bytes -= gone.view.html.len();
+        }
+    }
+
     /// How many views and bytes of HTML are cached.
     pub fn size(&self) -> (usize, usize) {
         let entries = self.entries.lock().unwrap();

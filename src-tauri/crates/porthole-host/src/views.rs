@@ -1824,6 +1824,67 @@ impl Views {
         Ok(())
     }
 
+    /// The call's tool as the catalog has it now, when its server is connected with MCP Apps
+    /// and still offers it with a view.
+    fn tool_with_view(&self, server: &str, tool: &str) -> Option<CatalogTool> {
+        self.inner
+            .servers
+            .statuses()
+            .into_iter()
+            .filter(|s| s.name == server && s.mcp_apps)
+            .flat_map(|s| s.tools)
+            .find(|t| t.name == tool && t.ui_resource_uri.is_some())
+    }
+
+    /// Shows view `view_id`'s call again in a fresh view given `input` and `result` instead of
+    /// the call's (the workbench's edit and replay): the server is not called, nothing is
+    /// stored, and reopening the conversation shows the call's own again.
+    pub async fn replay(&self, view_id: &str, input: Value, result: Value) -> AppResult<()> {
+        if !result.is_object() {
+            return Err(AppError::invalid("a tool result is a JSON object (a CallToolResult)"));
+        }
+        let (conversation_id, call_id, webview, server, tool, input_allowed) = {
+            let live = self.inner.live.lock().unwrap();
+            let view = live.get(view_id).ok_or_else(|| AppError::not_found("no such view"))?;
+            (
+                view.conversation_id.clone(),
+                view.call_id.clone(),
+                view.webview.clone(),
+                view.server.clone(),
+                view.tool.clone(),
+                view.input_allowed,
+            )
+        };
+        if !input_allowed {
+            return Err(AppError::invalid("answer the tool call's approval first"));
+        }
+        let tool = self
+            .tool_with_view(&server, &tool)
+            .ok_or_else(|| AppError::invalid(format!("{server} no longer offers {tool} with a view")))?;
+        self.close(view_id, true).await;
+        self.open(&conversation_id, &call_id, tool, Some((input, result)), &webview);
+        Ok(())
+    }
+
+    /// Reads view `view_id`'s resource again and shows its call in a fresh view with the call's
+    /// stored input and result (the workbench's reload).
+    pub async fn reload(&self, view_id: &str) -> AppResult<()> {
+        let (conversation_id, call_id, webview, server, uri) = {
+            let live = self.inner.live.lock().unwrap();
+            let view = live.get(view_id).ok_or_else(|| AppError::not_found("no such view"))?;
+            (
+                view.conversation_id.clone(),
+                view.call_id.clone(),
+                view.webview.clone(),
+                view.server.clone(),
+                view.tool_uri.clone(),
+            )
+        };
+        self.inner.cache.forget(&server, &uri);
+        self.close(view_id, true).await;
+        self.reopen(&conversation_id, Some(&call_id), &webview)
+    }
+
     /// The person let the view's server use the devices the view asks for (`_meta.ui.permissions`)
     /// from its card. The grant is kept for the server's views (until its view data is
     /// cleared or it is removed), and the view is loaded again with them (a frame's `allow`

@@ -199,3 +199,16 @@ fn to_values<T: Serialize>(items: &[T]) -> Vec<Value> {
         .map(|i| serde_json::to_value(i).unwrap_or_default())
         .collect()
 }
+
+impl Host {
+    /// Shows view `view_id`'s call again in a fresh view given `input` and `result` (edited in
+    /// the inspector) instead of the call's: the server is not called and nothing is stored.
+    pub async fn replay_view(&self, view_id: &str, input: Value, result: Value) -> AppResult<()> {
+        self.inner.views.replay(view_id, input, result).await
+    }
+
+    /// Reads view `view_id`'s resource again and shows its call in a fresh view.
+    pub async fn reload_view(&self, view_id: &str) -> AppResult<()> {
+        self.inner.views.reload(view_id).await
+    }
+}

@@ -42,6 +42,7 @@ import type { ProviderRequest } from "./ProviderRequest";
 import type { Question } from "./Question";
 import type { RenameConversation } from "./RenameConversation";
 import type { ReopenViews } from "./ReopenViews";
+import type { ReplayView } from "./ReplayView";
 import type { ResourceList } from "./ResourceList";
 import type { ResourceRead } from "./ResourceRead";
 import type { ResourceRef } from "./ResourceRef";
@@ -155,6 +156,8 @@ export const commands = {
   setViewInspection: (args: InspectionSwitch) => invoke<void>("set_view_inspection", args),
   viewInspectionOn: () => invoke<boolean>("view_inspection_on"),
   viewInspection: (args: ViewRef) => invoke<ViewInspection | null>("view_inspection", args),
+  replayView: (args: ReplayView) => invoke<void>("replay_view", args),
+  reloadView: (args: ViewRef) => invoke<void>("reload_view", args),
   viewMessage: (args: ViewMessage) => invoke<void>("view_message", args),
   closeView: (args: ViewRef) => invoke<void>("close_view", args),
   setViewDisplayMode: (args: SetViewDisplayMode) => invoke<void>("set_view_display_mode", args),
