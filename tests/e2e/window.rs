@@ -1733,6 +1733,73 @@ fn the_view_inspector_shows_a_views_messages_errors_and_csp_violations() -> Resu
     Ok(())
 }
 
+/// Hot reload: a server entry's `watch` names a file; saving it restarts the server and
+/// re-creates its open view with the call's input and result (its resource read again). Prints
+/// how long from the save to the re-created view.
+#[test]
+fn saving_a_watched_file_restarts_the_server_and_recreates_its_views() -> Result<()> {
+    let dir = profile();
+    let watched = dir.path().join("view-source.html");
+    std::fs::write(&watched, "<p>one</p>")?;
+    let config = json!({"mcpServers": {"broken": {
+        "command": env!("CARGO_BIN_EXE_porthole-broken-apps-server"), "args": ["--only-live"],
+        "watch": [watched.display().to_string()],
+    }}});
+    std::fs::write(dir.path().join("config.json"), config.to_string())?;
+    let app = App::launch(dir.path(), &[], &[])?;
+    let s = &app.session;
+    s.wait_for_element(
+        "[data-testid=server][data-server-name=broken][data-state=connected]",
+        WAIT,
+    )?;
+    s.click(&s.find("[data-testid=tools-button]")?)?;
+    s.click(&s.wait_for_element("[data-testid=inspect-views]", WAIT)?)?;
+    s.send_keys(&s.find("[data-testid=tools-search]")?, "good_view")?;
+    s.click(&s.wait_for_element("[data-testid=tool-entry][data-tool-name=good_view]", WAIT)?)?;
+    let city = s.wait_for_element(
+        "input[data-testid=tool-field][data-field=city], [data-testid=tool-field][data-field=city] input",
+        WAIT,
+    )?;
+    s.send_keys(&city, "Oslo")?;
+    s.click(&s.find("[data-testid=tool-run]")?)?;
+    let card = "[data-testid=tool-call][data-tool-name=good_view]";
+    s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
+    s.click(&s.wait_for_element(&format!("{card} [data-testid=view-inspect-toggle]"), WAIT)?)?;
+    let summary = format!("{card} [data-testid=inspect-summary]");
+    let mounted = |n: &str| -> Result<bool> {
+        Ok(s.find_all(&summary)?
+            .first()
+            .map(|el| s.text(el))
+            .transpose()?
+            .is_some_and(|t| t.starts_with(&format!("Mounted {n} for this call"))))
+    };
+    s.wait_for("the first view", WAIT, |_| Ok(mounted("1 time")?.then_some(())))?;
+
+    let saved = std::time::Instant::now();
+    std::fs::write(&watched, "<p>two, a little longer</p>")?;
+    s.wait_for("the view re-created", WAIT, |_| Ok(mounted("2 times")?.then_some(())))?;
+    s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
+    eprintln!(
+        "hot reload: saved file to re-created view in {} ms",
+        saved.elapsed().as_millis()
+    );
+    // The server was started again: a second initialize in its traffic.
+    s.click(&s.find("[data-testid=workbench-tab][data-tab=traffic]")?)?;
+    s.send_keys(
+        &s.wait_for_element("[data-testid=workbench-traffic] [data-testid=traffic-filter]", WAIT)?,
+        "initialize",
+    )?;
+    s.wait_for("two handshakes in the traffic", WAIT, |s| {
+        let css =
+            "[data-testid=workbench-traffic] [data-testid=traffic-entry][data-method=initialize][data-direction=out]";
+        Ok((s.find_all(css)?.len() == 2).then_some(()))
+    })?;
+    // Left alone, it is not restarted again.
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(mounted("2 times")?, "re-created again without a change");
+    Ok(())
+}
+
 /// The message at the top of the transcript and how far its top is below the transcript's top
 /// (px), or None while no message is there.
 fn top_message(s: &porthole_e2e::Session) -> Result<Option<(String, f64)>> {

@@ -19,6 +19,7 @@ pub mod error;
 pub mod exit;
 pub mod export;
 pub mod headless;
+pub mod hot_reload;
 pub mod live;
 pub mod model;
 pub mod pop_outs;
@@ -214,6 +215,8 @@ impl Host {
             .views
             .set_sampler(Arc::new(crate::model::HostSampler::new(Arc::downgrade(&host.inner))));
 
+        // Watched servers' files and resources: hot reload for view authors.
+        host.start_hot_reload();
         // Each server question is held until the window answers it.
         let this = host.clone();
         runtime.spawn(async move {

@@ -1866,6 +1866,27 @@ impl Views {
         Ok(())
     }
 
+    /// Every live view of `server` re-created as [`Views::reload`] does (hot reload).
+    pub async fn reload_server(&self, server: &str) -> usize {
+        let ids: Vec<String> = self
+            .inner
+            .live
+            .lock()
+            .unwrap()
+            .values()
+            .filter(|v| v.server == server)
+            .map(|v| v.view_id.clone())
+            .collect();
+        let mut done = 0;
+        for id in ids {
+            match self.reload(&id).await {
+                Ok(()) => done += 1,
+                Err(e) => tracing::warn!(server, view = %id, "the view was not reloaded: {}", e.message),
+            }
+        }
+        done
+    }
+
     /// Reads view `view_id`'s resource again and shows its call in a fresh view with the call's
     /// stored input and result (the workbench's reload).
     pub async fn reload(&self, view_id: &str) -> AppResult<()> {

@@ -6,7 +6,9 @@
 //!
 //! Porthole's own per-server keys may sit beside those: `enabled` (default true), `mcpApps`
 //! (advertise the MCP Apps extension to this server; default true), `timeout` (seconds) and
-//! `alwaysAllow` (tool names that need no approval).
+//! `alwaysAllow` (tool names that need no approval), `roots`, `skybridge` and `watch` (files or
+//! folders whose change restarts the server and re-creates its open views: hot reload for view
+//! authors; a relative path is relative to the config file's folder).
 //!
 //! A malformed file or server entry becomes a [`ConfigProblem`] naming the file, line and field;
 //! the other servers still load.
@@ -82,6 +84,9 @@ pub struct ServerConfig {
     /// Whether the MCP Apps capability also names `text/html+skybridge` (the config's
     /// `skybridge`, default off): for servers written for the OpenAI Apps SDK that look for it.
     pub skybridge: bool,
+    /// Files and folders whose change restarts the server and re-creates its open views (the
+    /// config's `watch`; relative paths are resolved against the config file's folder).
+    pub watch: Vec<PathBuf>,
     /// The file this entry came from, for error messages.
     pub source: PathBuf,
 }
@@ -125,6 +130,7 @@ impl ServerConfig {
             always_allow: vec![],
             roots: None,
             skybridge: false,
+            watch: vec![],
             source: PathBuf::new(),
         }
     }
@@ -317,6 +323,9 @@ struct RawServer {
     roots: Option<Vec<PathBuf>>,
     /// Advertise `text/html+skybridge` too.
     skybridge: Option<bool>,
+    /// Files or folders to watch (hot reload).
+    #[serde(default)]
+    watch: Vec<PathBuf>,
     /// VS Code's `envFile` and other keys we accept but do not use.
     #[serde(rename = "envFile")]
     _env_file: Option<String>,
@@ -581,6 +590,14 @@ fn parse_server(file: &Path, name: &str, entry: &Value) -> Result<ServerConfig, 
         always_allow: raw.always_allow,
         roots: raw.roots,
         skybridge: raw.skybridge.unwrap_or(false),
+        watch: raw
+            .watch
+            .into_iter()
+            .map(|p| match file.parent() {
+                Some(folder) if p.is_relative() => folder.join(p),
+                _ => p,
+            })
+            .collect(),
         source: file.to_path_buf(),
     })
 }
@@ -696,6 +713,18 @@ mod tests {
         assert_eq!(from_file(ServerConfig::stdio("local", "node")), c.servers[0]);
         assert_eq!(from_file(ServerConfig::http("remote", "https://h/mcp")), c.servers[1]);
         assert_eq!(ServerConfig::stdio("local", "node").source, PathBuf::new());
+    }
+
+    #[test]
+    fn watched_paths_are_resolved_against_the_config_files_folder() {
+        let c = parse(r#"{"mcpServers": {"dev": {"command": "node", "watch": ["dist", "/abs/views"]}}}"#);
+        assert!(c.problems.is_empty(), "{:?}", c.problems);
+        assert_eq!(
+            c.servers[0].watch,
+            vec![PathBuf::from("/x/dist"), PathBuf::from("/abs/views")]
+        );
+        let bad = parse(r#"{"mcpServers": {"dev": {"command": "node", "watch": "dist"}}}"#);
+        assert_eq!(bad.problems.len(), 1, "a watch that is not a list is refused");
     }
 
     #[test]

@@ -817,6 +817,17 @@ impl Servers {
         matches!(tokio::time::timeout(timeout, request).await, Ok(Ok(_)))
     }
 
+    /// The enabled servers that name files or folders to watch (hot reload), with them.
+    pub fn watched(&self) -> Vec<(String, Vec<PathBuf>)> {
+        let running = self.running.read().unwrap();
+        running
+            .entries
+            .iter()
+            .filter(|e| e.config.enabled && !e.config.watch.is_empty())
+            .map(|e| (e.config.name.clone(), e.config.watch.clone()))
+            .collect()
+    }
+
     /// `server`'s traffic log (made the first time; kept across its connections).
     pub fn traffic(&self, server: &str) -> traffic::Traffic {
         let mut all = self.traffic.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
