@@ -50,6 +50,7 @@ bench: ui
 	$(CARGO) bench -p porthole-e2e --bench agent
 	$(CARGO) bench -p porthole-e2e --bench soak
 	$(XVFB) dbus-run-session -- $(CARGO) bench -p porthole-e2e --bench check
+	$(XVFB) dbus-run-session -- $(CARGO) bench -p porthole-e2e --bench hot_reload
 	$(CARGO) bench -p porthole-host --bench view_cache
 	cd ui && npx vitest bench --run bench/transcript.bench.ts
 
