@@ -25,18 +25,35 @@ fn main() {
     std::fs::write(profile.path().join("config.json"), config.to_string()).unwrap();
     let app = App::launch(profile.path(), &[], &[]).unwrap();
     let s = &app.session;
-    s.wait_for_element("[data-testid=server][data-server-name=porthole-demo][data-state=connected]", WAIT)
-        .unwrap();
+    s.wait_for_element(
+        "[data-testid=server][data-server-name=porthole-demo][data-state=connected]",
+        WAIT,
+    )
+    .unwrap();
     s.click(&s.find("[data-testid=tools-button]").unwrap()).unwrap();
-    s.click(&s.wait_for_element("[data-testid=inspect-views]", WAIT).unwrap()).unwrap();
-    s.click(&s.wait_for_element("[data-testid=tool-entry][data-tool-name=system_monitor]", WAIT).unwrap())
+    s.click(&s.wait_for_element("[data-testid=inspect-views]", WAIT).unwrap())
         .unwrap();
-    s.click(&s.wait_for_element("[data-testid=tool-run]", WAIT).unwrap()).unwrap();
+    s.click(
+        &s.wait_for_element("[data-testid=tool-entry][data-tool-name=system_monitor]", WAIT)
+            .unwrap(),
+    )
+    .unwrap();
+    s.click(&s.wait_for_element("[data-testid=tool-run]", WAIT).unwrap())
+        .unwrap();
     let card = "[data-testid=tool-call][data-tool-name=system_monitor]";
     s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)
         .unwrap();
-    s.click(&s.wait_for_element(&format!("{card} [data-testid=view-inspect-toggle]"), WAIT).unwrap())
-        .unwrap();
+    // Opened (again, when a click landed while the view was still growing under it).
+    let toggle = format!("{card} [data-testid=view-inspect-toggle]");
+    s.wait_for("the inspector", WAIT, |s| {
+        let el = s.wait_for_element(&toggle, WAIT)?;
+        if s.attribute(&el, "aria-expanded")?.as_deref() == Some("true") {
+            return Ok(Some(()));
+        }
+        let _ = s.click(&el);
+        Ok(None)
+    })
+    .unwrap();
     let summary = format!("{card} [data-testid=inspect-summary]");
     // Mounted n times, and that view initialized.
     let ready = |n: u32| {

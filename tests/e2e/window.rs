@@ -1580,6 +1580,20 @@ fn the_workbench_inspects_a_servers_traffic_resources_and_prompts() -> Result<()
     Ok(())
 }
 
+/// Opens the view inspector on `card` (again, when a click landed on the view while it was still
+/// growing under the button).
+fn open_inspector(s: &porthole_e2e::Session, card: &str) -> Result<()> {
+    let toggle = format!("{card} [data-testid=view-inspect-toggle]");
+    s.wait_for("the view inspector", WAIT, |s| {
+        let el = s.wait_for_element(&toggle, WAIT)?;
+        if s.attribute(&el, "aria-expanded")?.as_deref() == Some("true") {
+            return Ok(Some(()));
+        }
+        let _ = s.click(&el);
+        Ok(None)
+    })
+}
+
 /// The view inspector: with "Inspect views" on in the workbench, a view's card shows what the
 /// view and Porthole said to each other, the host context it was given, how many times it was
 /// mounted, its console errors and uncaught exceptions, and each CSP violation with the
@@ -1620,7 +1634,7 @@ fn the_view_inspector_shows_a_views_messages_errors_and_csp_violations() -> Resu
         s.click(&s.wait_for_element("[data-testid=tool-run]", WAIT)?)?;
         let card = format!("[data-testid=tool-call][data-tool-name={tool}]");
         s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
-        s.click(&s.wait_for_element(&format!("{card} [data-testid=view-inspect-toggle]"), WAIT)?)?;
+        open_inspector(s, &card)?;
         s.wait_for_element(&format!("{card} [data-testid=inspect-summary]"), WAIT)?;
         Ok(card)
     };
@@ -1764,7 +1778,7 @@ fn saving_a_watched_file_restarts_the_server_and_recreates_its_views() -> Result
     s.click(&s.find("[data-testid=tool-run]")?)?;
     let card = "[data-testid=tool-call][data-tool-name=good_view]";
     s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
-    s.click(&s.wait_for_element(&format!("{card} [data-testid=view-inspect-toggle]"), WAIT)?)?;
+    open_inspector(s, card)?;
     let summary = format!("{card} [data-testid=inspect-summary]");
     let mounted = |n: &str| -> Result<bool> {
         Ok(s.find_all(&summary)?
