@@ -164,6 +164,15 @@ for (const theme of ["light", "dark"] as const) {
       await audit(page, "tools panel, get_weather refused");
     });
 
+    test("the workbench, its server and traffic tabs", async ({ page }) => {
+      await page.getByTestId("workbench-button").click();
+      await expect(page.getByTestId("server-info-name")).toBeVisible();
+      await audit(page, "workbench, server tab");
+      await page.locator('[data-testid="workbench-tab"][data-tab="traffic"]').click();
+      await expect(page.getByTestId("traffic-empty")).toBeVisible();
+      await audit(page, "workbench, traffic tab");
+    });
+
     test("the conversation search with hits, and a stored conversation opened", async ({ page }) => {
       await page.getByTestId("conversation-search").fill("paris");
       await expect(page.getByTestId("search-hit")).not.toHaveCount(0);

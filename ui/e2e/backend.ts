@@ -381,6 +381,20 @@ export class FakeBackend {
         return null;
       case "server_traffic":
         return [];
+      case "server_details": {
+        const server = this.#servers.find((s) => s.name === args.name);
+        if (!server || server.state !== "connected") throw new CommandError("server", `${String(args.name)} is not connected`);
+        return {
+          name: `${server.name}-server`,
+          title: null,
+          version: "1.0.0",
+          protocolVersion: "2025-11-25",
+          capabilities: { tools: { listChanged: true } },
+          instructions: `Tools of ${server.name}.`,
+        };
+      }
+      case "ping_server":
+        return 3.25;
       case "list_conversations":
         return this.#conversations();
       case "list_conversation_page": {
