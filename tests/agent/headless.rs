@@ -709,7 +709,20 @@ fn a_run_stopped_before_its_turn_leaves_no_conversation() {
     .stderr(Stdio::piped())
     .spawn()
     .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // Once the server is starting (its `sleep` runs), Porthole waits for it, Ctrl-C heard: a
+    // fixed delay was not always enough on a loaded machine (the signal came before Porthole
+    // listened for it, and ended it as a signal does).
+    let server_runs = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+            .any(|cmdline| String::from_utf8_lossy(&cmdline).contains(&marker))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !server_runs() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
     // SAFETY: a signal to the child this test started.
     unsafe {
         libc::kill(child.id() as libc::pid_t, libc::SIGINT);
