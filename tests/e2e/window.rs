@@ -1693,20 +1693,31 @@ fn the_view_inspector_shows_a_views_messages_errors_and_csp_violations() -> Resu
     let shown = |what: &str, wanted: &'static str| -> Result<()> {
         let css = format!("{card} iframe[data-testid=mcp-app-view]");
         s.wait_for(what, WAIT, |s| {
+            // From the top each time: a view re-created meanwhile removes the frame that was
+            // looked into, and its context with it.
+            s.switch_to_top()?;
             let frame = s.find(&css)?;
             s.switch_to_frame(&frame)?;
             let text = s.property(&s.find("body")?, "textContent");
-            s.switch_to_parent()?;
+            s.switch_to_top()?;
             Ok(text?.as_str().filter(|t| t.contains(wanted)).map(|_| ()))
         })
     };
     shown("the call's result in the view", "good_view ran")?;
     s.click(&s.find(&format!("{card} [data-testid=inspect-edit]"))?)?;
-    let result = s.wait_for_element(&format!("{card} [data-testid=inspect-replay-result]"), WAIT)?;
-    s.clear(&result)?;
-    s.send_keys(
-        &result,
-        r#"{"content": [{"type": "text", "text": "Replayed, no server asked"}]}"#,
+    s.wait_for_element(&format!("{card} [data-testid=inspect-replay-result]"), WAIT)?;
+    // The edited result put in as typing would (typed key by key, a long text moves the layout
+    // under WebDriver's next click), and the button brought into sight before it is pressed.
+    s.execute(
+        "const el = document.querySelector(arguments[0]);
+         el.value = arguments[1];
+         el.dispatchEvent(new Event('input', { bubbles: true }));
+         document.querySelector(arguments[2]).scrollIntoView({ block: 'center' });",
+        json!([
+            format!("{card} [data-testid=inspect-replay-result]"),
+            r#"{"content": [{"type": "text", "text": "Replayed, no server asked"}]}"#,
+            format!("{card} [data-testid=inspect-replay]"),
+        ]),
     )?;
     s.click(&s.find(&format!("{card} [data-testid=inspect-replay]"))?)?;
     shown("the edited result in a fresh view", "Replayed, no server asked")?;
@@ -1738,6 +1749,10 @@ fn the_view_inspector_shows_a_views_messages_errors_and_csp_violations() -> Resu
     s.clear(&filter)?;
     s.send_keys(&filter, "resources/read")?;
     let before = sent("resources/read")?;
+    s.execute(
+        "document.querySelector(arguments[0]).scrollIntoView({ block: 'center' });",
+        json!([format!("{card} [data-testid=inspect-reload]")]),
+    )?;
     s.click(&s.find(&format!("{card} [data-testid=inspect-reload]"))?)?;
     shown("the call's own result again", "good_view ran")?;
     mounted("3 times")?;

@@ -401,6 +401,12 @@ impl Session {
         self.call("POST", "/frame/parent", None).map(drop)
     }
 
+    /// Makes the window's top-level browsing context the one later commands run in (also from
+    /// inside a frame that has since been removed, where [`Session::switch_to_parent`] fails).
+    pub fn switch_to_top(&self) -> Result<()> {
+        self.call("POST", "/frame", Some(json!({"id": null}))).map(drop)
+    }
+
     /// The handles of the app's windows that WebDriver sees (the main one and any pop-outs).
     pub fn window_handles(&self) -> Result<Vec<String>> {
         let v = self.call("GET", "/window/handles", None)?;
