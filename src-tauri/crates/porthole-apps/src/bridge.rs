@@ -10,7 +10,8 @@
 //!   our latest), truthful host capabilities (no sampling; `listChanged` for the server's tools
 //!   and resources, whose changes the host forwards: [`ViewBridge::server_list_changed`]),
 //!   `hostInfo` and the host context with `toolInfo`. A second one is
-//!   answered again (React StrictMode mounts twice).
+//!   answered again (React StrictMode mounts twice; an Apps SDK shim and a framework speak the
+//!   bridge side by side), and its `initialized` gets the tool input and outcome again.
 //! - `tools/call` reaches only the view's own server, and only tools whose visibility includes
 //!   `"app"`; names are the server's own (a model-facing `server__tool` name is just an unknown
 //!   tool) and a `server` param naming another server is refused. Refusals are JSON-RPC errors
@@ -361,6 +362,12 @@ struct State {
     partial_unsent: bool,
     pending_input: Option<Value>,
     pending_outcome: Option<Value>,
+    /// The tool input and outcome as sent (or to be sent), for a party that initializes later.
+    given_input: Option<Value>,
+    given_outcome: Option<Value>,
+    /// A `ui/initialize` came after `initialized`: the next `initialized` gets the input and
+    /// outcome again (a second party in the document, or a remount, missed them).
+    initialize_again: bool,
     input_given: bool,
     outcome_given: bool,
     messages: Window,
@@ -535,6 +542,9 @@ impl ViewBridge {
             partial_unsent: false,
             pending_input: None,
             pending_outcome: None,
+            given_input: None,
+            given_outcome: None,
+            initialize_again: false,
             input_given: false,
             outcome_given: false,
             messages: Window::new(MAX_MESSAGES_PER_SECOND, SECOND),
@@ -863,6 +873,7 @@ impl Inner {
         st.input_given = true;
         st.partial_unsent = false;
         let message = rpc::notification("ui/notifications/tool-input", arguments_params(arguments));
+        st.given_input = Some(message.clone());
         if st.initialized {
             self.post(message);
         } else {
@@ -872,6 +883,7 @@ impl Inner {
 
     fn give_outcome(&self, st: &mut State, message: Value) {
         st.outcome_given = true;
+        st.given_outcome = Some(message.clone());
         if st.initialized {
             self.post(message);
         } else {
@@ -1105,6 +1117,7 @@ impl Inner {
         if st.handshake {
             tracing::info!(view = %self.view_id, "ui/initialize again; answering again");
         }
+        st.initialize_again |= st.initialized;
         st.handshake = true;
         st.view_modes = view_modes;
         // A document where two parties speak the bridge (an Apps SDK shim beside a framework
@@ -1408,6 +1421,17 @@ impl Inner {
     fn initialized(&self) {
         let mut st = self.lock();
         if st.initialized {
+            // A party that initialized after the first (an Apps SDK shim and a framework such as
+            // skybridge in one document, or a remount) gets the input and outcome too: the first
+            // `initialized` may have delivered them before it listened.
+            if std::mem::take(&mut st.initialize_again) && !st.tearing_down && !st.closed {
+                for message in [st.given_input.clone(), st.given_outcome.clone()]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.post(message);
+                }
+            }
             return;
         }
         st.initialized = true;

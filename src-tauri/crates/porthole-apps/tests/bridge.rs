@@ -511,6 +511,33 @@ async fn a_second_initialize_is_answered_again() {
     assert!(h.drain().await.is_empty());
 }
 
+/// Two parties in one document (an Apps SDK shim and skybridge's own App) or a remount: the one
+/// that initializes second still gets the tool input and result, which went out at the first
+/// `initialized`, possibly before it listened.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_party_that_initializes_second_gets_the_input_and_result_too() {
+    let mut h = Harness::new();
+    h.bridge.tool_input(json!({"q": "abc"}));
+    let result = json!({"content": [{"type": "text", "text": "r"}], "structuredContent": {"n": 1}});
+    h.bridge.tool_result(result.clone());
+    h.handshake().await;
+    let first: Vec<Value> = h.drain().await;
+    assert_eq!(h.drain_actions(), [ViewAction::Initialized]);
+    assert_eq!(first.iter().map(method_of).collect::<Vec<_>>(), ["ui/notifications/tool-input", "ui/notifications/tool-result"]);
+
+    h.initialize_with(json!({"protocolVersion": "2026-01-26"})).await;
+    assert!(h.drain().await.is_empty(), "nothing before the second party's initialized");
+    h.notify("ui/notifications/initialized", json!({}));
+    let again = h.drain().await;
+    assert_eq!(again, first, "the same input and result, again");
+    assert_eq!(again[1]["params"], result);
+    assert!(h.drain_actions().is_empty(), "ready once");
+
+    // An initialized without a new initialize repeats nothing.
+    h.notify("ui/notifications/initialized", json!({}));
+    assert!(h.drain().await.is_empty());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ping_is_answered_before_and_after_the_handshake() {
     let mut h = Harness::new();
