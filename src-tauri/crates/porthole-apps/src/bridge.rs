@@ -268,6 +268,10 @@ pub struct ViewConfig {
     pub host_context: Value,
     /// The sandbox actually granted (`{permissions, csp}`), for `hostCapabilities.sandbox`.
     pub granted: Value,
+    /// Another host to present Porthole as (the workbench's host emulation): its `hostInfo`
+    /// and capabilities in the `ui/initialize` answer, its context over `host_context`, and
+    /// requests for capabilities it does not advertise refused. `None`: Porthole itself.
+    pub emulating: Option<crate::host_emulation::Presentation>,
 }
 
 /// How [`ViewBridge::teardown`] ended. Every outcome means "proceed with removing the view".
@@ -329,6 +333,9 @@ struct Inner {
     tool_name: String,
     tool_info: Value,
     capabilities: Value,
+    host_info: Value,
+    /// Emulating another host: requests for capabilities it lacks are refused.
+    emulating: bool,
     host: Arc<dyn HostServices>,
     out: Out,
     actions: mpsc::UnboundedSender<ViewAction>,
@@ -520,15 +527,18 @@ impl ViewBridge {
             _ => json!({}),
         };
         // `sandbox` is added when the view initializes: what was granted by then.
-        let capabilities = json!({
-            "openLinks": {},
-            "serverTools": {"listChanged": true},
-            "serverResources": {"listChanged": true},
-            "logging": {},
-            "updateModelContext": {"text": {}, "structuredContent": {}},
-            "message": {"text": {}},
-            "downloadFile": {},
-        });
+        let emulating = config.emulating.is_some();
+        let (host_info, capabilities) = match config.emulating {
+            Some(presentation) => {
+                host_context.extend(presentation.context);
+                host_context.remove("toolInfo");
+                (presentation.host_info, presentation.capabilities)
+            }
+            None => (
+                crate::host_emulation::porthole_host_info(),
+                crate::host_emulation::porthole_capabilities(),
+            ),
+        };
         let state = State {
             sandbox,
             handshake: false,
@@ -567,6 +577,8 @@ impl ViewBridge {
             tool_name: config.tool.name,
             tool_info: Value::Object(tool_info),
             capabilities,
+            host_info,
+            emulating,
             host,
             out,
             actions,
@@ -1032,6 +1044,15 @@ impl Inner {
             self.post(rpc::error(id, REFUSED, "send ui/initialize first"));
             return;
         }
+        if let Some(capability) = self.unadvertised(&method) {
+            let shown = rpc::truncate(&method, 100);
+            self.post(rpc::error(
+                id,
+                METHOD_NOT_FOUND,
+                format!("{shown}: the host does not offer {capability} (host emulation)"),
+            ));
+            return;
+        }
         match method.as_str() {
             "ping" => self.post(rpc::result(id, json!({}))),
             "ui/initialize" => self.initialize(id, &params),
@@ -1143,7 +1164,7 @@ impl Inner {
             json!({
                 "protocolVersion": version,
                 "hostCapabilities": capabilities,
-                "hostInfo": {"name": "Porthole", "version": env!("CARGO_PKG_VERSION")},
+                "hostInfo": self.host_info,
                 "hostContext": context,
             }),
         ));
@@ -1416,6 +1437,23 @@ impl Inner {
             "notifications/cancelled" => self.cancel(&params),
             _ => {}
         }
+    }
+
+    /// The capability `method` needs, when an emulated host does not advertise it.
+    fn unadvertised(&self, method: &str) -> Option<&'static str> {
+        if !self.emulating {
+            return None;
+        }
+        let needs = match method {
+            "tools/call" | "tools/list" => "serverTools",
+            "resources/read" | "resources/list" | "resources/templates/list" => "serverResources",
+            "ui/open-link" => "openLinks",
+            "ui/message" => "message",
+            "ui/update-model-context" => "updateModelContext",
+            "ui/download-file" => "downloadFile",
+            _ => return None,
+        };
+        self.capabilities.get(needs).is_none().then_some(needs)
     }
 
     fn initialized(&self) {

@@ -12,6 +12,7 @@ pub mod diagnostics;
 pub mod display;
 pub mod download;
 pub mod host_context;
+pub mod host_emulation;
 pub mod openai_compat;
 pub mod partial_json;
 pub mod resource;

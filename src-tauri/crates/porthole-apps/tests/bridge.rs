@@ -97,6 +97,7 @@ fn config() -> ViewConfig {
             "toolInfo": {"bogus": true},
         }),
         granted: json!({"permissions": {"clipboardWrite": {}}, "csp": {"connectDomains": []}}),
+        emulating: None,
     }
 }
 
@@ -509,6 +510,37 @@ async fn a_second_initialize_is_answered_again() {
     assert!(h.bridge.is_initialized());
     h.notify("ui/notifications/initialized", json!(null));
     assert!(h.drain().await.is_empty());
+}
+
+/// Emulating another host (the workbench): the view is told that host's info, capabilities
+/// and context, and what the host does not advertise is refused as that host would.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_emulated_host_presents_itself_and_offers_only_what_it_advertises() {
+    use porthole_apps::host_emulation::HostEmulation;
+    use porthole_apps::theme::Theme;
+    let goose = HostEmulation { preset: "goose".into(), ..Default::default() };
+    let mut h = Harness::with(ViewConfig { emulating: Some(goose.presentation(Theme::Light)), ..config() });
+    let answer = h.handshake().await;
+    assert_eq!(answer["hostInfo"], json!({"name": "MCP-UI Host", "version": "1.38.0"}));
+    assert!(answer["hostCapabilities"].get("serverTools").is_none());
+    assert!(answer["hostCapabilities"].get("sandbox").is_some(), "the grant is still echoed");
+    assert_eq!(answer["hostContext"]["availableDisplayModes"], json!(["inline", "fullscreen", "pip"]));
+    assert_eq!(answer["hostContext"]["userAgent"], "MCP-UI Host/1.38.0");
+    assert!(answer["hostContext"]["toolInfo"].is_object());
+    let refused = h.request("tools/call", json!({"name": "echo", "arguments": {}})).await;
+    assert_eq!(error_code(&refused), -32601);
+    assert!(refused["error"]["message"].as_str().unwrap().contains("serverTools"), "{refused}");
+    let refused = h.request("ui/message", json!({"role": "user", "content": [{"type": "text", "text": "hi"}]})).await;
+    assert_eq!(error_code(&refused), -32601);
+    // What it does advertise still works.
+    let link = h.request("ui/open-link", json!({"url": "https://example.com"})).await;
+    assert!(link.get("result").is_some(), "{link}");
+
+    // Porthole itself answers as before.
+    let mut own = Harness::new();
+    let answer = own.handshake().await;
+    assert_eq!(answer["hostInfo"]["name"], "Porthole");
+    assert!(answer["hostCapabilities"]["serverTools"].is_object());
 }
 
 /// Two parties in one document (an Apps SDK shim and skybridge's own App) or a remount: the one

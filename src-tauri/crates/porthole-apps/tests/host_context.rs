@@ -37,6 +37,7 @@ fn chart_view(theme: Theme) -> ViewConfig {
             },
         ),
         granted: json!({"permissions": {}, "csp": {}}),
+        emulating: None,
     }
 }
 

@@ -1067,6 +1067,7 @@ impl Views {
             tool_call_request_id: None,
             host_context: host_context(self.theme(), &self.inner.environment),
             granted: json!({"permissions": {}, "csp": {}}),
+            emulating: None,
         };
         // What the bridge says to the view goes to its window at once, from the thread that
         // caused it: a tool's result reaches the view before the card hears of it.
