@@ -553,6 +553,19 @@ fn view_inspection(host: State<'_, Host>, Args(a): Args<ViewRef>) -> Option<port
 }
 
 #[tauri::command]
+fn host_emulation(host: State<'_, Host>, _: Args<NoArgs>) -> porthole_host::workbench::HostEmulationState {
+    host.host_emulation()
+}
+
+#[tauri::command]
+async fn set_host_emulation(
+    host: State<'_, Host>,
+    Args(a): Args<SetHostEmulation>,
+) -> Answer<porthole_host::workbench::HostEmulationState> {
+    host.set_host_emulation(a.emulation).await
+}
+
+#[tauri::command]
 async fn replay_view(host: State<'_, Host>, Args(a): Args<ReplayView>) -> Answer<()> {
     host.replay_view(&a.view_id, a.input, a.result).await
 }

@@ -1463,10 +1463,7 @@ impl Inner {
             // skybridge in one document, or a remount) gets the input and outcome too: the first
             // `initialized` may have delivered them before it listened.
             if std::mem::take(&mut st.initialize_again) && !st.tearing_down && !st.closed {
-                for message in [st.given_input.clone(), st.given_outcome.clone()]
-                    .into_iter()
-                    .flatten()
-                {
+                for message in [st.given_input.clone(), st.given_outcome.clone()].into_iter().flatten() {
                     self.post(message);
                 }
             }

@@ -308,10 +308,7 @@ impl HostEmulation {
     /// The presentation for a view, with `theme` the window's.
     pub fn presentation(&self, theme: Theme) -> Presentation {
         let all = presets();
-        let preset = all
-            .iter()
-            .find(|p| p.id == self.preset)
-            .unwrap_or(&all[0]);
+        let preset = all.iter().find(|p| p.id == self.preset).unwrap_or(&all[0]);
         let o = &self.overrides;
         let mut context = Map::new();
         let modes = preset.display_modes.clone();
@@ -326,7 +323,10 @@ impl HostEmulation {
             context.extend(themed);
             if let (Some(extra), Some(vars)) = (
                 &o.style_variables,
-                context.get_mut("styles").and_then(|s| s.get_mut("variables")).and_then(Value::as_object_mut),
+                context
+                    .get_mut("styles")
+                    .and_then(|s| s.get_mut("variables"))
+                    .and_then(Value::as_object_mut),
             ) {
                 vars.extend(extra.clone());
             }
@@ -344,7 +344,10 @@ impl HostEmulation {
         let mut hover = None;
         if let Some(device) = &o.device {
             let (width, height) = device.size();
-            context.insert("containerDimensions".into(), json!({"maxWidth": width, "maxHeight": height}));
+            context.insert(
+                "containerDimensions".into(),
+                json!({"maxWidth": width, "maxHeight": height}),
+            );
             let handheld = matches!(device.kind, DeviceKind::Tablet | DeviceKind::Mobile);
             if device.kind == DeviceKind::Mobile {
                 context.insert("platform".into(), json!("mobile"));
@@ -400,7 +403,10 @@ mod tests {
         assert_eq!(p.host_info, porthole_host_info());
         assert_eq!(p.capabilities, porthole_capabilities());
         assert!(!p.window_openai);
-        assert_eq!(p.context["availableDisplayModes"], json!(["inline", "fullscreen", "pip"]));
+        assert_eq!(
+            p.context["availableDisplayModes"],
+            json!(["inline", "fullscreen", "pip"])
+        );
         assert!(!p.context.contains_key("theme"), "the window's theme stays in charge");
     }
 
@@ -410,13 +416,25 @@ mod tests {
         let ids: Vec<_> = all.iter().map(|p| p.id.as_str()).collect();
         assert_eq!(ids, ["porthole", "claude", "chatgpt", "vscode", "goose"]);
         assert!(all.iter().all(|p| !p.source.is_empty() && p.capabilities.is_object()));
-        let chatgpt = HostEmulation { preset: "chatgpt".into(), ..Default::default() }.presentation(Theme::Dark);
+        let chatgpt = HostEmulation {
+            preset: "chatgpt".into(),
+            ..Default::default()
+        }
+        .presentation(Theme::Dark);
         assert!(chatgpt.window_openai);
         assert_eq!(chatgpt.context["platform"], "web");
         assert!(chatgpt.capabilities.get("downloadFile").is_none());
-        let vscode = HostEmulation { preset: "vscode".into(), ..Default::default() }.presentation(Theme::Dark);
+        let vscode = HostEmulation {
+            preset: "vscode".into(),
+            ..Default::default()
+        }
+        .presentation(Theme::Dark);
         assert_eq!(vscode.context["availableDisplayModes"], json!(["inline"]));
-        let goose = HostEmulation { preset: "goose".into(), ..Default::default() }.presentation(Theme::Dark);
+        let goose = HostEmulation {
+            preset: "goose".into(),
+            ..Default::default()
+        }
+        .presentation(Theme::Dark);
         assert_eq!(goose.host_info["name"], "MCP-UI Host");
         assert!(goose.capabilities.get("message").is_none());
         assert_eq!(goose.context["userAgent"], "MCP-UI Host/1.38.0");
@@ -433,8 +451,17 @@ mod tests {
                 locale: Some("fr-CA".into()),
                 time_zone: Some("America/Montreal".into()),
                 display_mode: Some(DisplayMode::Fullscreen),
-                device: Some(Device { kind: DeviceKind::Mobile, width: None, height: None }),
-                safe_area: Some(Insets { top: 47.0, right: 0.0, bottom: 34.0, left: 0.0 }),
+                device: Some(Device {
+                    kind: DeviceKind::Mobile,
+                    width: None,
+                    height: None,
+                }),
+                safe_area: Some(Insets {
+                    top: 47.0,
+                    right: 0.0,
+                    bottom: 34.0,
+                    left: 0.0,
+                }),
                 hover: None,
                 touch: None,
             },
@@ -451,7 +478,10 @@ mod tests {
         assert_eq!(p.context["timeZone"], "America/Montreal");
         assert_eq!(p.context["displayMode"], "fullscreen");
         assert_eq!(p.context["platform"], "mobile");
-        assert_eq!(p.context["containerDimensions"], json!({"maxWidth": 430, "maxHeight": 932}));
+        assert_eq!(
+            p.context["containerDimensions"],
+            json!({"maxWidth": 430, "maxHeight": 932})
+        );
         assert_eq!(p.context["deviceCapabilities"], json!({"touch": true, "hover": false}));
         assert_eq!(p.context["safeAreaInsets"]["top"], 47.0);
         assert_eq!(frame_width(&emulation), Some(430));
@@ -459,11 +489,48 @@ mod tests {
 
     #[test]
     fn bad_settings_are_refused_with_a_reason() {
-        let bad = |o: EmulationOverrides| HostEmulation { overrides: o, ..Default::default() }.checked();
-        assert!(HostEmulation { preset: "netscape".into(), ..Default::default() }.checked().unwrap_err().contains("netscape"));
-        assert!(bad(EmulationOverrides { capabilities: Some(json!([1])), ..Default::default() }).is_err());
-        assert!(bad(EmulationOverrides { locale: Some(" ".into()), ..Default::default() }).is_err());
-        let insets = Insets { top: -1.0, right: 0.0, bottom: 0.0, left: 0.0 };
-        assert!(bad(EmulationOverrides { safe_area: Some(insets), ..Default::default() }).is_err());
+        let bad = |o: EmulationOverrides| {
+            HostEmulation {
+                overrides: o,
+                ..Default::default()
+            }
+            .checked()
+        };
+        assert!(
+            HostEmulation {
+                preset: "netscape".into(),
+                ..Default::default()
+            }
+            .checked()
+            .unwrap_err()
+            .contains("netscape")
+        );
+        assert!(
+            bad(EmulationOverrides {
+                capabilities: Some(json!([1])),
+                ..Default::default()
+            })
+            .is_err()
+        );
+        assert!(
+            bad(EmulationOverrides {
+                locale: Some(" ".into()),
+                ..Default::default()
+            })
+            .is_err()
+        );
+        let insets = Insets {
+            top: -1.0,
+            right: 0.0,
+            bottom: 0.0,
+            left: 0.0,
+        };
+        assert!(
+            bad(EmulationOverrides {
+                safe_area: Some(insets),
+                ..Default::default()
+            })
+            .is_err()
+        );
     }
 }

@@ -518,19 +518,39 @@ async fn a_second_initialize_is_answered_again() {
 async fn an_emulated_host_presents_itself_and_offers_only_what_it_advertises() {
     use porthole_apps::host_emulation::HostEmulation;
     use porthole_apps::theme::Theme;
-    let goose = HostEmulation { preset: "goose".into(), ..Default::default() };
-    let mut h = Harness::with(ViewConfig { emulating: Some(goose.presentation(Theme::Light)), ..config() });
+    let goose = HostEmulation {
+        preset: "goose".into(),
+        ..Default::default()
+    };
+    let mut h = Harness::with(ViewConfig {
+        emulating: Some(goose.presentation(Theme::Light)),
+        ..config()
+    });
     let answer = h.handshake().await;
     assert_eq!(answer["hostInfo"], json!({"name": "MCP-UI Host", "version": "1.38.0"}));
     assert!(answer["hostCapabilities"].get("serverTools").is_none());
-    assert!(answer["hostCapabilities"].get("sandbox").is_some(), "the grant is still echoed");
-    assert_eq!(answer["hostContext"]["availableDisplayModes"], json!(["inline", "fullscreen", "pip"]));
+    assert!(
+        answer["hostCapabilities"].get("sandbox").is_some(),
+        "the grant is still echoed"
+    );
+    assert_eq!(
+        answer["hostContext"]["availableDisplayModes"],
+        json!(["inline", "fullscreen", "pip"])
+    );
     assert_eq!(answer["hostContext"]["userAgent"], "MCP-UI Host/1.38.0");
     assert!(answer["hostContext"]["toolInfo"].is_object());
     let refused = h.request("tools/call", json!({"name": "echo", "arguments": {}})).await;
     assert_eq!(error_code(&refused), -32601);
-    assert!(refused["error"]["message"].as_str().unwrap().contains("serverTools"), "{refused}");
-    let refused = h.request("ui/message", json!({"role": "user", "content": [{"type": "text", "text": "hi"}]})).await;
+    assert!(
+        refused["error"]["message"].as_str().unwrap().contains("serverTools"),
+        "{refused}"
+    );
+    let refused = h
+        .request(
+            "ui/message",
+            json!({"role": "user", "content": [{"type": "text", "text": "hi"}]}),
+        )
+        .await;
     assert_eq!(error_code(&refused), -32601);
     // What it does advertise still works.
     let link = h.request("ui/open-link", json!({"url": "https://example.com"})).await;
@@ -555,10 +575,16 @@ async fn a_party_that_initializes_second_gets_the_input_and_result_too() {
     h.handshake().await;
     let first: Vec<Value> = h.drain().await;
     assert_eq!(h.drain_actions(), [ViewAction::Initialized]);
-    assert_eq!(first.iter().map(method_of).collect::<Vec<_>>(), ["ui/notifications/tool-input", "ui/notifications/tool-result"]);
+    assert_eq!(
+        first.iter().map(method_of).collect::<Vec<_>>(),
+        ["ui/notifications/tool-input", "ui/notifications/tool-result"]
+    );
 
     h.initialize_with(json!({"protocolVersion": "2026-01-26"})).await;
-    assert!(h.drain().await.is_empty(), "nothing before the second party's initialized");
+    assert!(
+        h.drain().await.is_empty(),
+        "nothing before the second party's initialized"
+    );
     h.notify("ui/notifications/initialized", json!({}));
     let again = h.drain().await;
     assert_eq!(again, first, "the same input and result, again");

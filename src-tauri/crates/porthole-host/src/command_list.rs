@@ -91,6 +91,9 @@ macro_rules! app_command_list {
                 view_inspection: ViewRef => Option<ViewInspection>,
                 replay_view: ReplayView => (),
                 reload_view: ViewRef => (),
+                // The workbench's host emulation.
+                host_emulation: NoArgs => HostEmulationState,
+                set_host_emulation: SetHostEmulation => HostEmulationState,
             }
             // The main window and pop-out windows; each checks the asking window shows the view.
             shared: {

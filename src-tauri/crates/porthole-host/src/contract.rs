@@ -37,7 +37,8 @@ use crate::theme::ThemePreference;
 use crate::tool_runs::{ResourceRead, ToolRun};
 use crate::turns::ChatEvent;
 use crate::views::ViewEvent;
-use crate::workbench::{PromptPreview, ViewInspection};
+use crate::workbench::{HostEmulationState, PromptPreview, ViewInspection};
+use porthole_apps::host_emulation::HostEmulation;
 
 include!("command_list.rs");
 
@@ -137,6 +138,8 @@ args! {
     ReplayView { view_id: String, input: Value, result: Value }
     /// The view inspector on or off (the main window's views from now on).
     InspectionSwitch { on: bool }
+    /// The workbench's host emulation: a preset, overrides, and whether chats are emulated too.
+    SetHostEmulation { emulation: HostEmulation }
     /// Prompt `name` of `server` with its arguments, shown, not sent.
     PreviewPrompt { server: String, name: String, #[serde(default)] arguments: HashMap<String, String> }
     ServerSwitch { name: String, enabled: bool }

@@ -15,6 +15,7 @@ use porthole_apps::bridge::{AuditNote, HostServices, ServerList, ViewAction, Vie
 use porthole_apps::display::{DisplayMode, container_dimensions};
 use porthole_apps::download::{self, DownloadFile};
 use porthole_apps::host_context::{HostEnvironment, host_context};
+use porthole_apps::host_emulation::{HostEmulation, Presentation, presets};
 use porthole_apps::partial_json::heal_json;
 use porthole_apps::resource::{LoadedView, Permissions};
 
@@ -83,6 +84,8 @@ pub enum ViewEvent {
         devices: Vec<String>,
         /// The devices it asked for that its server was not granted (the card offers them).
         devices_asked: Vec<String>,
+        /// The host it is presented as, when the workbench emulates one.
+        emulating: Option<EmulatedHost>,
     },
     #[serde(rename_all = "camelCase")]
     State {
@@ -268,7 +271,22 @@ struct LiveView {
     devices: Permissions,
     /// The webview whose frame shows the view: the main window, or a pop-out window.
     webview: String,
+    /// The host it is presented as (host emulation), `None` for Porthole itself.
+    presented: Option<Presentation>,
 }
+
+/// A view shown as another host would show it (the workbench's host emulation).
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct EmulatedHost {
+    /// The preset's name, e.g. "ChatGPT" (with "edited" when fields are overridden).
+    pub name: String,
+    /// The frame's width on the emulated device, in CSS pixels.
+    pub width: Option<u32>,
+}
+
+/// The setting that holds the workbench's host emulation.
+pub const HOST_EMULATION_SETTING: &str = "hostEmulation";
 
 /// All live views of the window.
 #[derive(Clone)]
@@ -322,6 +340,8 @@ struct Inner {
     observed_webviews: Mutex<HashMap<String, bool>>,
     /// What the watched views did, by view id.
     observations: Mutex<HashMap<String, Observation>>,
+    /// The workbench's host emulation (kept in the store's settings).
+    emulation: Mutex<HostEmulation>,
 }
 
 /// The most bridge messages an observation keeps, and the most characters of each.
@@ -478,6 +498,12 @@ impl Views {
     ) -> Views {
         let stored_theme = store.as_ref().and_then(|s| s.setting(THEME_SETTING).ok().flatten());
         let theme = WindowTheme::new(ThemePreference::from_setting(stored_theme.as_ref()));
+        let emulation = store
+            .as_ref()
+            .and_then(|s| s.setting(HOST_EMULATION_SETTING).ok().flatten())
+            .and_then(|v| serde_json::from_value::<HostEmulation>(v).ok())
+            .and_then(|e| e.checked().ok())
+            .unwrap_or_default();
         Views {
             inner: Arc::new(Inner {
                 outbox,
@@ -503,6 +529,7 @@ impl Views {
                 next_request: std::sync::atomic::AtomicU64::new(1),
                 observed_webviews: Mutex::new(HashMap::new()),
                 observations: Mutex::new(HashMap::new()),
+                emulation: Mutex::new(emulation),
                 store,
             }),
         }
@@ -1055,6 +1082,7 @@ impl Views {
         webview: &str,
     ) -> String {
         let view_id = new_view_id();
+        let presented = self.presentation_for(call_id);
         let host = Arc::new(AppServices {
             servers: self.inner.servers.clone(),
             views: self.clone(),
@@ -1067,7 +1095,7 @@ impl Views {
             tool_call_request_id: None,
             host_context: host_context(self.theme(), &self.inner.environment),
             granted: json!({"permissions": {}, "csp": {}}),
-            emulating: None,
+            emulating: presented.clone(),
         };
         // What the bridge says to the view goes to its window at once, from the thread that
         // caused it: a tool's result reaches the view before the card hears of it.
@@ -1136,6 +1164,7 @@ impl Views {
                 devices_asked: Permissions::default(),
                 devices: Permissions::default(),
                 webview: webview.to_string(),
+                presented,
             },
         );
         self.inner
@@ -1226,7 +1255,15 @@ impl Views {
         // The server's own origin, and its views' localStorage from the last run put back.
         let origin = self.inner.origins.origin(&tool.server, loaded.domain.as_deref());
         let mut shim = view_storage::shim(&self.inner.origins.storage(&origin));
-        if loaded.kind == porthole_apps::resource::ViewKind::Openai {
+        let openai_global = self
+            .inner
+            .live
+            .lock()
+            .unwrap()
+            .get(view_id)
+            .and_then(|v| v.presented.as_ref())
+            .is_some_and(|p| p.window_openai);
+        if loaded.kind == porthole_apps::resource::ViewKind::Openai || openai_global {
             // An Apps SDK widget: window.openai, with the state it kept for this call.
             shim.push_str(&porthole_apps::openai_compat::shim(self.widget_state(view_id).as_ref()));
         }
@@ -1277,7 +1314,11 @@ impl Views {
             devices: devices.feature_names(),
             devices_asked: loaded.permissions.without(&devices).feature_names(),
             prefers_border: loaded.prefers_border,
-            display_modes: DisplayMode::ALL.to_vec(),
+            display_modes: self
+                .bridge(view_id)
+                .and_then(|b| serde_json::from_value(b.host_context()["availableDisplayModes"].clone()).ok())
+                .unwrap_or_else(|| DisplayMode::ALL.to_vec()),
+            emulating: self.emulated_host(view_id),
             csp_dropped: loaded
                 .csp
                 .dropped
@@ -1888,23 +1929,27 @@ impl Views {
         done
     }
 
+    /// Shows view `view_id`'s call in a fresh view with its stored input and result.
+    pub async fn recreate(&self, view_id: &str) -> AppResult<()> {
+        let (conversation_id, call_id, webview) = {
+            let live = self.inner.live.lock().unwrap();
+            let view = live.get(view_id).ok_or_else(|| AppError::not_found("no such view"))?;
+            (view.conversation_id.clone(), view.call_id.clone(), view.webview.clone())
+        };
+        self.close(view_id, true).await;
+        self.reopen(&conversation_id, Some(&call_id), &webview)
+    }
+
     /// Reads view `view_id`'s resource again and shows its call in a fresh view with the call's
     /// stored input and result (the workbench's reload).
     pub async fn reload(&self, view_id: &str) -> AppResult<()> {
-        let (conversation_id, call_id, webview, server, uri) = {
+        let (server, uri) = {
             let live = self.inner.live.lock().unwrap();
             let view = live.get(view_id).ok_or_else(|| AppError::not_found("no such view"))?;
-            (
-                view.conversation_id.clone(),
-                view.call_id.clone(),
-                view.webview.clone(),
-                view.server.clone(),
-                view.tool_uri.clone(),
-            )
+            (view.server.clone(), view.tool_uri.clone())
         };
         self.inner.cache.forget(&server, &uri);
-        self.close(view_id, true).await;
-        self.reopen(&conversation_id, Some(&call_id), &webview)
+        self.recreate(view_id).await
     }
 
     /// The person let the view's server use the devices the view asks for (`_meta.ui.permissions`)
@@ -1993,6 +2038,18 @@ impl Views {
         let bridge = self
             .bridge(view_id)
             .ok_or_else(|| AppError::not_found("no such view"))?;
+        let emulated_container = self
+            .inner
+            .live
+            .lock()
+            .unwrap()
+            .get(view_id)
+            .and_then(|v| v.presented.as_ref())
+            .is_some_and(|p| p.context.contains_key("containerDimensions"));
+        if emulated_container {
+            // The emulated device's container stands, whatever the window's width.
+            return Ok(());
+        }
         bridge.host_context_changed(json!({
             "containerDimensions": container_dimensions(Some(width))
         }));
@@ -2043,17 +2100,110 @@ impl Views {
     }
 
     fn tell_theme(&self, theme: Theme) {
-        let bridges: Vec<ViewBridge> = self
+        let emulation = self.inner.emulation.lock().unwrap().clone();
+        let bridges: Vec<(ViewBridge, bool)> = self
             .inner
             .live
             .lock()
             .unwrap()
             .values()
-            .map(|v| v.bridge.clone())
+            .map(|v| (v.bridge.clone(), v.presented.is_some()))
             .collect();
-        for bridge in bridges {
-            bridge.host_context_changed(theme_context(theme));
+        for (bridge, emulated) in bridges {
+            let mut context = theme_context(theme);
+            if emulated {
+                // An emulated theme (or its variables) stands over the window's.
+                let presentation = emulation.presentation(theme);
+                for key in ["theme", "styles"] {
+                    if let Some(value) = presentation.context.get(key) {
+                        context[key] = value.clone();
+                    }
+                }
+            }
+            bridge.host_context_changed(context);
         }
+    }
+
+    /// The workbench's host emulation as set.
+    pub fn host_emulation(&self) -> HostEmulation {
+        self.inner.emulation.lock().unwrap().clone()
+    }
+
+    /// The presentation for a view of call `call_id`: the emulated host's, when emulation is on
+    /// and applies to it (the workbench's own runs, or every view when the person chose so).
+    fn presentation_for(&self, call_id: &str) -> Option<Presentation> {
+        let emulation = self.inner.emulation.lock().unwrap().clone();
+        let applies =
+            emulation.is_active() && (emulation.in_chats || call_id.starts_with(crate::tool_runs::RUN_PREFIX));
+        applies.then(|| emulation.presentation(self.theme()))
+    }
+
+    /// What the card says of the host view `view_id` is presented as.
+    fn emulated_host(&self, view_id: &str) -> Option<EmulatedHost> {
+        self.inner.live.lock().unwrap().get(view_id)?.presented.as_ref()?;
+        let emulation = self.inner.emulation.lock().unwrap().clone();
+        let preset = presets().into_iter().find(|p| p.id == emulation.preset)?;
+        let edited = emulation.overrides != Default::default();
+        Some(EmulatedHost {
+            name: if edited {
+                format!("{} (edited)", preset.name)
+            } else {
+                preset.name
+            },
+            width: porthole_apps::host_emulation::frame_width(&emulation),
+        })
+    }
+
+    /// Sets the workbench's host emulation, keeps it, and applies it to the live views at once:
+    /// a change of context is told to a view (`host-context-changed`); a change of host info,
+    /// capabilities or `window.openai` re-creates it with its call's input and result (a view
+    /// learns those only when it starts).
+    pub async fn set_host_emulation(&self, emulation: HostEmulation) -> AppResult<HostEmulation> {
+        let emulation = emulation.checked().map_err(AppError::invalid)?;
+        if let Some(store) = &self.inner.store {
+            store
+                .set_setting(HOST_EMULATION_SETTING, &json!(emulation))
+                .map_err(|e| AppError::store(format!("the host emulation is not kept: {e}")))?;
+        }
+        *self.inner.emulation.lock().unwrap() = emulation.clone();
+        let views: Vec<(String, String, Option<Presentation>, ViewBridge)> = self
+            .inner
+            .live
+            .lock()
+            .unwrap()
+            .values()
+            .map(|v| {
+                (
+                    v.view_id.clone(),
+                    v.call_id.clone(),
+                    v.presented.clone(),
+                    v.bridge.clone(),
+                )
+            })
+            .collect();
+        let base = host_context(self.theme(), &self.inner.environment);
+        for (view_id, call_id, before, bridge) in views {
+            let after = self.presentation_for(&call_id);
+            match (&before, &after) {
+                (None, None) => {}
+                (Some(b), Some(a)) if b.same_document(a) => {
+                    let mut context = base.as_object().cloned().unwrap_or_default();
+                    context.remove("displayMode");
+                    context.remove("containerDimensions");
+                    context.extend(a.context.clone());
+                    if let Some(view) = self.inner.live.lock().unwrap().get_mut(&view_id) {
+                        view.presented = after.clone();
+                    }
+                    bridge.host_context_changed(Value::Object(context));
+                }
+                _ => {
+                    if let Err(e) = self.recreate(&view_id).await {
+                        tracing::warn!(view = %view_id, "the view was not re-created for the host emulation: {}", e.message);
+                    }
+                }
+            }
+        }
+        Ok(emulation)
     }
 
     /// Tears down every live view of a conversation while their frames are still on screen

@@ -212,3 +212,30 @@ impl Host {
         self.inner.views.reload(view_id).await
     }
 }
+
+/// The workbench's host emulation: the setting and the presets it picks from.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct HostEmulationState {
+    pub emulation: porthole_apps::host_emulation::HostEmulation,
+    pub presets: Vec<porthole_apps::host_emulation::HostPreset>,
+}
+
+impl Host {
+    /// How views of the workbench's runs (or every view, when chosen) are presented.
+    pub fn host_emulation(&self) -> HostEmulationState {
+        HostEmulationState {
+            emulation: self.inner.views.host_emulation(),
+            presets: porthole_apps::host_emulation::presets(),
+        }
+    }
+
+    /// Sets the host emulation, keeps it, and applies it to the live views at once.
+    pub async fn set_host_emulation(
+        &self,
+        emulation: porthole_apps::host_emulation::HostEmulation,
+    ) -> AppResult<HostEmulationState> {
+        self.inner.views.set_host_emulation(emulation).await?;
+        Ok(self.host_emulation())
+    }
+}

@@ -21,6 +21,7 @@ import type { EarlierMessages } from "./EarlierMessages";
 import type { EditAndResend } from "./EditAndResend";
 import type { ExportConversation } from "./ExportConversation";
 import type { GeneralSettings } from "./GeneralSettings";
+import type { HostEmulationState } from "./HostEmulationState";
 import type { ImportPath } from "./ImportPath";
 import type { ImportPreview } from "./ImportPreview";
 import type { ImportReport } from "./ImportReport";
@@ -63,6 +64,7 @@ import type { ServerSettings } from "./ServerSettings";
 import type { ServerStatus } from "./ServerStatus";
 import type { ServerSwitch } from "./ServerSwitch";
 import type { ServerTraffic } from "./ServerTraffic";
+import type { SetHostEmulation } from "./SetHostEmulation";
 import type { SetViewContainer } from "./SetViewContainer";
 import type { SetViewDisplayMode } from "./SetViewDisplayMode";
 import type { StoredConversation } from "./StoredConversation";
@@ -158,6 +160,8 @@ export const commands = {
   viewInspection: (args: ViewRef) => invoke<ViewInspection | null>("view_inspection", args),
   replayView: (args: ReplayView) => invoke<void>("replay_view", args),
   reloadView: (args: ViewRef) => invoke<void>("reload_view", args),
+  hostEmulation: () => invoke<HostEmulationState>("host_emulation"),
+  setHostEmulation: (args: SetHostEmulation) => invoke<HostEmulationState>("set_host_emulation", args),
   viewMessage: (args: ViewMessage) => invoke<void>("view_message", args),
   closeView: (args: ViewRef) => invoke<void>("close_view", args),
   setViewDisplayMode: (args: SetViewDisplayMode) => invoke<void>("set_view_display_mode", args),
