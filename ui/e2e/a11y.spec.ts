@@ -164,13 +164,16 @@ for (const theme of ["light", "dark"] as const) {
       await audit(page, "tools panel, get_weather refused");
     });
 
-    test("the workbench, its server and traffic tabs", async ({ page }) => {
+    test("the workbench, its server, traffic and host emulation tabs", async ({ page }) => {
       await page.getByTestId("workbench-button").click();
       await expect(page.getByTestId("server-info-name")).toBeVisible();
       await audit(page, "workbench, server tab");
       await page.locator('[data-testid="workbench-tab"][data-tab="traffic"]').click();
       await expect(page.getByTestId("traffic-empty")).toBeVisible();
       await audit(page, "workbench, traffic tab");
+      await page.locator('[data-testid="workbench-tab"][data-tab="host"]').click();
+      await expect(page.getByTestId("host-preset")).toBeVisible();
+      await audit(page, "workbench, host emulation tab");
     });
 
     test("the conversation search with hits, and a stored conversation opened", async ({ page }) => {

@@ -379,6 +379,26 @@ export class FakeBackend {
         return null;
       case "view_inspection":
         return null;
+      // Two presets are enough for the window's own checks (the real ones are Rust's).
+      case "host_emulation":
+      case "set_host_emulation": {
+        if (cmd === "set_host_emulation") this.#emulation = args.emulation as Record<string, unknown>;
+        const preset = (id: string, name: string, displayModes: string[], windowOpenai: boolean) => ({
+          id,
+          name,
+          hostInfo: { name, version: "1" },
+          capabilities: { openLinks: {} },
+          displayModes,
+          platform: "desktop",
+          container: null,
+          windowOpenai,
+          source: `${name}'s test values.`,
+        });
+        return {
+          emulation: this.#emulation,
+          presets: [preset("porthole", "Porthole", ["inline", "fullscreen", "pip"], false), preset("chatgpt", "ChatGPT", ["inline"], true)],
+        };
+      }
       case "server_traffic":
         return [];
       case "server_details": {
@@ -628,6 +648,7 @@ export class FakeBackend {
 
   /** The workbench's view inspector is on. */
   #inspecting = false;
+  #emulation: Record<string, unknown> = { preset: "porthole", overrides: {}, inChats: false };
 
   /** Where the reader left each conversation (`keep_scroll_position`), by id. */
   #scrolls = new Map<string, ScrollPosition>();

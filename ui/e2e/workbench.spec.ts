@@ -36,3 +36,21 @@ test("the workbench opens from the sidebar, its tabs follow the arrow keys, and 
   await button.click();
   await expect(tab("server")).toHaveAttribute("aria-selected", "true");
 });
+
+test("the Host emulation tab picks a preset, names its source, and applies overrides", async ({ page }) => {
+  await page.getByTestId("workbench-button").click();
+  const workbench = page.getByTestId("workbench");
+  await workbench.locator('[data-testid="workbench-tab"][data-tab="host"]').click();
+  const pane = workbench.getByTestId("workbench-host-emulation");
+  await expect(pane.getByTestId("host-preset")).toHaveValue("porthole");
+  await pane.getByTestId("host-preset").selectOption("chatgpt");
+  await expect(pane.getByTestId("host-preset-source")).toHaveText("Source: ChatGPT's test values.");
+  await expect(pane.getByTestId("host-emulation-status")).toHaveText("Applied: ChatGPT.");
+  await pane.getByTestId("host-device").selectOption("mobile");
+  await pane.getByTestId("host-capabilities").fill("[1]");
+  await pane.getByTestId("host-capabilities").blur();
+  await expect(pane.getByTestId("host-emulation-error")).toHaveText("The capabilities must be a JSON object.");
+  const sent = (await invocations(page, "set_host_emulation")) as { emulation: { preset: string; overrides: { device: { kind: string } | null } } }[];
+  expect(sent.map((s) => s.emulation.preset)).toEqual(["chatgpt", "chatgpt"]);
+  expect(sent[1].emulation.overrides.device?.kind).toBe("mobile");
+});

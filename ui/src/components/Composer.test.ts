@@ -65,7 +65,7 @@ describe("Composer", () => {
 
   it("puts a view's proposed message in the box without sending it, and sends it on Enter", async () => {
     const registry = new ViewRegistry();
-    registry.handle({ type: "opened", conversationId: "c1", callId: "call-1", viewId: "v1", url: "mcpview://localhost/t", allow: "", prefersBorder: null, displayModes: ["inline"], cspDropped: [], reaches: [], devices: [], devicesAsked: [] });
+    registry.handle({ type: "opened", conversationId: "c1", callId: "call-1", viewId: "v1", url: "mcpview://localhost/t", allow: "", prefersBorder: null, displayModes: ["inline"], cspDropped: [], reaches: [], devices: [], devicesAsked: [], emulating: null });
     registry.handle({ type: "proposed_message", viewId: "v1", text: "Show me Paris tomorrow" });
 
     const onSend = vi.fn();

@@ -35,6 +35,7 @@ function viewOpened() {
     reaches: [],
     devices: [],
     devicesAsked: [],
+    emulating: null,
   });
 }
 

@@ -622,6 +622,7 @@ describe("TranscriptView: long transcripts", () => {
       reaches: [],
       devices: [],
       devicesAsked: [],
+      emulating: null,
     });
     flushSync();
     expect(queryByTestId("tool-call")?.dataset.callId).toBe("t1");

@@ -77,6 +77,7 @@ const opened = (callId: string, viewId: string, over: Partial<Extract<ViewEvent,
   reaches: [],
   devices: [],
   devicesAsked: [],
+  emulating: null,
   ...over,
 });
 const state = (callId: string, viewId: string | null, s: Extract<ViewEvent, { type: "state" }>["state"], reason: string | null = null): ViewEvent => ({

@@ -17,10 +17,15 @@ import type { ProviderKind } from "./generated/ProviderKind";
 import type { ServerDraft } from "./generated/ServerDraft";
 import type { ThemePreference } from "./generated/ThemePreference";
 import type { JsonValue } from "./generated/serde_json/JsonValue";
+import type { HostEmulation } from "./generated/HostEmulation";
 import { commands } from "./generated/commands";
 import type { AppEvents } from "./generated/events";
 
 export type { AllowedBy } from "./generated/AllowedBy";
+export type { EmulationOverrides } from "./generated/EmulationOverrides";
+export type { HostEmulation } from "./generated/HostEmulation";
+export type { HostEmulationState } from "./generated/HostEmulationState";
+export type { HostPreset } from "./generated/HostPreset";
 export type { AppError } from "./generated/AppError";
 export type { AppInfo } from "./generated/AppInfo";
 export type { Approvals } from "./generated/Approvals";
@@ -227,6 +232,11 @@ export const api = {
   replayView: (viewId: string, input: JsonValue, result: JsonValue) => commands.replayView({ viewId, input, result }),
   /** Reads the view's resource again and shows its call in a fresh view. */
   reloadView: (viewId: string) => commands.reloadView({ viewId }),
+  // --- the workbench's host emulation ---
+  /** The host emulation as set, and the presets. */
+  hostEmulation: () => commands.hostEmulation(),
+  /** Sets the host emulation; live views get it at once. */
+  setHostEmulation: (emulation: HostEmulation) => commands.setHostEmulation({ emulation }),
   /** A prompt's messages with these arguments, not sent anywhere. */
   previewPrompt: (server: string, name: string, args: Record<string, string>) => commands.previewPrompt({ server, name, arguments: args }),
   /** Reads a resource and checks a model can take it: its chip, or why it cannot be attached. */

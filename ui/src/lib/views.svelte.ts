@@ -59,6 +59,8 @@ export interface ViewEntry {
   devices: string[];
   /** The devices it asks for and its server was not let use; the card offers them. */
   devicesAsked: string[];
+  /** The host it is presented as (the workbench's host emulation), and the device's width. */
+  emulating: { name: string; width: number | null } | null;
 }
 
 /** A message a view proposed for the composer; `id` tells repeated proposals apart. */
@@ -189,6 +191,10 @@ export class ViewRegistry {
         entry.reaches = Array.isArray(event.reaches) ? event.reaches.filter((d) => typeof d === "string") : [];
         entry.devices = Array.isArray(event.devices) ? event.devices.filter((d) => typeof d === "string") : [];
         entry.devicesAsked = Array.isArray(event.devicesAsked) ? event.devicesAsked.filter((d) => typeof d === "string") : [];
+        entry.emulating =
+          event.emulating && typeof event.emulating.name === "string"
+            ? { name: event.emulating.name, width: typeof event.emulating.width === "number" ? event.emulating.width : null }
+            : null;
         break;
       }
       case "state": {
@@ -406,6 +412,7 @@ export class ViewRegistry {
       reaches: [],
       devices: [],
       devicesAsked: [],
+      emulating: null,
     };
     return this.entries[callId];
   }
