@@ -14,6 +14,10 @@
 //! the published skybridge framework), `topping_board {occasion}` shows that widget
 //! (`ui://widget/topping-board.html`), and `vote_topping {topping}` (callable from the widget)
 //! counts votes.
+//!
+//! With `--host-report`, `host_report` shows an MCP Apps view (`ui://apps/host-report.html`)
+//! that writes what it was told about its host (`hostInfo`, capabilities, platform, display
+//! modes, device, `window.openai`) and what a `ui/message` got: for host emulation's tests.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -32,6 +36,61 @@ const WIDGET_URI: &str = "ui://widget/pizza-map.html";
 const BOARD_URI: &str = "ui://widget/topping-board.html";
 const MCP_APP_URI: &str = "ui://apps/both.html";
 const MCP_APP_MIME: &str = "text/html;profile=mcp-app";
+const HOST_REPORT_URI: &str = "ui://apps/host-report.html";
+
+/// A view, written by hand against the bridge, that reports its host as it was told.
+const HOST_REPORT: &str = r#"<!doctype html>
+<html><head><meta charset="utf-8"><title>Host report</title></head>
+<body>
+<p>host: <span data-testid="host-name">?</span></p>
+<p>platform: <span data-testid="host-platform">?</span></p>
+<p>modes: <span data-testid="host-modes">?</span></p>
+<p>touch: <span data-testid="host-touch">?</span></p>
+<p>width: <span data-testid="host-width">?</span></p>
+<p>theme: <span data-testid="host-theme">?</span></p>
+<p>capabilities: <span data-testid="host-capabilities">?</span></p>
+<p>openai: <span data-testid="host-openai">?</span></p>
+<p>result: <span data-testid="host-result">?</span></p>
+<button data-testid="message-button">Propose a message</button>
+<p>message: <span data-testid="host-message">?</span></p>
+<script>
+  var parent = window.parent;
+  var context = {};
+  function put(id, text) { document.querySelector('[data-testid="' + id + '"]').textContent = text; }
+  function show() {
+    put("host-platform", String(context.platform));
+    put("host-modes", (context.availableDisplayModes || []).join(","));
+    put("host-touch", context.deviceCapabilities && context.deviceCapabilities.touch ? "yes" : "no");
+    put("host-width", context.containerDimensions && context.containerDimensions.maxWidth ? String(context.containerDimensions.maxWidth) : "any");
+    put("host-theme", String(context.theme));
+  }
+  window.addEventListener("message", function (e) {
+    if (e.source !== parent || !e.data || e.data.jsonrpc !== "2.0") return;
+    var m = e.data;
+    if (m.id === 1 && m.result) {
+      put("host-name", m.result.hostInfo ? m.result.hostInfo.name : "none");
+      put("host-capabilities", Object.keys(m.result.hostCapabilities || {}).filter(function (k) { return k !== "sandbox"; }).sort().join(","));
+      put("host-openai", window.openai ? "yes" : "no");
+      context = m.result.hostContext || {};
+      show();
+      parent.postMessage({jsonrpc: "2.0", method: "ui/notifications/initialized", params: {}}, "*");
+    }
+    if (m.id === 2) put("host-message", m.error ? "refused" : "proposed");
+    if (m.method === "ui/notifications/host-context-changed") {
+      for (var k in m.params) context[k] = m.params[k];
+      show();
+    }
+    if (m.method === "ui/notifications/tool-result") put("host-result", m.params.content[0].text);
+    if (m.method === "ui/resource-teardown") parent.postMessage({jsonrpc: "2.0", id: m.id, result: {}}, "*");
+  });
+  document.querySelector('[data-testid="message-button"]').addEventListener("click", function () {
+    parent.postMessage({jsonrpc: "2.0", id: 2, method: "ui/message", params: {role: "user", content: [{type: "text", text: "Hello from the report"}]}}, "*");
+  });
+  parent.postMessage({jsonrpc: "2.0", id: 1, method: "ui/initialize", params: {
+    protocolVersion: "2026-01-26", appInfo: {name: "host-report", version: "1"},
+    appCapabilities: {availableDisplayModes: ["inline", "fullscreen"]}}}, "*");
+</script></body></html>
+"#;
 
 /// A plain MCP App view, written by hand against the bridge: it initializes and shows the text
 /// of the result it is given.
@@ -132,6 +191,8 @@ struct AppsSdkServer {
     both: bool,
     /// `--skybridge-widget PAGE`: the skybridge widget's page, for `topping_board`.
     board: Option<Arc<String>>,
+    /// `--host-report`: offer `host_report`.
+    host_report: bool,
     votes: Arc<AtomicU64>,
 }
 
@@ -176,6 +237,13 @@ impl ServerHandler for AppsSdkServer {
                 "both_shapes",
                 "A tool with both metadata shapes.",
                 json!({"ui": {"resourceUri": MCP_APP_URI}, "openai/outputTemplate": WIDGET_URI}),
+            ));
+        }
+        if self.host_report {
+            tools.push(tool(
+                "host_report",
+                "Show what the view is told about its host.",
+                json!({"ui": {"resourceUri": HOST_REPORT_URI}}),
             ));
         }
         if self.board.is_some() {
@@ -229,6 +297,7 @@ impl ServerHandler for AppsSdkServer {
                 result
             }
             "secret_recipe" => CallToolResult::success(vec![ContentBlock::text("tomato, basil, patience")]),
+            "host_report" if self.host_report => CallToolResult::success(vec![ContentBlock::text("reported")]),
             "both_shapes" => CallToolResult::success(vec![ContentBlock::text("shown by the MCP Apps view")]),
             "topping_board" if self.board.is_some() => {
                 let occasion = args.get("occasion").and_then(Value::as_str).unwrap_or("dinner");
@@ -266,6 +335,9 @@ impl ServerHandler for AppsSdkServer {
             Resource::new(WIDGET_URI, "Pizza map").with_mime_type(SKYBRIDGE),
             Resource::new(MCP_APP_URI, "Both").with_mime_type(MCP_APP_MIME),
         ];
+        if self.host_report {
+            resources.push(Resource::new(HOST_REPORT_URI, "Host report").with_mime_type(MCP_APP_MIME));
+        }
         if self.board.is_some() {
             resources.push(Resource::new(BOARD_URI, "Topping board").with_mime_type(SKYBRIDGE));
         }
@@ -279,6 +351,10 @@ impl ServerHandler for AppsSdkServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         if request.uri == MCP_APP_URI {
             let contents = ResourceContents::text(MCP_APP, MCP_APP_URI).with_mime_type(MCP_APP_MIME);
+            return Ok(ReadResourceResult::new(vec![contents]).into());
+        }
+        if self.host_report && request.uri == HOST_REPORT_URI {
+            let contents = ResourceContents::text(HOST_REPORT, HOST_REPORT_URI).with_mime_type(MCP_APP_MIME);
             return Ok(ReadResourceResult::new(vec![contents]).into());
         }
         if let Some(board) = self.board.as_deref().filter(|_| request.uri == BOARD_URI) {
@@ -319,6 +395,7 @@ async fn main() -> anyhow::Result<()> {
     };
     let server = AppsSdkServer {
         both: args.iter().any(|a| a == "--both"),
+        host_report: args.iter().any(|a| a == "--host-report"),
         board,
         ..Default::default()
     };

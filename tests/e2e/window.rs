@@ -2115,3 +2115,123 @@ fn a_second_launch_on_the_same_profile_is_handed_to_the_running_app() -> Result<
     own.wait()?;
     Ok(())
 }
+
+/// Host emulation in the workbench: a view of a workbench run is told it runs in the host picked
+/// (hostInfo, capabilities, display modes, platform, window.openai), a host that does not
+/// advertise `message` refuses the view's `ui/message`, a device change reaches the live view as
+/// a context change, and the model's own view in the same chat stays Porthole's throughout.
+#[test]
+fn a_preset_changes_what_the_view_reports_about_its_host() -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let fake = runtime.block_on(FakeLlm::start(Script::new(vec![
+        Reply::ToolCalls {
+            text: None,
+            calls: vec![FakeToolCall::new("call_report", "host_report", "{}")],
+        },
+        Reply::text("Reported."),
+    ])))?;
+    let dir = profile();
+    let config = json!({"mcpServers": {"pizzaz": {
+        "command": env!("CARGO_BIN_EXE_porthole-apps-sdk-server"),
+        "args": ["--host-report"],
+        "alwaysAllow": ["host_report"],
+    }}});
+    std::fs::write(dir.path().join("config.json"), config.to_string())?;
+    let app = launch_with_model(dir.path(), &fake)?;
+    let s = &app.session;
+    s.wait_for_element(
+        "[data-testid=server][data-server-name=pizzaz][data-state=connected]",
+        WAIT,
+    )?;
+    // The model's call: a view in an ordinary chat.
+    s.send_keys(&s.find("[data-testid=composer]")?, "Report the host\u{E007}")?;
+    let chat_card = "[data-testid=tool-call][data-call-id=call_report]";
+    s.wait_for_element(&format!("{chat_card} [data-testid=view-state][data-state=ready]"), WAIT)?;
+
+    // The same tool run from the workbench.
+    s.click(&s.find("[data-testid=tools-button]")?)?;
+    s.wait_for_element("[data-testid=workbench]", WAIT)?;
+    let search = s.find("[data-testid=tools-search]")?;
+    s.send_keys(&search, "host_report")?;
+    s.click(&s.wait_for_element("[data-testid=tool-entry][data-tool-name=host_report]", WAIT)?)?;
+    s.click(&s.wait_for_element("[data-testid=tool-run]", WAIT)?)?;
+    let run_card = "[data-testid=tool-call][data-tool-name=host_report]:not([data-call-id=call_report])";
+    s.wait_for_element(&format!("{run_card} [data-testid=view-state][data-state=ready]"), WAIT)?;
+
+    // What a view reports, read from its frame (from the top each time: a re-created view's
+    // frame replaces the one looked into).
+    let report = |card: &str, id: &str, wanted: &str| -> Result<()> {
+        let css = format!("{card} iframe[data-testid=mcp-app-view]");
+        let mut seen = String::new();
+        let found = s.wait_for(&format!("{id} = {wanted} in {card}"), WAIT, |s| {
+            s.switch_to_top()?;
+            let Some(frame) = s.find_all(&css)?.into_iter().next() else {
+                return Ok(None);
+            };
+            s.switch_to_frame(&frame)?;
+            let text = s.find(&format!("[data-testid={id}]")).and_then(|el| s.text(&el));
+            s.switch_to_top()?;
+            seen = text.unwrap_or_default();
+            Ok((seen == wanted).then_some(()))
+        });
+        found.with_context(|| format!("{id} was {seen:?}"))
+    };
+    report(run_card, "host-name", "Porthole")?;
+    report(run_card, "host-result", "reported")?;
+
+    // Goose: its hostInfo, no serverTools or message; the view is re-created with its result.
+    tab(s, "host")?;
+    choose(s, "[data-testid=host-preset]", "goose")?;
+    s.wait_for_element("[data-testid=host-emulation-status]", WAIT)?;
+    report(run_card, "host-name", "MCP-UI Host")?;
+    report(run_card, "host-capabilities", "logging,openLinks,serverResources")?;
+    report(run_card, "host-modes", "inline,fullscreen,pip")?;
+    report(run_card, "host-result", "reported")?;
+    let badge = s.wait_for_element(&format!("{run_card} [data-testid=view-emulation]"), WAIT)?;
+    assert!(
+        s.text(&badge)?.starts_with("Shown as Goose presents views"),
+        "{}",
+        s.text(&badge)?
+    );
+    s.switch_to_top()?;
+    let frame = s.find(&format!("{run_card} iframe[data-testid=mcp-app-view]"))?;
+    s.switch_to_frame(&frame)?;
+    let clicked = s.find("[data-testid=message-button]").and_then(|b| s.click(&b));
+    s.switch_to_top()?;
+    clicked?;
+    report(run_card, "host-message", "refused")?;
+
+    // ChatGPT: window.openai in the view's document, the web platform, its modes.
+    choose(s, "[data-testid=host-preset]", "chatgpt")?;
+    report(run_card, "host-name", "ChatGPT")?;
+    report(run_card, "host-openai", "yes")?;
+    report(run_card, "host-platform", "web")?;
+    report(run_card, "host-modes", "inline,fullscreen,pip")?;
+    // A device is a context change: the live view is told (mobile, touch, 430 px).
+    choose(s, "[data-testid=host-device]", "mobile")?;
+    report(run_card, "host-platform", "mobile")?;
+    report(run_card, "host-touch", "yes")?;
+    report(run_card, "host-width", "430")?;
+    let width = s.execute(
+        "return document.querySelector(arguments[0]).getBoundingClientRect().width",
+        json!([format!("{run_card} iframe[data-testid=mcp-app-view]")]),
+    )?;
+    assert!(
+        width.as_f64().is_some_and(|w| w <= 430.5),
+        "the frame is the device's width: {width}"
+    );
+
+    // The model's view in the chat was never emulated.
+    report(chat_card, "host-name", "Porthole")?;
+    report(chat_card, "host-openai", "no")?;
+    assert!(
+        s.find_all(&format!("{chat_card} [data-testid=view-emulation]"))?
+            .is_empty()
+    );
+
+    // Back to Porthole: the run's view is itself again.
+    s.click(&s.find("[data-testid=host-emulation-reset]")?)?;
+    report(run_card, "host-name", "Porthole")?;
+    report(run_card, "host-openai", "no")?;
+    Ok(())
+}

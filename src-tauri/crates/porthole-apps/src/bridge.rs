@@ -1156,7 +1156,8 @@ impl Inner {
         context.insert("toolInfo".into(), self.tool_info.clone());
         let mut capabilities = self.capabilities.clone();
         capabilities["sandbox"] = st.sandbox.clone();
-        if self.host.offers_sampling() {
+        // An emulated host advertises sampling only when its capabilities say so.
+        if self.host.offers_sampling() && !self.emulating {
             capabilities["sampling"] = json!({});
         }
         self.post(rpc::result(
@@ -1451,6 +1452,7 @@ impl Inner {
             "ui/message" => "message",
             "ui/update-model-context" => "updateModelContext",
             "ui/download-file" => "downloadFile",
+            "sampling/createMessage" => "sampling",
             _ => return None,
         };
         self.capabilities.get(needs).is_none().then_some(needs)
