@@ -33,7 +33,7 @@
 //! | tool | what its view does (rule) |
 //! |---|---|
 //! | `silent_view` | never sends `ui/initialize` (`live-initialize`, error) |
-//! | `noisy_view` | logs an error and throws one it does not catch (`live-console-error`) |
+//! | `noisy_view` | logs a line and an error, and throws one it does not catch (`live-console-error`; the plain log line is no finding) |
 //! | `csp_breaking_view` | loads an image from an origin its CSP does not declare (`live-csp-violation`) |
 //! | `asking_view` | asks for a method hosts do not offer (`live-unsupported`) |
 //! | `failing_call` | its tool answers `isError` to the sample input (`live-call`) |
@@ -314,7 +314,7 @@ impl ServerHandler for BrokenServer {
             "noisy" => vec![text(
                 MIME,
                 &app_html(
-                    r#"console.error("the chart data is missing"); setTimeout(() => { throw new Error("cannot read x of undefined"); }, 0);"#,
+                    r#"console.log("drawing 3 bars"); console.error("the chart data is missing"); setTimeout(() => { throw new Error("cannot read x of undefined"); }, 0);"#,
                 ),
                 Value::Null,
             )],

@@ -1676,11 +1676,12 @@ fn the_view_inspector_shows_a_views_messages_errors_and_csp_violations() -> Resu
     let card = run("noisy_view")?;
     wait_for_texts(
         s,
-        "the view's console error and uncaught exception",
+        "the view's console log line, error and uncaught exception",
         &format!("{card} [data-testid=inspect-console-line]"),
         &[
-            "the chart data is missing",
-            "Uncaught: Error: cannot read x of undefined",
+            "log drawing 3 bars",
+            "error the chart data is missing",
+            "uncaught Error: cannot read x of undefined",
         ],
     )?;
     assert!(

@@ -630,7 +630,7 @@ pub fn check_live(tool: &str, uri: &str, facts: &LiveFacts) -> Vec<Finding> {
     }
     let mut seen = std::collections::HashSet::new();
     let (mut console, mut csp) = (0, 0);
-    for d in &facts.diagnostics {
+    for d in facts.diagnostics.iter().filter(|d| !d.is_log()) {
         if !seen.insert((d.kind.clone(), d.message.clone())) {
             continue;
         }

@@ -2,7 +2,9 @@
 //! `porthole snapshot`, the host puts [`shim`] first in the view's document (after the storage
 //! shim), which reports through the frame's one channel ([`DIAGNOSTIC_METHOD`]):
 //!
-//! - `console.error` and `console.warn` calls (`kind: "console"`),
+//! - `console.error` and `console.warn` calls (`kind: "console"`), and `console.log`, `info`
+//!   and `debug` (level `info` or `debug`: the view inspector shows them; a check does not count
+//!   them), at most [`MAX_LOG_REPORTS`] of those so chatter cannot crowd out errors,
 //! - uncaught exceptions and unhandled promise rejections (`kind: "error"`; name and message, no
 //!   stack: a stack names the view's unguessable URL),
 //! - Content-Security-Policy violations (`kind: "csp"`, with the directive and the blocked URI),
@@ -25,6 +27,8 @@ pub const DIAGNOSTIC_METHOD: &str = "porthole/notifications/diagnostic";
 pub const MAX_TEXT: usize = 500;
 /// The most reports the shim sends from one document.
 pub const MAX_REPORTS: usize = 100;
+/// The most `console.log` / `info` / `debug` reports, counted apart.
+pub const MAX_LOG_REPORTS: usize = 200;
 /// The instant a still view's clock shows: 2026-01-01T12:00:00Z.
 pub const STILL_CLOCK_MS: i64 = 1_767_268_800_000;
 
@@ -34,7 +38,7 @@ pub const STILL_CLOCK_MS: i64 = 1_767_268_800_000;
 pub struct Diagnostic {
     /// `console`, `error` or `csp`.
     pub kind: String,
-    /// `error` or `warning`.
+    /// `error`, `warning`, or `info` / `debug` (`console.log` and the like).
     pub level: String,
     pub message: String,
     /// The CSP directive violated (`csp` only).
@@ -43,6 +47,13 @@ pub struct Diagnostic {
     /// What the CSP blocked (`csp` only): a URL, or `inline` / `eval`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocked_uri: Option<String>,
+}
+
+impl Diagnostic {
+    /// `console.log`, `info` or `debug` output: shown, never counted as a problem.
+    pub fn is_log(&self) -> bool {
+        matches!(self.level.as_str(), "info" | "debug")
+    }
 }
 
 /// The script the host puts in a view's document to hear of its errors (see the module's notes).
@@ -60,12 +71,15 @@ FD.prototype=RD.prototype;FD.now=function(){{return T;}};FD.parse=RD.parse;FD.UT
     };
     format!(
         "<script>/* Porthole: this view's errors, for porthole check */(function(){{\
-var n=0,M={MAX_REPORTS},L={MAX_TEXT};\
+var n=0,M={MAX_REPORTS},L={MAX_TEXT},nl=0,ML={MAX_LOG_REPORTS};\
 function text(v){{try{{if(v instanceof Error)return v.name+': '+v.message;if(typeof v==='string')return v;return JSON.stringify(v);}}catch(e){{return String(v);}}}}\
-function send(p){{if(n>=M)return;n++;p.message=String(p.message).slice(0,L);\
+function send(p){{var log=p.level==='info'||p.level==='debug';if(log?nl>=ML:n>=M)return;if(log)nl++;else n++;p.message=String(p.message).slice(0,L);\
 try{{window.parent.postMessage({{jsonrpc:'2.0',method:'{DIAGNOSTIC_METHOD}',params:p}},'*');}}catch(e){{}}}}\
 ['error','warn'].forEach(function(k){{var o=console[k];console[k]=function(){{\
 send({{kind:'console',level:k==='warn'?'warning':'error',message:[].map.call(arguments,text).join(' ')}});\
+return o.apply(console,arguments);}};}});\
+[['log','info'],['info','info'],['debug','debug']].forEach(function(k){{var o=console[k[0]];console[k[0]]=function(){{\
+send({{kind:'console',level:k[1],message:[].map.call(arguments,text).join(' ')}});\
 return o.apply(console,arguments);}};}});\
 window.addEventListener('error',function(e){{if(e.target&&e.target!==window)return;send({{kind:'error',level:'error',message:e.error?text(e.error):String(e.message)}});}});\
 window.addEventListener('unhandledrejection',function(e){{send({{kind:'error',level:'error',message:'unhandled rejection: '+text(e.reason)}});}});\
@@ -89,6 +103,8 @@ pub fn checked_report(params: &Map<String, Value>) -> Result<Diagnostic, String>
     }
     let level = match text("level", 20).as_deref() {
         Some("warning") => "warning",
+        Some("info") => "info",
+        Some("debug") => "debug",
         _ => "error",
     };
     Ok(Diagnostic {
@@ -121,6 +137,13 @@ mod tests {
         .unwrap();
         assert_eq!(long.message.len(), MAX_TEXT);
         assert_eq!(long.level, "warning");
+        let log = checked_report(&params(json!({"kind": "console", "level": "info", "message": "hi"}))).unwrap();
+        assert!(log.is_log() && !long.is_log());
+        assert!(
+            !checked_report(&params(json!({"kind": "console", "level": "shout", "message": "?"})))
+                .unwrap()
+                .is_log()
+        );
         assert!(checked_report(&params(json!({"kind": "other", "message": "?"}))).is_err());
         assert!(checked_report(&params(json!({"message": "?"}))).is_err());
     }

@@ -788,7 +788,7 @@ pub async fn snapshot(host: &crate::Host, args: SnapshotArgs) -> Result<ExitCode
         "window": {"width": args.width, "height": args.height},
         "viewSize": o.size.map(|(w, h)| serde_json::json!({"width": w, "height": h})),
         "timings": {"initializedMs": o.initialized_ms, "settledMs": outcome.settled_ms},
-        "console": o.diagnostics.iter().filter(|d| d.kind != "csp").collect::<Vec<_>>(),
+        "console": o.diagnostics.iter().filter(|d| d.kind != "csp" && !d.is_log()).collect::<Vec<_>>(),
         "cspViolations": o.diagnostics.iter().filter(|d| d.kind == "csp").collect::<Vec<_>>(),
         "unsupported": o.unsupported,
         "logs": o.logs,

@@ -285,6 +285,16 @@ pub struct EmulatedHost {
     pub width: Option<u32>,
 }
 
+/// What is kept of a view between its mounts, for the view inspector.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredViewState {
+    /// An Apps SDK widget's `setWidgetState`, kept with its call.
+    pub widget_state: Option<Value>,
+    /// The `localStorage` of its server's views (one origin per server), kept across restarts.
+    pub local_storage: Map<String, Value>,
+}
+
 /// The setting that holds the workbench's host emulation.
 pub const HOST_EMULATION_SETTING: &str = "hostEmulation";
 
@@ -1365,6 +1375,22 @@ impl Views {
             .ok()
             .flatten()
             .map(|c| c.id)
+    }
+
+    /// What is kept of view `view_id` between its mounts: its widget state and its origin's
+    /// `localStorage`.
+    pub fn stored_state(&self, view_id: &str) -> StoredViewState {
+        let origin = self
+            .inner
+            .live
+            .lock()
+            .unwrap()
+            .get(view_id)
+            .and_then(|v| v.origin.clone());
+        StoredViewState {
+            widget_state: self.widget_state(view_id),
+            local_storage: origin.map(|o| self.inner.origins.storage(&o)).unwrap_or_default(),
+        }
     }
 
     /// What an Apps SDK widget kept of itself for the view's tool call (`setWidgetState`).

@@ -143,6 +143,8 @@ pub struct ViewInspection {
     pub messages: Vec<Value>,
     pub messages_dropped: usize,
     pub csp_suggestion: porthole_apps::csp::CspSuggestion,
+    /// What is kept of the view between its mounts.
+    pub stored_state: crate::views::StoredViewState,
 }
 
 impl Host {
@@ -189,6 +191,7 @@ impl Host {
             logs: o.logs,
             messages: to_values(&o.messages),
             messages_dropped: o.messages_dropped,
+            stored_state: self.inner.views.stored_state(view_id),
         })
     }
 }
