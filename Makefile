@@ -61,7 +61,7 @@ conformance: deps
 # Refreshes the README's screenshots (taken by the window tests).
 screenshots: build
 	PORTHOLE_SCREENSHOT_DIR=$(CURDIR)/tests/screenshots $(XVFB) dbus-run-session -- \
-	  $(CARGO) test -p porthole-e2e --features e2e --test window -- --test-threads=1 dark_system_theme a_chat_streams
+	  $(CARGO) test -p porthole-e2e --features e2e --test window -- --test-threads=1 dark_system_theme a_chat_streams the_view_inspector_shows a_preset_changes the_workbench_inspects
 
 clean:
 	$(CARGO) clean

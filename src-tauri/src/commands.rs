@@ -566,6 +566,11 @@ async fn set_host_emulation(
 }
 
 #[tauri::command]
+async fn preview_view(host: State<'_, Host>, Args(a): Args<PreviewView>) -> Answer<porthole_host::views::ViewPreview> {
+    host.preview_view(&a.server, &a.uri, a.input, a.result).await
+}
+
+#[tauri::command]
 async fn replay_view(host: State<'_, Host>, Args(a): Args<ReplayView>) -> Answer<()> {
     host.replay_view(&a.view_id, a.input, a.result).await
 }

@@ -1525,6 +1525,7 @@ fn the_workbench_inspects_a_servers_traffic_resources_and_prompts() -> Result<()
     })?;
     assert!(json.contains("\"jsonrpc\": \"2.0\""), "{json}");
     let _ = answer;
+    readme_screenshot(s, "workbench-traffic.png")?;
     s.clear(&filter)?;
     s.send_keys(&filter, "resources/read")?;
     s.wait_for("only resources/read in the traffic", WAIT, |s| {
@@ -1654,6 +1655,11 @@ fn the_view_inspector_shows_a_views_messages_errors_and_csp_violations() -> Resu
     );
     let policy = s.text(&s.find(&format!("{card} [data-testid=inspect-csp-policy]"))?)?;
     assert!(policy.starts_with("default-src 'none'"), "{policy}");
+    s.execute(
+        "document.querySelector(arguments[0]).scrollIntoView({ block: 'center' })",
+        json!([format!("{card} [data-testid=inspect-csp-patch]")]),
+    )?;
+    readme_screenshot(s, "workbench-view-inspector.png")?;
     let summary = s.text(&s.find(&format!("{card} [data-testid=inspect-summary]"))?)?;
     assert!(
         summary.starts_with("Mounted 1 time for this call · ready after"),
@@ -2194,6 +2200,7 @@ fn a_preset_changes_what_the_view_reports_about_its_host() -> Result<()> {
         "{}",
         s.text(&badge)?
     );
+    readme_screenshot(s, "workbench-host-emulation.png")?;
     s.switch_to_top()?;
     let frame = s.find(&format!("{run_card} iframe[data-testid=mcp-app-view]"))?;
     s.switch_to_frame(&frame)?;
@@ -2234,5 +2241,33 @@ fn a_preset_changes_what_the_view_reports_about_its_host() -> Result<()> {
     s.click(&s.find("[data-testid=host-emulation-reset]")?)?;
     report(run_card, "host-name", "Porthole")?;
     report(run_card, "host-openai", "no")?;
+
+    // The view's resource previewed from the Resources tab with a sample result the server
+    // never gives (it answers "reported"), under an emulated host.
+    choose(s, "[data-testid=host-preset]", "claude")?;
+    report(run_card, "host-name", "Claude")?;
+    tab(s, "resources")?;
+    let resource = "[data-testid=workbench-resource][data-uri='ui://apps/host-report.html']";
+    s.click(&s.wait_for_element(&format!("{resource} [data-testid=resource-preview]"), WAIT)?)?;
+    s.execute(
+        "const el = document.querySelector(arguments[0]);
+         el.value = arguments[1];
+         el.dispatchEvent(new Event('input', { bubbles: true }));",
+        json!([
+            "[data-testid=preview-result]",
+            r#"{"content": [{"type": "text", "text": "a sample result"}]}"#
+        ]),
+    )?;
+    s.click(&s.find("[data-testid=preview-show]")?)?;
+    let preview = "[data-testid=view-preview]";
+    s.wait_for_element(&format!("{preview} [data-testid=view-state][data-state=ready]"), WAIT)?;
+    report(preview, "host-result", "a sample result")?;
+    report(preview, "host-name", "Claude")?;
+    report(preview, "host-modes", "inline,fullscreen")?;
+    s.execute(
+        "document.querySelector(arguments[0]).scrollIntoView({ block: 'end' })",
+        json!(["[data-testid=view-preview] [data-testid=view-frame]"]),
+    )?;
+    readme_screenshot(s, "workbench-view-preview.png")?;
     Ok(())
 }

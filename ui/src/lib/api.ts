@@ -232,6 +232,8 @@ export const api = {
   replayView: (viewId: string, input: JsonValue, result: JsonValue) => commands.replayView({ viewId, input, result }),
   /** Reads the view's resource again and shows its call in a fresh view. */
   reloadView: (viewId: string) => commands.reloadView({ viewId }),
+  /** Shows a server's ui:// resource as a view with this sample input and result (the server gives only the HTML). */
+  previewView: (server: string, uri: string, input: JsonValue, result: JsonValue) => commands.previewView({ server, uri, input, result }),
   // --- the workbench's host emulation ---
   /** The host emulation as set, and the presets. */
   hostEmulation: () => commands.hostEmulation(),

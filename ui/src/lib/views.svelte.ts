@@ -120,6 +120,9 @@ export function messageFits(data: unknown): boolean {
   return json.length * 3 <= MAX_MESSAGE_BYTES || utf8Length(json) <= MAX_MESSAGE_BYTES;
 }
 
+/** The conversation id of the workbench's view previews: always shown (in the workbench). */
+export const PREVIEW_CONVERSATION = "workbench-preview";
+
 export class ViewRegistry {
   /** Views by tool call id. */
   entries = $state<Record<string, ViewEntry>>({});

@@ -91,6 +91,7 @@ macro_rules! app_command_list {
                 view_inspection: ViewRef => Option<ViewInspection>,
                 replay_view: ReplayView => (),
                 reload_view: ViewRef => (),
+                preview_view: PreviewView => ViewPreview,
                 // The workbench's host emulation.
                 host_emulation: NoArgs => HostEmulationState,
                 set_host_emulation: SetHostEmulation => HostEmulationState,

@@ -36,7 +36,7 @@ use crate::settings::{GeneralSettings, ModelSettings, ModelTest};
 use crate::theme::ThemePreference;
 use crate::tool_runs::{ResourceRead, ToolRun};
 use crate::turns::ChatEvent;
-use crate::views::ViewEvent;
+use crate::views::{ViewEvent, ViewPreview};
 use crate::workbench::{HostEmulationState, PromptPreview, ViewInspection};
 use porthole_apps::host_emulation::HostEmulation;
 
@@ -138,6 +138,8 @@ args! {
     ReplayView { view_id: String, input: Value, result: Value }
     /// The view inspector on or off (the main window's views from now on).
     InspectionSwitch { on: bool }
+    /// A `ui://` resource of `server` shown as a view with this sample input and result.
+    PreviewView { server: String, uri: String, input: Value, result: Value }
     /// The workbench's host emulation: a preset, overrides, and whether chats are emulated too.
     SetHostEmulation { emulation: HostEmulation }
     /// Prompt `name` of `server` with its arguments, shown, not sent.

@@ -295,6 +295,19 @@ pub struct StoredViewState {
     pub local_storage: Map<String, Value>,
 }
 
+/// The conversation id of the workbench's view previews (no stored conversation has it).
+pub const PREVIEW_CONVERSATION: &str = "workbench-preview";
+/// The prefix of a preview's call id.
+pub const PREVIEW_PREFIX: &str = "preview-";
+
+/// A view preview the workbench started: where its view events come.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ViewPreview {
+    pub conversation_id: String,
+    pub call_id: String,
+}
+
 /// The setting that holds the workbench's host emulation.
 pub const HOST_EMULATION_SETTING: &str = "hostEmulation";
 
@@ -1904,6 +1917,67 @@ impl Views {
             .find(|t| t.name == tool && t.ui_resource_uri.is_some())
     }
 
+    /// Shows `server`'s view `uri` with sample `input` and `result` (the workbench's preview of a
+    /// `ui://` resource): the server is not called for a result and nothing is stored. The view
+    /// is told it belongs to the server's tool that names it, when one does. One preview at a
+    /// time: an earlier one is closed.
+    pub async fn preview(&self, server: &str, uri: &str, input: Value, result: Value) -> AppResult<ViewPreview> {
+        if !result.is_object() {
+            return Err(AppError::invalid("a tool result is a JSON object (a CallToolResult)"));
+        }
+        if !input.is_object() {
+            return Err(AppError::invalid("the tool input is a JSON object"));
+        }
+        if !uri.starts_with("ui://") {
+            return Err(AppError::invalid("only ui:// resources are views"));
+        }
+        let status = self
+            .inner
+            .servers
+            .statuses()
+            .into_iter()
+            .find(|s| s.name == server)
+            .ok_or_else(|| AppError::not_found(format!("no server named {server}")))?;
+        if !status.mcp_apps {
+            return Err(AppError::invalid(format!("MCP Apps are switched off for {server}")));
+        }
+        let tool = status
+            .tools
+            .iter()
+            .find(|t| t.ui_resource_uri.as_deref() == Some(uri))
+            .cloned()
+            .unwrap_or_else(|| CatalogTool {
+                server: server.to_string(),
+                name: "preview".into(),
+                model_name: format!("{server}__preview"),
+                title: Some(format!("Preview of {uri}")),
+                description: None,
+                input_schema: json!({"type": "object"}),
+                ui_resource_uri: Some(uri.to_string()),
+                visibility: vec![porthole_mcp::Audience::App],
+                widget: Default::default(),
+                meta_problems: Vec::new(),
+            });
+        let earlier: Vec<String> = self
+            .inner
+            .live
+            .lock()
+            .unwrap()
+            .values()
+            .filter(|v| v.conversation_id == PREVIEW_CONVERSATION)
+            .map(|v| v.view_id.clone())
+            .collect();
+        for id in earlier {
+            self.close(&id, true).await;
+        }
+        let call_id = format!("{PREVIEW_PREFIX}{}", new_view_id());
+        self.open(PREVIEW_CONVERSATION, &call_id, tool, Some((input, result)), MAIN_WINDOW);
+        Ok(ViewPreview {
+            conversation_id: PREVIEW_CONVERSATION.into(),
+            call_id,
+        })
+    }
+
     /// Shows view `view_id`'s call again in a fresh view given `input` and `result` instead of
     /// the call's (the workbench's edit and replay): the server is not called, nothing is
     /// stored, and reopening the conversation shows the call's own again.
@@ -2159,8 +2233,8 @@ impl Views {
     /// and applies to it (the workbench's own runs, or every view when the person chose so).
     fn presentation_for(&self, call_id: &str) -> Option<Presentation> {
         let emulation = self.inner.emulation.lock().unwrap().clone();
-        let applies =
-            emulation.is_active() && (emulation.in_chats || call_id.starts_with(crate::tool_runs::RUN_PREFIX));
+        let workbench = call_id.starts_with(crate::tool_runs::RUN_PREFIX) || call_id.starts_with(PREVIEW_PREFIX);
+        let applies = emulation.is_active() && (emulation.in_chats || workbench);
         applies.then(|| emulation.presentation(self.theme()))
     }
 

@@ -214,6 +214,19 @@ impl Host {
     pub async fn reload_view(&self, view_id: &str) -> AppResult<()> {
         self.inner.views.reload(view_id).await
     }
+
+    /// Shows `server`'s `ui://` resource `uri` as a view given sample `input` and `result` (the
+    /// Resources tab's preview): the server is not called for a result, nothing is stored.
+    pub async fn preview_view(
+        &self,
+        server: &str,
+        uri: &str,
+        input: Value,
+        result: Value,
+    ) -> AppResult<crate::views::ViewPreview> {
+        self.known_server(server)?;
+        self.inner.views.preview(server, uri, input, result).await
+    }
 }
 
 /// The workbench's host emulation: the setting and the presets it picks from.

@@ -36,6 +36,7 @@ import type { ModelInfo } from "./ModelInfo";
 import type { ModelSettings } from "./ModelSettings";
 import type { ModelTest } from "./ModelTest";
 import type { PreviewPrompt } from "./PreviewPrompt";
+import type { PreviewView } from "./PreviewView";
 import type { PromptList } from "./PromptList";
 import type { PromptPreview } from "./PromptPreview";
 import type { ProviderRef } from "./ProviderRef";
@@ -77,6 +78,7 @@ import type { TrafficEntry } from "./TrafficEntry";
 import type { TrafficMessage } from "./TrafficMessage";
 import type { ViewInspection } from "./ViewInspection";
 import type { ViewMessage } from "./ViewMessage";
+import type { ViewPreview } from "./ViewPreview";
 import type { ViewRef } from "./ViewRef";
 
 /** Every window command, by its camelCase name; a failed command rejects with an `AppError`. */
@@ -160,6 +162,7 @@ export const commands = {
   viewInspection: (args: ViewRef) => invoke<ViewInspection | null>("view_inspection", args),
   replayView: (args: ReplayView) => invoke<void>("replay_view", args),
   reloadView: (args: ViewRef) => invoke<void>("reload_view", args),
+  previewView: (args: PreviewView) => invoke<ViewPreview>("preview_view", args),
   hostEmulation: () => invoke<HostEmulationState>("host_emulation"),
   setHostEmulation: (args: SetHostEmulation) => invoke<HostEmulationState>("set_host_emulation", args),
   viewMessage: (args: ViewMessage) => invoke<void>("view_message", args),
