@@ -548,8 +548,12 @@ fn view_inspection_on(host: State<'_, Host>, _: Args<NoArgs>) -> bool {
 }
 
 #[tauri::command]
-fn view_inspection(host: State<'_, Host>, Args(a): Args<ViewRef>) -> Option<porthole_host::workbench::ViewInspection> {
-    host.view_inspection(&a.view_id)
+fn view_inspection(
+    host: State<'_, Host>,
+    webview: Webview,
+    Args(a): Args<ViewRef>,
+) -> Option<porthole_host::workbench::ViewInspection> {
+    host.view_inspection(webview.label(), &a.view_id)
 }
 
 #[tauri::command]
@@ -571,11 +575,11 @@ async fn preview_view(host: State<'_, Host>, Args(a): Args<PreviewView>) -> Answ
 }
 
 #[tauri::command]
-async fn replay_view(host: State<'_, Host>, Args(a): Args<ReplayView>) -> Answer<()> {
-    host.replay_view(&a.view_id, a.input, a.result).await
+async fn replay_view(host: State<'_, Host>, webview: Webview, Args(a): Args<ReplayView>) -> Answer<()> {
+    host.replay_view(webview.label(), &a.view_id, a.input, a.result).await
 }
 
 #[tauri::command]
-async fn reload_view(host: State<'_, Host>, Args(a): Args<ViewRef>) -> Answer<()> {
-    host.reload_view(&a.view_id).await
+async fn reload_view(host: State<'_, Host>, webview: Webview, Args(a): Args<ViewRef>) -> Answer<()> {
+    host.reload_view(webview.label(), &a.view_id).await
 }

@@ -1766,6 +1766,64 @@ fn the_view_inspector_shows_a_views_messages_errors_and_csp_violations() -> Resu
     s.wait_for("the view's resource read again", WAIT, |_| {
         Ok((sent("resources/read")? > before).then_some(()))
     })?;
+
+    // In its pop-out window the view is inspected too, and replayed there with what it was
+    // given (the pop-out has no card to take them from).
+    let main = s.window_handle()?;
+    s.execute(
+        "document.querySelector(arguments[0]).scrollIntoView({ block: 'center' });",
+        json!([format!("{card} [data-testid=view-pop-out]")]),
+    )?;
+    s.click(&s.find(&format!("{card} [data-testid=view-pop-out]"))?)?;
+    let pop_out = s.wait_for("the pop-out window", WAIT, |s| {
+        Ok(s.window_handles()?.into_iter().find(|h| *h != main))
+    })?;
+    s.switch_to_window(&pop_out)?;
+    s.wait_for_element("[data-testid=view][data-state=ready]", WAIT)?;
+    s.click(&s.wait_for_element("[data-testid=view-inspect-toggle]", WAIT)?)?;
+    let summary = s.wait_for("the pop-out's inspector", WAIT, |s| {
+        let found = s.find_all("[data-testid=inspect-summary]")?;
+        Ok(match found.first() {
+            Some(el) => Some(s.text(el)?).filter(|t| t.starts_with("Mounted 4 times for this call")),
+            None => None,
+        })
+    })?;
+    assert!(summary.contains("ready after"), "{summary}");
+    s.find("[data-testid=inspect-message][data-direction=to-view][data-method='ui/notifications/tool-result']")?;
+    s.click(&s.find("[data-testid=inspect-edit]")?)?;
+    let given = s.wait_for_element("[data-testid=inspect-replay-result]", WAIT)?;
+    let given = s.property(&given, "value")?;
+    assert!(
+        given.as_str().is_some_and(|t| t.contains("good_view ran")),
+        "the result it was given: {given}"
+    );
+    s.execute(
+        "const el = document.querySelector(arguments[0]);
+         el.value = arguments[1];
+         el.dispatchEvent(new Event('input', { bubbles: true }));
+         document.querySelector(arguments[2]).scrollIntoView({ block: 'center' });",
+        json!([
+            "[data-testid=inspect-replay-result]",
+            r#"{"content": [{"type": "text", "text": "Replayed in the pop-out"}]}"#,
+            "[data-testid=inspect-replay]",
+        ]),
+    )?;
+    s.click(&s.find("[data-testid=inspect-replay]")?)?;
+    s.wait_for("the replayed result in the pop-out's view", WAIT, |s| {
+        s.switch_to_top()?;
+        let Some(frame) = s.find_all("iframe[data-testid=mcp-app-view]")?.into_iter().next() else {
+            return Ok(None);
+        };
+        s.switch_to_frame(&frame)?;
+        let text = s.property(&s.find("body")?, "textContent");
+        s.switch_to_top()?;
+        Ok(text?
+            .as_str()
+            .filter(|t| t.contains("Replayed in the pop-out"))
+            .map(|_| ()))
+    })?;
+    let _ = s.send_keys(&s.find("[data-testid=view-pop-in]")?, "\u{E00C}");
+    s.switch_to_window(&main)?;
     Ok(())
 }
 

@@ -87,10 +87,6 @@ macro_rules! app_command_list {
                 preview_prompt: PreviewPrompt => PromptPreview,
                 // The workbench's view inspector.
                 set_view_inspection: InspectionSwitch => (),
-                view_inspection_on: NoArgs => bool,
-                view_inspection: ViewRef => Option<ViewInspection>,
-                replay_view: ReplayView => (),
-                reload_view: ViewRef => (),
                 preview_view: PreviewView => ViewPreview,
                 // The workbench's host emulation.
                 host_emulation: NoArgs => HostEmulationState,
@@ -104,6 +100,11 @@ macro_rules! app_command_list {
                 set_view_container: SetViewContainer => (),
                 teardown_view: ViewRef => (),
                 allow_view_devices: ViewRef => (),
+                // The view inspector, on a card or in a pop-out.
+                view_inspection_on: NoArgs => bool,
+                view_inspection: ViewRef => Option<ViewInspection>,
+                replay_view: ReplayView => (),
+                reload_view: ViewRef => (),
             }
             // Only pop-out windows.
             pop_out: {

@@ -83,6 +83,10 @@ impl Host {
             }
             call.clone()
         };
+        // While the inspector is on, a popped-out view is watched as the card's was.
+        if call.fresh.is_none() && self.view_inspection_on() {
+            self.inner.views.observe_webview(window, false);
+        }
         match call.fresh {
             Some((tool, input, result)) => {
                 self.inner
@@ -138,6 +142,7 @@ impl Host {
         let call = self.inner.pop_outs.windows.lock().unwrap().remove(window);
         let views = &self.inner.views;
         views.webview_closed(window).await;
+        views.unobserve_webview(window);
         let Some(call) = call else { return };
         if let Err(e) = views.reopen(&call.conversation_id, Some(&call.call_id), MAIN_WINDOW) {
             tracing::warn!(call_id = %call.call_id, "the popped-out view could not go back to its card: {e}");

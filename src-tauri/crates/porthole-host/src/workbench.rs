@@ -148,14 +148,18 @@ pub struct ViewInspection {
 }
 
 impl Host {
-    /// Watches the views the main window shows from now on, for the view inspector (on), or
-    /// stops (views already watched stay so until they close).
+    /// Watches the views the main window and its pop-outs show from now on, for the view
+    /// inspector (on), or stops (views already watched stay so until they close).
     pub fn set_view_inspection(&self, on: bool) {
         let views = &self.inner.views;
-        if on {
-            views.observe_webview(crate::ports::MAIN_WINDOW, false);
-        } else {
-            views.unobserve_webview(crate::ports::MAIN_WINDOW);
+        let mut windows = self.pop_out_windows();
+        windows.push(crate::ports::MAIN_WINDOW.to_string());
+        for window in windows {
+            if on {
+                views.observe_webview(&window, false);
+            } else {
+                views.unobserve_webview(&window);
+            }
         }
     }
 
@@ -164,9 +168,12 @@ impl Host {
         self.inner.views.observes_webview(crate::ports::MAIN_WINDOW)
     }
 
-    /// What the inspector shows of view `view_id`; none when it is not watched (it was created
-    /// before inspection was on) or is gone.
-    pub fn view_inspection(&self, view_id: &str) -> Option<ViewInspection> {
+    /// What the inspector shows of view `view_id`, asked by `window` (which must show it); none
+    /// when it is not watched (it was created before inspection was on) or is gone.
+    pub fn view_inspection(&self, window: &str, view_id: &str) -> Option<ViewInspection> {
+        if !self.inner.views.shown_in(view_id, window) {
+            return None;
+        }
         let o = self.inner.views.observation(view_id)?;
         let violations: Vec<(String, String)> = o
             .diagnostics
@@ -206,13 +213,23 @@ fn to_values<T: Serialize>(items: &[T]) -> Vec<Value> {
 impl Host {
     /// Shows view `view_id`'s call again in a fresh view given `input` and `result` (edited in
     /// the inspector) instead of the call's: the server is not called and nothing is stored.
-    pub async fn replay_view(&self, view_id: &str, input: Value, result: Value) -> AppResult<()> {
+    pub async fn replay_view(&self, window: &str, view_id: &str, input: Value, result: Value) -> AppResult<()> {
+        self.shows(window, view_id)?;
         self.inner.views.replay(view_id, input, result).await
     }
 
     /// Reads view `view_id`'s resource again and shows its call in a fresh view.
-    pub async fn reload_view(&self, view_id: &str) -> AppResult<()> {
+    pub async fn reload_view(&self, window: &str, view_id: &str) -> AppResult<()> {
+        self.shows(window, view_id)?;
         self.inner.views.reload(view_id).await
+    }
+
+    fn shows(&self, window: &str, view_id: &str) -> AppResult<()> {
+        if self.inner.views.shown_in(view_id, window) {
+            Ok(())
+        } else {
+            Err(AppError::forbidden("no such view in this window"))
+        }
     }
 
     /// Shows `server`'s `ui://` resource `uri` as a view given sample `input` and `result` (the
