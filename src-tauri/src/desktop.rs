@@ -108,6 +108,19 @@ fn serve_view(host: &Host, label: &str, request: &http::Request<Vec<u8>>) -> htt
         .unwrap_or_default();
     // The view's origin is its server's: a token is served only on the origin it was made for.
     let origin = porthole_apps::tokens::origin_of(request.uri().host().unwrap_or_default());
+    // The engine's report of a CSP violation (the policy's report-uri): for the view's inspector.
+    if let Some(key) = request
+        .uri()
+        .path()
+        .strip_prefix(porthole_apps::tokens::CSP_REPORT_PATH)
+        && *request.method() == http::Method::POST
+    {
+        let known = host.views().csp_report(key, label, &origin, request.body());
+        return http::Response::builder()
+            .status(if known { 204 } else { 404 })
+            .body(Vec::new())
+            .unwrap_or_else(|_| http::Response::new(Vec::new()));
+    }
     let served = if matches!(*request.method(), http::Method::GET | http::Method::HEAD) {
         host.views().tokens().serve(&token, &origin, label, Instant::now())
     } else {

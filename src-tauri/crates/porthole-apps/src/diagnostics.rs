@@ -7,10 +7,12 @@
 //!   them), at most [`MAX_LOG_REPORTS`] of those so chatter cannot crowd out errors,
 //! - uncaught exceptions and unhandled promise rejections (`kind: "error"`; name and message, no
 //!   stack: a stack names the view's unguessable URL),
-//! - Content-Security-Policy violations (`kind: "csp"`, with the directive and the blocked URI),
-//!   which only the document itself can see.
 //!
-//! The reports are the view's own words about itself: a view that forges or hides them only
+//! Content-Security-Policy violations are not the document's to report: the engine posts them
+//! to the host itself (the policy's `report-uri`, on the view's own origin), and
+//! [`from_csp_report`] reads them (`kind: "csp"`, with the directive and the blocked URI).
+//!
+//! The shim's reports are the view's own words about itself: a view that forges or hides them only
 //! misleads a check of itself. Each is cut to [`MAX_TEXT`] characters, and the shim stops after
 //! [`MAX_REPORTS`].
 //!
@@ -83,10 +85,47 @@ send({{kind:'console',level:k[1],message:[].map.call(arguments,text).join(' ')}}
 return o.apply(console,arguments);}};}});\
 window.addEventListener('error',function(e){{if(e.target&&e.target!==window)return;send({{kind:'error',level:'error',message:e.error?text(e.error):String(e.message)}});}});\
 window.addEventListener('unhandledrejection',function(e){{send({{kind:'error',level:'error',message:'unhandled rejection: '+text(e.reason)}});}});\
-document.addEventListener('securitypolicyviolation',function(e){{send({{kind:'csp',level:'error',\
-message:'refused by '+e.effectiveDirective+': '+(e.blockedURI||'inline'),directive:e.effectiveDirective,blockedUri:e.blockedURI||'inline'}});}});\
 {still_part}}})();</script>"
     )
+}
+
+/// The violation a CSP report describes, as the engine posts it to the policy's `report-uri`:
+/// `{"csp-report": {"effective-directive", "violated-directive", "blocked-uri", …}}`, or the
+/// Reporting API's `[{"type": "csp-violation", "body": {"effectiveDirective", "blockedURL"}}]`.
+/// The document's own URL (which holds its token) is not kept.
+pub fn from_csp_report(body: &[u8]) -> Option<Diagnostic> {
+    let value: Value = serde_json::from_slice(body).ok()?;
+    let cut = |v: Option<&Value>, most: usize| -> Option<String> {
+        v.and_then(Value::as_str).map(|s| s.chars().take(most).collect())
+    };
+    let (directive, blocked) = if let Some(report) = value.get("csp-report") {
+        let directive = cut(report.get("effective-directive"), 100).or_else(|| {
+            cut(report.get("violated-directive"), 100).map(|d| d.split(' ').next().unwrap_or("").to_string())
+        });
+        (directive, cut(report.get("blocked-uri"), 500))
+    } else {
+        let body = value
+            .as_array()?
+            .iter()
+            .find(|r| r["type"] == "csp-violation")?
+            .get("body")?;
+        (
+            cut(body.get("effectiveDirective"), 100),
+            cut(body.get("blockedURL"), 500),
+        )
+    };
+    let directive = directive.filter(|d| !d.is_empty())?;
+    let blocked = blocked.filter(|b| !b.is_empty()).unwrap_or_else(|| "inline".into());
+    Some(Diagnostic {
+        kind: "csp".into(),
+        level: "error".into(),
+        message: format!("refused by {directive}: {blocked}")
+            .chars()
+            .take(MAX_TEXT)
+            .collect(),
+        directive: Some(directive),
+        blocked_uri: Some(blocked),
+    })
 }
 
 /// The diagnostic a report carries, when it is one.
@@ -98,7 +137,8 @@ pub fn checked_report(params: &Map<String, Value>) -> Result<Diagnostic, String>
             .map(|s| s.chars().take(most).collect())
     };
     let kind = text("kind", 20).ok_or("no kind")?;
-    if !matches!(kind.as_str(), "console" | "error" | "csp") {
+    // CSP violations come from the engine (the policy's report-uri), never from the document.
+    if !matches!(kind.as_str(), "console" | "error") {
         return Err(format!("unknown kind {kind:?}"));
     }
     let level = match text("level", 20).as_deref() {
@@ -125,12 +165,11 @@ mod tests {
     #[test]
     fn reports_are_checked_and_cut() {
         let params = |v: Value| v.as_object().unwrap().clone();
-        let csp = checked_report(&params(json!({
+        let forged = checked_report(&params(json!({
             "kind": "csp", "level": "error", "message": "refused by img-src: https://x.test/a.png",
             "directive": "img-src", "blockedUri": "https://x.test/a.png"
-        })))
-        .unwrap();
-        assert_eq!(csp.directive.as_deref(), Some("img-src"));
+        })));
+        assert!(forged.is_err(), "a document cannot report CSP violations of its own");
         let long = checked_report(&params(
             json!({"kind": "console", "level": "warning", "message": "x".repeat(2000)}),
         ))
@@ -149,10 +188,42 @@ mod tests {
     }
 
     #[test]
+    fn csp_reports_are_read_in_both_formats_without_the_documents_url() {
+        let report = json!({"csp-report": {
+            "document-uri": "mcpview://abc/view/SECRET", "effective-directive": "img-src",
+            "violated-directive": "img-src data: blob:", "blocked-uri": "https://images.example/a.png"}});
+        let d = from_csp_report(report.to_string().as_bytes()).unwrap();
+        assert_eq!(d.kind, "csp");
+        assert_eq!(d.directive.as_deref(), Some("img-src"));
+        assert_eq!(d.blocked_uri.as_deref(), Some("https://images.example/a.png"));
+        assert_eq!(d.message, "refused by img-src: https://images.example/a.png");
+        assert!(!serde_json::to_string(&d).unwrap().contains("SECRET"));
+        let old = json!({"csp-report": {"violated-directive": "script-src 'none'", "blocked-uri": ""}});
+        let d = from_csp_report(old.to_string().as_bytes()).unwrap();
+        assert_eq!(
+            (d.directive.as_deref(), d.blocked_uri.as_deref()),
+            (Some("script-src"), Some("inline"))
+        );
+        let api = json!([{"type": "csp-violation", "body": {"effectiveDirective": "connect-src", "blockedURL": "https://x.example/"}}]);
+        assert_eq!(
+            from_csp_report(api.to_string().as_bytes())
+                .unwrap()
+                .directive
+                .as_deref(),
+            Some("connect-src")
+        );
+        assert!(from_csp_report(b"not json").is_none());
+        assert!(from_csp_report(b"{}").is_none());
+    }
+
+    #[test]
     fn the_shim_reports_through_the_method_and_holds_still_only_when_asked() {
         let plain = shim(false);
         assert!(plain.contains(DIAGNOSTIC_METHOD));
-        assert!(plain.contains("securitypolicyviolation"));
+        assert!(
+            !plain.contains("securitypolicyviolation"),
+            "the engine reports CSP to the host"
+        );
         assert!(!plain.contains("animation:none"));
         let still = shim(true);
         assert!(still.contains("animation:none"));

@@ -72,6 +72,20 @@ pub fn view_url(origin: &str, token: &str) -> String {
     }
 }
 
+/// The path under a view origin where the engine posts the view's CSP violation reports
+/// (`report-uri` in its policy), followed by the view's report key.
+pub const CSP_REPORT_PATH: &str = "/csp-report/";
+
+/// Where view `origin`'s CSP reports go for the view with report key `key` (the same scheme and
+/// origin as [`view_url`]).
+pub fn csp_report_url(origin: &str, key: &str) -> String {
+    if cfg!(windows) {
+        format!("http://mcpview.{origin}.localhost{CSP_REPORT_PATH}{key}")
+    } else {
+        format!("mcpview://{origin}{CSP_REPORT_PATH}{key}")
+    }
+}
+
 /// The view origin a request was made on, from its URI's host: the host itself
 /// (`mcpview://<origin>/…`), or on Windows the part between `mcpview.` and `.localhost`.
 pub fn origin_of(host: &str) -> String {

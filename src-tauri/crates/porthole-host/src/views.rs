@@ -273,6 +273,8 @@ struct LiveView {
     webview: String,
     /// The host it is presented as (host emulation), `None` for Porthole itself.
     presented: Option<Presentation>,
+    /// The key of the URL its CSP violation reports are posted to (its policy's `report-uri`).
+    report_key: String,
 }
 
 /// A view shown as another host would show it (the workbench's host emulation).
@@ -1188,6 +1190,7 @@ impl Views {
                 devices: Permissions::default(),
                 webview: webview.to_string(),
                 presented,
+                report_key: new_view_id(),
             },
         );
         self.inner
@@ -1305,12 +1308,28 @@ impl Views {
         }
         // Devices only as the person allowed them for this server, and only those asked for.
         let devices = loaded.permissions.and(&self.inner.origins.devices(&tool.server));
+        // The engine posts the view's CSP violations to the host (not the document's to tell).
+        let report_key = self
+            .inner
+            .live
+            .lock()
+            .unwrap()
+            .get(view_id)
+            .map(|v| v.report_key.clone());
+        let policy = match report_key {
+            Some(key) => format!(
+                "{}; report-uri {}",
+                loaded.csp.policy,
+                porthole_apps::tokens::csp_report_url(&origin, &key)
+            ),
+            None => loaded.csp.policy.clone(),
+        };
         let token = self.inner.tokens.mint(ServedView {
             view_id: view_id.to_string(),
             owner_webview: webview,
             origin: origin.clone(),
             html: view_storage::inject(&loaded.html, &shim),
-            csp: loaded.csp.policy.clone(),
+            csp: policy,
             devices: devices.feature_names(),
             minted_at: Instant::now(),
         });
@@ -1758,6 +1777,32 @@ impl Views {
     /// Whether the views `webview` will show are watched.
     pub fn observes_webview(&self, webview: &str) -> bool {
         self.inner.observed_webviews.lock().unwrap().contains_key(webview)
+    }
+
+    /// A CSP violation report the engine posted for the view with report key `key`, from
+    /// `webview` on `origin`: kept with the view's observation (when it is watched) and logged.
+    /// False when no live view of that webview and origin has the key.
+    pub fn csp_report(&self, key: &str, webview: &str, origin: &str, body: &[u8]) -> bool {
+        let view_id = self
+            .inner
+            .live
+            .lock()
+            .unwrap()
+            .values()
+            .find(|v| v.report_key == key && v.webview == webview && v.origin.as_deref() == Some(origin))
+            .map(|v| v.view_id.clone());
+        let Some(view_id) = view_id else { return false };
+        let Some(diagnostic) = porthole_apps::diagnostics::from_csp_report(body) else {
+            tracing::debug!(view = %view_id, "a CSP report that could not be read");
+            return true;
+        };
+        tracing::info!(target: "mcp_view", view_id, message = %diagnostic.message, "CSP violation");
+        self.observe(&view_id, |o| {
+            if o.diagnostics.len() < OBSERVED_MESSAGES {
+                o.diagnostics.push(diagnostic);
+            }
+        });
+        true
     }
 
     /// What a watched view did so far.
