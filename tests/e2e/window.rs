@@ -2234,9 +2234,16 @@ fn a_preset_changes_what_the_view_reports_about_its_host() -> Result<()> {
                 return Ok(None);
             };
             s.switch_to_frame(&frame)?;
-            let text = s.find(&format!("[data-testid={id}]")).and_then(|el| s.text(&el));
+            // Its text whether or not it is scrolled into sight within the frame.
+            let text = s
+                .find(&format!("[data-testid={id}]"))
+                .and_then(|el| s.property(&el, "textContent"));
             s.switch_to_top()?;
-            seen = text.unwrap_or_default();
+            seen = match text {
+                Ok(serde_json::Value::String(text)) => text,
+                Ok(other) => other.to_string(),
+                Err(e) => format!("(not read: {e})"),
+            };
             Ok((seen == wanted).then_some(()))
         });
         found.with_context(|| format!("{id} was {seen:?}"))
@@ -2306,16 +2313,32 @@ fn a_preset_changes_what_the_view_reports_about_its_host() -> Result<()> {
     report(run_card, "host-name", "Claude")?;
     tab(s, "resources")?;
     let resource = "[data-testid=workbench-resource][data-uri='ui://apps/host-report.html']";
-    s.click(&s.wait_for_element(&format!("{resource} [data-testid=resource-preview]"), WAIT)?)?;
-    s.execute(
-        "const el = document.querySelector(arguments[0]);
-         el.value = arguments[1];
-         el.dispatchEvent(new Event('input', { bubbles: true }));",
-        json!([
-            "[data-testid=preview-result]",
-            r#"{"content": [{"type": "text", "text": "a sample result"}]}"#
-        ]),
-    )?;
+    let preview_button = format!("{resource} [data-testid=resource-preview]");
+    s.wait_for_element(&preview_button, WAIT)?;
+    // The sample result written into the preview form; the button brought into sight and
+    // pressed (again, if a click missed: the tab's list scrolls) until the form is there.
+    s.wait_for("the preview form with the sample result", WAIT, |s| {
+        let filled = s.execute(
+            "const el = document.querySelector(arguments[0]);
+             if (!el) return false;
+             el.value = arguments[1];
+             el.dispatchEvent(new Event('input', { bubbles: true }));
+             return true;",
+            json!([
+                "[data-testid=preview-result]",
+                r#"{"content": [{"type": "text", "text": "a sample result"}]}"#
+            ]),
+        )?;
+        if filled == json!(true) {
+            return Ok(Some(()));
+        }
+        s.execute(
+            "document.querySelector(arguments[0]).scrollIntoView({ block: 'center' })",
+            json!([preview_button]),
+        )?;
+        s.click(&s.find(&preview_button)?)?;
+        Ok(None)
+    })?;
     s.click(&s.find("[data-testid=preview-show]")?)?;
     let preview = "[data-testid=view-preview]";
     s.wait_for_element(&format!("{preview} [data-testid=view-state][data-state=ready]"), WAIT)?;
