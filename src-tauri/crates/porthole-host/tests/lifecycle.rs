@@ -1220,3 +1220,58 @@ async fn a_message_sent_as_soon_as_the_turn_ends_is_taken() {
     }
     app.turn_end(&id, TURNS + 1).await;
 }
+
+/// The workbench's host emulation is checked, kept with the profile, and back after a restart;
+/// a bad one is refused and changes nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_host_emulation_is_kept_with_the_profile() {
+    use porthole_apps::host_emulation::{Device, DeviceKind, HostEmulation};
+    let app = start(vec![]).await;
+    assert_eq!(app.host.host_emulation().emulation, HostEmulation::default());
+    let names: Vec<_> = app
+        .host
+        .host_emulation()
+        .presets
+        .iter()
+        .map(|p| p.name.clone())
+        .collect();
+    assert_eq!(names, ["Porthole", "Claude", "ChatGPT", "VS Code", "Goose"]);
+    let mut goose = HostEmulation {
+        preset: "goose".into(),
+        in_chats: true,
+        ..Default::default()
+    };
+    goose.overrides.device = Some(Device {
+        kind: DeviceKind::Tablet,
+        width: None,
+        height: None,
+    });
+    let set = app.host.set_host_emulation(goose.clone()).await.unwrap();
+    assert_eq!(set.emulation, goose);
+    let bad = HostEmulation {
+        preset: "netscape".into(),
+        ..Default::default()
+    };
+    let refused = app.host.set_host_emulation(bad).await.unwrap_err();
+    assert_eq!(refused.code, ErrorCode::Invalid, "{refused:?}");
+    assert!(refused.message.contains("netscape"), "{refused:?}");
+    assert_eq!(
+        app.host.host_emulation().emulation,
+        goose,
+        "the refused one changed nothing"
+    );
+
+    // The next start on the same profile has it.
+    let setup = Setup::new(Some(app._profile.path()), &[]).unwrap();
+    let again = Host::start(
+        HostOptions {
+            setup,
+            model_flags: ModelFlags::default(),
+            keyring: Arc::new(MemorySecrets::default()),
+        },
+        Arc::new(RecordingOutbox::default()),
+        Arc::new(RecordingDesktop::default()),
+        tokio::runtime::Handle::current(),
+    );
+    assert_eq!(again.host_emulation().emulation, goose);
+}
