@@ -121,6 +121,8 @@ pub(crate) struct HostInner {
     pub(crate) install_request: Mutex<Option<server_install::ServerInstallRequest>>,
     pub(crate) window_placements: window_placement::WindowPlacements,
     pub(crate) scroll_positions: scroll_positions::ScrollPositions,
+    /// Hot reload has started (with the main window: the command line has no use for it).
+    pub(crate) hot_reload: std::sync::Once,
     pub(crate) info: Mutex<AppInfo>,
     pub(crate) outbox: Arc<dyn Outbox>,
     pub(crate) desktop: Arc<dyn Desktop>,
@@ -205,6 +207,7 @@ impl Host {
                     setup.profile.data_dir().join("window.json"),
                 ),
                 scroll_positions: scroll_positions::ScrollPositions::new(setup.profile.data_dir().join("scroll.json")),
+                hot_reload: std::sync::Once::new(),
                 info: Mutex::new(info),
                 outbox,
                 desktop,
@@ -215,8 +218,6 @@ impl Host {
             .views
             .set_sampler(Arc::new(crate::model::HostSampler::new(Arc::downgrade(&host.inner))));
 
-        // Watched servers' files and resources: hot reload for view authors.
-        host.start_hot_reload();
         // Each server question is held until the window answers it.
         let this = host.clone();
         runtime.spawn(async move {
@@ -261,9 +262,11 @@ impl Host {
     }
 
     /// The main window's composer can take input: work kept off the start-up path begins
-    /// (views' HTML read ahead).
+    /// (views' HTML read ahead; watched servers' files and resources looked at, for hot
+    /// reload, which only the app needs).
     pub fn ui_ready(&self) {
         self.inner.views.window_ready();
+        self.inner.hot_reload.call_once(|| self.start_hot_reload());
     }
 
     pub fn app_info(&self) -> AppInfo {

@@ -147,6 +147,22 @@ impl Host {
         name: &str,
         arguments: HashMap<String, String>,
     ) -> AppResult<Message> {
+        let (_, messages) = self.get_prompt(server, name, arguments).await?;
+        let message = prompt_turn(server, &messages);
+        if message.parts.is_empty() {
+            return Err(AppError::server(format!("prompt {name} of {server} has no messages")));
+        }
+        Ok(message)
+    }
+
+    /// Prompt `name` of `server` with `arguments` (`prompts/get`): its description and its
+    /// messages as JSON (`role` and `content` each).
+    pub(crate) async fn get_prompt(
+        &self,
+        server: &str,
+        name: &str,
+        arguments: HashMap<String, String>,
+    ) -> AppResult<(Option<String>, Vec<Value>)> {
         let arguments: Map<String, Value> = arguments.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
         let result = self
             .inner
@@ -155,11 +171,7 @@ impl Host {
             .await
             .map_err(|e| AppError::server(format!("{server} could not give prompt {name}: {e}")))?;
         let messages = serde_json::to_value(&result.messages).map_err(|e| AppError::server(e.to_string()))?;
-        let message = prompt_turn(server, messages.as_array().map(Vec::as_slice).unwrap_or_default());
-        if message.parts.is_empty() {
-            return Err(AppError::server(format!("prompt {name} of {server} has no messages")));
-        }
-        Ok(message)
+        Ok((result.description, messages.as_array().cloned().unwrap_or_default()))
     }
 
     /// Sends prompt `name` of `server` as the person's turn in `conversation_id` (a new

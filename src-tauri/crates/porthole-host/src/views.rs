@@ -313,6 +313,27 @@ pub struct ViewPreview {
 /// The setting that holds the workbench's host emulation.
 pub const HOST_EMULATION_SETTING: &str = "hostEmulation";
 
+/// Which call a live view shows, and where: what re-creating it needs.
+struct ViewCall {
+    conversation_id: String,
+    call_id: String,
+    webview: String,
+    server: String,
+    tool: String,
+}
+
+impl ViewCall {
+    fn of(view: &LiveView) -> ViewCall {
+        ViewCall {
+            conversation_id: view.conversation_id.clone(),
+            call_id: view.call_id.clone(),
+            webview: view.webview.clone(),
+            server: view.server.clone(),
+            tool: view.tool.clone(),
+        }
+    }
+}
+
 /// All live views of the window.
 #[derive(Clone)]
 pub struct Views {
@@ -2030,18 +2051,16 @@ impl Views {
         if !result.is_object() {
             return Err(AppError::invalid("a tool result is a JSON object (a CallToolResult)"));
         }
-        let (conversation_id, call_id, webview, server, tool, input_allowed) = {
-            let live = self.inner.live.lock().unwrap();
-            let view = live.get(view_id).ok_or_else(|| AppError::not_found("no such view"))?;
-            (
-                view.conversation_id.clone(),
-                view.call_id.clone(),
-                view.webview.clone(),
-                view.server.clone(),
-                view.tool.clone(),
-                view.input_allowed,
-            )
-        };
+        let (
+            ViewCall {
+                conversation_id,
+                call_id,
+                webview,
+                server,
+                tool,
+            },
+            input_allowed,
+        ) = self.read_live(view_id, |v| (ViewCall::of(v), v.input_allowed))?;
         if !input_allowed {
             return Err(AppError::invalid("answer the tool call's approval first"));
         }
@@ -2051,6 +2070,14 @@ impl Views {
         self.close(view_id, true).await;
         self.open(&conversation_id, &call_id, tool, Some((input, result)), &webview);
         Ok(())
+    }
+
+    /// What `read` takes from live view `view_id` (under the lock), or "no such view".
+    fn read_live<T>(&self, view_id: &str, read: impl FnOnce(&LiveView) -> T) -> AppResult<T> {
+        let live = self.inner.live.lock().unwrap();
+        live.get(view_id)
+            .map(read)
+            .ok_or_else(|| AppError::not_found("no such view"))
     }
 
     /// Every live view of `server` re-created as [`Views::reload`] does (hot reload).
@@ -2076,11 +2103,12 @@ impl Views {
 
     /// Shows view `view_id`'s call in a fresh view with its stored input and result.
     pub async fn recreate(&self, view_id: &str) -> AppResult<()> {
-        let (conversation_id, call_id, webview) = {
-            let live = self.inner.live.lock().unwrap();
-            let view = live.get(view_id).ok_or_else(|| AppError::not_found("no such view"))?;
-            (view.conversation_id.clone(), view.call_id.clone(), view.webview.clone())
-        };
+        let ViewCall {
+            conversation_id,
+            call_id,
+            webview,
+            ..
+        } = self.read_live(view_id, ViewCall::of)?;
         self.close(view_id, true).await;
         self.reopen(&conversation_id, Some(&call_id), &webview)
     }
@@ -2088,11 +2116,7 @@ impl Views {
     /// Reads view `view_id`'s resource again and shows its call in a fresh view with the call's
     /// stored input and result (the workbench's reload).
     pub async fn reload(&self, view_id: &str) -> AppResult<()> {
-        let (server, uri) = {
-            let live = self.inner.live.lock().unwrap();
-            let view = live.get(view_id).ok_or_else(|| AppError::not_found("no such view"))?;
-            (view.server.clone(), view.tool_uri.clone())
-        };
+        let (server, uri) = self.read_live(view_id, |v| (v.server.clone(), v.tool_uri.clone()))?;
         self.inner.cache.forget(&server, &uri);
         self.recreate(view_id).await
     }
@@ -2102,19 +2126,19 @@ impl Views {
     /// cleared or it is removed), and the view is loaded again with them (a frame's `allow`
     /// takes effect when it loads).
     pub async fn allow_devices(&self, view_id: &str) -> AppResult<()> {
-        let (server, tool, asked, conversation_id, call_id, webview, input_allowed) = {
-            let live = self.inner.live.lock().unwrap();
-            let view = live.get(view_id).ok_or_else(|| AppError::not_found("no such view"))?;
-            (
-                view.server.clone(),
-                view.tool.clone(),
-                view.devices_asked.without(&view.devices),
-                view.conversation_id.clone(),
-                view.call_id.clone(),
-                view.webview.clone(),
-                view.input_allowed,
-            )
-        };
+        let (
+            ViewCall {
+                conversation_id,
+                call_id,
+                webview,
+                server,
+                tool,
+            },
+            asked,
+            input_allowed,
+        ) = self.read_live(view_id, |v| {
+            (ViewCall::of(v), v.devices_asked.without(&v.devices), v.input_allowed)
+        })?;
         if asked.is_empty() {
             return Err(AppError::invalid("the view asks for no device it does not have"));
         }

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use porthole_mcp::ServerDetails;
 use porthole_mcp::traffic::TrafficEntry;
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use ts_rs::TS;
 
 use crate::Host;
@@ -104,18 +104,8 @@ impl Host {
         arguments: HashMap<String, String>,
     ) -> AppResult<PromptPreview> {
         self.known_server(server)?;
-        let arguments: Map<String, Value> = arguments.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
-        let result = self
-            .inner
-            .servers
-            .get_prompt(server, name, (!arguments.is_empty()).then_some(arguments))
-            .await
-            .map_err(|e| AppError::server(format!("{server} could not give prompt {name}: {e}")))?;
-        let messages = serde_json::to_value(&result.messages).map_err(|e| AppError::server(e.to_string()))?;
-        Ok(PromptPreview {
-            description: result.description,
-            messages: messages.as_array().cloned().unwrap_or_default(),
-        })
+        let (description, messages) = self.get_prompt(server, name, arguments).await?;
+        Ok(PromptPreview { description, messages })
     }
 }
 
