@@ -100,6 +100,8 @@ fn composer_takes_text_and_enter_sends_it() -> Result<()> {
         "",
         "the composer is emptied after sending"
     );
+    // The turn ends at once, saying why (no model): the window settles before the next send.
+    s.wait_for_element("[data-testid=message-error]", WAIT)?;
 
     // The send button works too, and no assistant reply is invented without a model: the
     // reason is shown where the reply would be.
@@ -2253,6 +2255,8 @@ fn a_preset_changes_what_the_view_reports_about_its_host() -> Result<()> {
 
     // Goose: its hostInfo, no serverTools or message; the view is re-created with its result.
     tab(s, "host")?;
+    // The tab reads the setting before it shows its form.
+    s.wait_for_element("[data-testid=host-preset]", WAIT)?;
     choose(s, "[data-testid=host-preset]", "goose")?;
     s.wait_for_element("[data-testid=host-emulation-status]", WAIT)?;
     report(run_card, "host-name", "MCP-UI Host")?;
