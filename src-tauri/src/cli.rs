@@ -192,6 +192,10 @@ pub enum Command {
         /// Model requests in this turn at most (1 or more).
         #[arg(long, default_value_t = 20, value_name = "N", value_parser = at_least_one)]
         max_steps: u32,
+        /// Run the turn with this remote AG-UI agent (the config's "agents") instead of the
+        /// local model and MCP servers.
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
     },
     /// List the models the provider offers.
     Models,
@@ -639,6 +643,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             json,
             ref conversation,
             max_steps,
+            ref agent,
         }) => {
             let args = RunArgs {
                 prompt: prompt.clone(),
@@ -646,6 +651,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 json,
                 conversation: conversation.clone(),
                 max_steps,
+                agent: agent.clone(),
             };
             let flags = cli.model.flags();
             headless_command(&cli, |setup| async move { headless::run(setup, &flags, args).await })

@@ -172,6 +172,11 @@ pub enum TurnEvent {
     Error {
         message: String,
     },
+    /// An event of a remote AG-UI agent that Porthole keeps no part of (state and message
+    /// snapshots and deltas, activities, steps, custom and raw events), as it came.
+    AgentEvent {
+        event: Value,
+    },
     Done {
         stop_reason: StopReason,
         /// The text of the turn's last assistant message.

@@ -2,6 +2,7 @@
 //! headless `porthole run` use exactly this code.
 
 pub mod agent;
+pub mod agui;
 pub mod context;
 pub mod conversation;
 pub mod events;

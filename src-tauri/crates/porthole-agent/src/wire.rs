@@ -108,6 +108,10 @@ pub enum CliEvent<'a> {
         text: &'a str,
         usage: &'a Usage,
     },
+    /// A remote agent's AG-UI event, whole.
+    AgentEvent {
+        event: &'a Value,
+    },
 }
 
 impl<'a> From<&'a TurnEvent> for CliEvent<'a> {
@@ -226,6 +230,7 @@ impl<'a> From<&'a TurnEvent> for CliEvent<'a> {
             },
             TurnEvent::ToolResults { message } => CliEvent::ToolResults { message },
             TurnEvent::Error { message } => CliEvent::Error { message },
+            TurnEvent::AgentEvent { event } => CliEvent::AgentEvent { event },
             TurnEvent::Done {
                 stop_reason,
                 text,
@@ -484,6 +489,12 @@ mod tests {
                     usage: Usage::default(),
                 },
             ),
+            (
+                "agent_event",
+                TurnEvent::AgentEvent {
+                    event: json!({"type": "STATE_SNAPSHOT", "snapshot": {"city": "Oslo"}}),
+                },
+            ),
         ]
     }
 
@@ -575,6 +586,10 @@ mod tests {
             "done_step_limit",
             r#"{"type":"done","stop_reason":"step_limit","text":"","usage":{"inputTokens":0,"outputTokens":0,"cacheReadTokens":0}}"#,
         ),
+        (
+            "agent_event",
+            r#"{"type":"agent_event","event":{"type":"STATE_SNAPSHOT","snapshot":{"city":"Oslo"}}}"#,
+        ),
     ];
 
     /// Which variant an event is; the match makes a new variant fail to compile here until it
@@ -601,9 +616,10 @@ mod tests {
             TurnEvent::Done { .. } => 17,
             TurnEvent::WaitingForServers { .. } => 18,
             TurnEvent::ServersWaited { .. } => 19,
+            TurnEvent::AgentEvent { .. } => 20,
         }
     }
-    const VARIANTS: usize = 20;
+    const VARIANTS: usize = 21;
 
     #[test]
     fn every_event_prints_todays_line() {

@@ -73,6 +73,8 @@ pub struct RunArgs {
     pub json: bool,
     pub conversation: Option<String>,
     pub max_steps: u32,
+    /// A remote AG-UI agent of the config runs the turn.
+    pub agent: Option<String>,
 }
 
 /// The model flags and settings resolved, with the key. The OS keyring is opened only when the
@@ -146,7 +148,7 @@ impl Approver for NoOneToAsk {
 
 pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result<ExitCode> {
     let ask_on_terminal = args.prompt_was_given_and_terminal();
-    let prompt = match args.prompt {
+    let prompt = match args.prompt.clone() {
         Some(p) => p,
         None => {
             let mut text = String::new();
@@ -162,25 +164,16 @@ pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result
         )));
     }
     let store = Store::open(&setup.profile.database_file())?;
+    if let Some(agent) = &args.agent {
+        return run_with_agent(&setup, &store, agent, prompt, &args).await;
+    }
     let choice = choose_model(model_args, &store)?;
     let model = choice.resolve_model().await?;
 
-    let existing = match &args.conversation {
-        Some(id) => {
-            store
-                .conversation(id)?
-                .with_context(|| format!("no conversation {id:?} in {}", store_path(&setup)))?;
-            Some(id.clone())
-        }
-        None => None,
-    };
+    let (existing, history) = continued(&setup, &store, args.conversation.as_ref())?;
     // One writer per conversation: another Porthole busy with it (this command or the window)
     // makes this one refuse with its pid rather than interleave rows with it.
     let mut _writer = existing.as_deref().map(|id| store.claim_writer(id)).transpose()?;
-    let history = match &existing {
-        Some(id) => load_history(&store, id)?,
-        None => Vec::new(),
-    };
 
     let loaded = load_config(&setup);
     let mut options = setup.connect_options(loaded.mcp_apps_enabled(), ElicitationPolicy::Decline);
@@ -230,29 +223,12 @@ pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result
         Arc::new(NoOneToAsk)
     };
 
-    let recorder = Recorder::new(store.clone(), conversation_id.clone());
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let sinks = RunSink {
-        recorder,
-        printer: ChannelSink(tx),
-    };
     let json = args.json;
-    let printer = tokio::spawn(async move {
-        let mut stdout = std::io::stdout();
-        while let Some(event) = rx.recv().await {
-            if json {
-                // The frozen `--json` line format (outside tests read it).
-                let line = porthole_agent::wire::cli_line(&event);
-                // On a terminal its control characters are escaped, as valid JSON still.
-                let line = terminal::for_stdout(&line);
-                if let Err(e) = writeln!(stdout, "{line}").and_then(|()| stdout.flush()) {
-                    tracing::debug!("stdout is closed; the event is not printed: {e}");
-                }
-            } else {
-                describe(&event);
-            }
-        }
-    });
+    let (printer_sink, printer) = printer(json);
+    let sinks = RunSink {
+        recorder: Recorder::new(store.clone(), conversation_id.clone()),
+        printer: printer_sink,
+    };
     let cancel = tokio_util::sync::CancellationToken::new();
     let ctrl_c = {
         let cancel = cancel.clone();
@@ -286,14 +262,109 @@ pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result
     if let Some(sampler) = sampler {
         sampler.abort();
     }
+    Ok(finished(result, json))
+}
+
+/// The conversation a run continues (checked to exist), and its history.
+fn continued(setup: &Setup, store: &Store, conversation: Option<&String>) -> Result<(Option<String>, Vec<Message>)> {
+    let Some(id) = conversation else {
+        return Ok((None, Vec::new()));
+    };
+    store
+        .conversation(id)?
+        .with_context(|| format!("no conversation {id:?} in {}", store_path(setup)))?;
+    Ok((Some(id.clone()), load_history(store, id)?))
+}
+
+/// Prints a turn's events as `porthole run` does (JSON lines, or the progress on stderr).
+fn printer(json: bool) -> (ChannelSink, tokio::task::JoinHandle<()>) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let task = tokio::spawn(async move {
+        let mut stdout = std::io::stdout();
+        while let Some(event) = rx.recv().await {
+            if json {
+                // The frozen `--json` line format (outside tests read it); on a terminal its
+                // control characters are escaped, as valid JSON still.
+                let line = porthole_agent::wire::cli_line(&event);
+                let line = terminal::for_stdout(&line);
+                if let Err(e) = writeln!(stdout, "{line}").and_then(|()| stdout.flush()) {
+                    tracing::debug!("stdout is closed; the event is not printed: {e}");
+                }
+            } else {
+                describe(&event);
+            }
+        }
+    });
+    (ChannelSink(tx), task)
+}
+
+/// `porthole run --agent NAME`: the turn runs on a remote AG-UI agent of the config; its events
+/// are kept and printed as a local turn's are.
+async fn run_with_agent(setup: &Setup, store: &Store, name: &str, prompt: String, args: &RunArgs) -> Result<ExitCode> {
+    let loaded = load_config(setup);
+    let Some(config) = loaded.agents.iter().find(|a| a.name == name).cloned() else {
+        let known: Vec<&str> = loaded.agents.iter().map(|a| a.name.as_str()).collect();
+        return Err(crate::exit::usage(anyhow::anyhow!(
+            "no agent named {name:?} in the config{}",
+            if known.is_empty() {
+                " (it has no \"agents\")".to_string()
+            } else {
+                format!(" (it has {})", known.join(", "))
+            }
+        )));
+    };
+    let (existing, history) = continued(setup, store, args.conversation.as_ref())?;
+    let mut _writer = existing.as_deref().map(|id| store.claim_writer(id)).transpose()?;
+    let conversation_id = match existing {
+        Some(id) => id,
+        None => {
+            let id = store.create_conversation(&title_from(&prompt))?.id;
+            _writer = Some(store.claim_writer(&id)?);
+            id
+        }
+    };
+    let agent = porthole_agent::agui::RemoteAgent::new(config);
+    let (printer_sink, printer_task) = printer(args.json);
+    let sinks = RunSink {
+        recorder: Recorder::new(store.clone(), conversation_id.clone()),
+        printer: printer_sink,
+    };
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let ctrl_c = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+        })
+    };
+    if !args.json {
+        note!(
+            "porthole: conversation {conversation_id}; agent {name} at {}",
+            porthole_secrets::redact::url(&agent.config.url)
+        );
+    }
+    let result = agent
+        .run_turn(Some(conversation_id), history, Message::user(prompt), &sinks, cancel)
+        .await;
+    ctrl_c.abort();
+    drop(sinks);
+    if let Err(e) = printer_task.await {
+        tracing::error!("the event printer stopped: {e}");
+    }
+    Ok(finished(result, args.json))
+}
+
+/// The exit of a finished turn (and its answer on stdout, unless `json`).
+fn finished(result: porthole_agent::TurnResult, json: bool) -> ExitCode {
     match result.stop_reason {
         StopReason::EndTurn => {
             if !json {
                 out!("{}", result.text);
             }
-            Ok(ExitCode::SUCCESS)
+            ExitCode::SUCCESS
         }
-        StopReason::Cancelled => Ok(stopped()),
+        StopReason::Cancelled => stopped(),
         StopReason::Error | StopReason::StepLimit => {
             // The reply so far (e.g. one the store could not keep) is still the person's to read.
             if !json && !result.text.is_empty() {
@@ -301,7 +372,7 @@ pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result
             }
             let reason = result.error.unwrap_or_else(|| "the turn failed".into());
             note!("porthole: {}", reason.lines().next().unwrap_or(""));
-            Ok(ExitCode::FAILURE)
+            ExitCode::FAILURE
         }
     }
 }
@@ -340,6 +411,7 @@ fn describe(event: &TurnEvent) {
     match event {
         TurnEvent::ToolCallStarted { server, tool, name, .. } => match (server, tool) {
             (Some(s), Some(t)) => note!("→ {s}/{t}"),
+            (None, Some(t)) if t == name => note!("→ {t} (the agent's)"),
             _ => note!("→ {name} (no such tool)"),
         },
         TurnEvent::ToolCallFinished {

@@ -239,10 +239,22 @@ impl fmt::Display for ConfigProblem {
     }
 }
 
+/// A remote agent Porthole can talk to over AG-UI (`"agents": {"NAME": {"url", "headers"}}`),
+/// its placeholders filled in as a server's are.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentConfig {
+    pub name: String,
+    /// Where `RunAgentInput` is POSTed (http:// or https://).
+    pub url: String,
+    pub headers: BTreeMap<String, String>,
+}
+
 /// The servers of one or more files, and what was wrong in them.
 #[derive(Debug, Default, Clone)]
 pub struct LoadedConfig {
     pub servers: Vec<ServerConfig>,
+    /// Remote AG-UI agents; a name seen again replaces the earlier entry.
+    pub agents: Vec<AgentConfig>,
     pub problems: Vec<ConfigProblem>,
     /// The global MCP Apps switch (top-level `"mcpApps": false` turns it off), if a file set it.
     pub mcp_apps: Option<bool>,
@@ -261,6 +273,10 @@ impl LoadedConfig {
                 Ok(text) => {
                     let other = parse_config(file, &text);
                     loaded.servers.extend(other.servers);
+                    for agent in other.agents {
+                        loaded.agents.retain(|a| a.name != agent.name);
+                        loaded.agents.push(agent);
+                    }
                     loaded.problems.extend(other.problems);
                     loaded.mcp_apps = other.mcp_apps.or(loaded.mcp_apps);
                 }
@@ -453,6 +469,10 @@ pub(crate) fn parse_config_with(file: &Path, text: &str, env: &dyn Fn(&str) -> O
         )),
     }
     let mut found_any_key = false;
+    if let Some(section) = root.get("agents") {
+        found_any_key = true;
+        parse_agents(file, section, root, env, &key_lines, &mut loaded);
+    }
     for key in ["mcpServers", "servers"] {
         let Some(section) = root.get(key) else { continue };
         found_any_key = true;
@@ -465,15 +485,7 @@ pub(crate) fn parse_config_with(file: &Path, text: &str, env: &dyn Fn(&str) -> O
             ));
             continue;
         };
-        let inputs: Map<String, Value> = root
-            .get("inputs")
-            .and_then(Value::as_array)
-            .map(|list| {
-                list.iter()
-                    .filter_map(|i| Some((i.get("id")?.as_str()?.to_string(), i.clone())))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let inputs = inputs_of(root);
         for (name, entry) in section {
             let entry = match fill_entry(entry, &inputs, env) {
                 Ok(filled) => filled,
@@ -499,10 +511,99 @@ pub(crate) fn parse_config_with(file: &Path, text: &str, env: &dyn Fn(&str) -> O
             Some(1),
             None,
             None,
-            "no \"mcpServers\" (Claude Desktop, Cursor) or \"servers\" (VS Code) object found".into(),
+            "no \"mcpServers\" (Claude Desktop, Cursor), \"servers\" (VS Code) or \"agents\" object found".into(),
         ));
     }
     loaded
+}
+
+/// VS Code's `inputs`, by id (what `${input:ID}` placeholders name).
+fn inputs_of(root: &Map<String, Value>) -> Map<String, Value> {
+    root.get("inputs")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(|i| Some((i.get("id")?.as_str()?.to_string(), i.clone())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The `agents` section: each entry `{"url", "headers"?}`, placeholders filled in.
+fn parse_agents(
+    file: &Path,
+    section: &Value,
+    root: &Map<String, Value>,
+    env: &dyn Fn(&str) -> Option<String>,
+    key_lines: &KeyLines,
+    loaded: &mut LoadedConfig,
+) {
+    let problem = |line: Option<usize>, agent: Option<&str>, field: Option<&str>, message: String| ConfigProblem {
+        file: file.to_path_buf(),
+        line,
+        server: agent.map(str::to_string),
+        field: field.map(str::to_string),
+        message,
+    };
+    let Some(section) = section.as_object() else {
+        loaded.problems.push(problem(
+            key_lines.line_of("agents"),
+            None,
+            Some("agents"),
+            "expected an object of agents".into(),
+        ));
+        return;
+    };
+    let inputs = inputs_of(root);
+    for (name, entry) in section {
+        let line = key_lines.line_of(name);
+        let mut fail = |field: Option<&str>, message: String| {
+            loaded.problems.push(problem(line, Some(name), field, message));
+        };
+        if name.trim().is_empty() {
+            fail(None, "an agent needs a non-empty name".into());
+            continue;
+        }
+        let entry = match fill_entry(entry, &inputs, env) {
+            Ok(filled) => filled,
+            Err(message) => {
+                fail(None, message);
+                continue;
+            }
+        };
+        let Some(obj) = entry.as_object() else {
+            fail(None, "expected an object with \"url\"".into());
+            continue;
+        };
+        let url = match obj.get("url").and_then(Value::as_str) {
+            Some(url) if url.starts_with("http://") || url.starts_with("https://") => url.to_string(),
+            Some(url) => {
+                let shown = porthole_secrets::redact::url(url);
+                fail(Some("url"), format!("{shown:?} is not an http:// or https:// URL"));
+                continue;
+            }
+            None => {
+                fail(Some("url"), "an agent needs the \"url\" its runs are sent to".into());
+                continue;
+            }
+        };
+        let headers = match obj.get("headers") {
+            None => BTreeMap::new(),
+            Some(Value::Object(headers)) if headers.values().all(Value::is_string) => headers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+                .collect(),
+            Some(_) => {
+                fail(Some("headers"), "expected an object of header names to strings".into());
+                continue;
+            }
+        };
+        loaded.agents.push(AgentConfig {
+            name: name.clone(),
+            url,
+            headers,
+        });
+    }
 }
 
 fn parse_server(file: &Path, name: &str, entry: &Value) -> Result<ServerConfig, (Option<String>, String)> {
@@ -669,6 +770,46 @@ mod tests {
 
     fn parse(text: &str) -> LoadedConfig {
         parse_config(Path::new("/x/config.json"), text)
+    }
+
+    #[test]
+    fn remote_agents_are_read_with_their_headers_and_checked() {
+        let env = |name: &str| (name == "AGENT_TOKEN").then(|| "t0k".to_string());
+        let text = r#"{"agents": {
+            "helper": {"url": "https://agents.example/run", "headers": {"Authorization": "Bearer ${env:AGENT_TOKEN}"}},
+            "local": {"url": "http://127.0.0.1:8000/"},
+            "ftp": {"url": "ftp://x"},
+            "nourl": {"headers": {}},
+            "badheaders": {"url": "https://x", "headers": {"n": 1}},
+            "noenv": {"url": "https://x", "headers": {"k": "${env:MISSING}"}}
+        }}"#;
+        let c = parse_config_with(Path::new("/x/config.json"), text, &env);
+        let names: Vec<_> = c.agents.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["helper", "local"]);
+        assert_eq!(c.agents[0].headers["Authorization"], "Bearer t0k");
+        assert_eq!(c.agents[1].url, "http://127.0.0.1:8000/");
+        let mut problems: Vec<_> = c
+            .problems
+            .iter()
+            .map(|p| (p.server.clone().unwrap(), p.field.clone()))
+            .collect();
+        problems.sort();
+        assert_eq!(
+            problems,
+            [
+                ("badheaders".to_string(), Some("headers".to_string())),
+                ("ftp".to_string(), Some("url".to_string())),
+                ("noenv".to_string(), None),
+                ("nourl".to_string(), Some("url".to_string())),
+            ]
+        );
+        assert!(
+            c.problems.iter().all(|p| p.line.is_some()),
+            "each problem names its line"
+        );
+        // A file with only agents is a config file, not a file with no servers.
+        let only = parse(r#"{"agents": {"a": {"url": "https://a"}}}"#);
+        assert!(only.problems.is_empty(), "{:?}", only.problems);
     }
 
     #[test]

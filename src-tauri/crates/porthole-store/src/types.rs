@@ -111,6 +111,8 @@ text_enum!(
         Config = "config",
         /// A view's own tool that declares it only reads: run without asking.
         ReadOnly = "readonly",
+        /// A remote agent ran it (AG-UI): Porthole was told of the call, not asked.
+        Agent = "agent",
     }
 );
 

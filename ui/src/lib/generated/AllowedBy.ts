@@ -3,4 +3,4 @@
 /**
  * How a tool call came to run (kept with the call, shown on its card).
  */
-export type AllowedBy = "person" | "once" | "always" | "remembered" | "config" | "readonly";
+export type AllowedBy = "person" | "once" | "always" | "remembered" | "config" | "readonly" | "agent";

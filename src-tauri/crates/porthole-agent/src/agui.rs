@@ -1,0 +1,717 @@
+//! Remote agents over AG-UI (the Agent–User Interaction protocol): the turn's agent loop runs
+//! elsewhere. Porthole POSTs a `RunAgentInput` (the conversation as the thread, its history as
+//! the messages) to the agent's URL and reads the server-sent events back, turning them into
+//! the same [`TurnEvent`]s a local turn gives — so the store, the window and `porthole run
+//! --json` treat a remote turn as they treat a local one:
+//!
+//! - `TEXT_MESSAGE_*` (and `_CHUNK`) stream as text, `REASONING_MESSAGE_*` as reasoning;
+//! - `TOOL_CALL_START` / `_ARGS` / `_END` (and `_CHUNK`) stream a tool call's arguments; at the
+//!   first `TOOL_CALL_RESULT` the step's assistant message (its text and calls) is complete, and
+//!   each result is the call's model-facing result, as the agent said it;
+//! - `RUN_FINISHED` ends the turn, `RUN_ERROR` ends it with the agent's error; a stream that
+//!   ends before either is a cut stream (an error, what came is kept);
+//! - the run's start and finish, state and message snapshots and deltas, activities, steps,
+//!   custom and raw events are passed on whole ([`TurnEvent::AgentEvent`]): the window and
+//!   `--json` see every one.
+//!
+//! Tool calls a remote agent makes are its own: Porthole is told, not asked
+//! ([`AllowedBy::Agent`]).
+
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use porthole_mcp::ModelFacing;
+use porthole_mcp::config::AgentConfig;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::TurnResult;
+use crate::conversation::{Message, Part, Role, Usage};
+use crate::events::{AllowedBy, CallStatus, EventSink, StopReason, TurnEvent};
+use crate::providers::sse::SseParser;
+
+/// The provider name a remote turn reports (`TurnStarted.provider`).
+pub const PROVIDER: &str = "ag-ui";
+/// How long the agent may take to answer the request (its stream may then last any time).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The most of an error response's body quoted.
+const BODY_QUOTED: usize = 300;
+
+/// A remote AG-UI agent.
+#[derive(Clone)]
+pub struct RemoteAgent {
+    pub config: AgentConfig,
+    client: reqwest::Client,
+}
+
+impl RemoteAgent {
+    pub fn new(config: AgentConfig) -> RemoteAgent {
+        let client = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .build()
+            .unwrap_or_default();
+        RemoteAgent { config, client }
+    }
+
+    /// Runs one turn: `user` after `history`, as thread `conversation_id`. Every event goes to
+    /// `sink`; `cancel` aborts the request (the agent sees the connection close).
+    pub async fn run_turn(
+        &self,
+        conversation_id: Option<String>,
+        history: Vec<Message>,
+        user: Message,
+        sink: &dyn EventSink,
+        cancel: CancellationToken,
+    ) -> TurnResult {
+        sink.emit(&TurnEvent::TurnStarted {
+            conversation_id: conversation_id.clone(),
+            model: self.config.name.clone(),
+            provider: PROVIDER.into(),
+        });
+        sink.emit(&TurnEvent::UserMessage { message: user.clone() });
+        let thread_id = conversation_id.unwrap_or_else(|| format!("thread-{}", random_hex()));
+        let input = run_input(&thread_id, &format!("run-{}", random_hex()), &history, &user);
+        let mut translator = Translator::new(user);
+        let outcome = tokio::select! {
+            outcome = self.stream(&input, &mut translator, sink) => outcome,
+            () = cancel.cancelled() => Err(Stop::Cancelled),
+        };
+        let result = match outcome {
+            Ok(()) => translator.finish(None, sink),
+            Err(Stop::Cancelled) => translator.finish(Some((StopReason::Cancelled, None)), sink),
+            Err(Stop::Failed(why)) => translator.finish(Some((StopReason::Error, Some(why))), sink),
+        };
+        if let Some(failure) = sink.failure() {
+            return TurnResult {
+                stop_reason: StopReason::Error,
+                error: Some(failure),
+                ..result
+            };
+        }
+        result
+    }
+
+    async fn stream(&self, input: &Value, translator: &mut Translator, sink: &dyn EventSink) -> Result<(), Stop> {
+        let mut request = self
+            .client
+            .post(&self.config.url)
+            .header("Accept", "text/event-stream")
+            .header("Content-Type", "application/json")
+            .body(input.to_string());
+        for (name, value) in &self.config.headers {
+            request = request.header(name, value);
+        }
+        let shown = porthole_secrets::redact::url(&self.config.url);
+        let response = request.send().await.map_err(|e| {
+            Stop::Failed(format!(
+                "the agent {} at {shown} cannot be reached: {}",
+                self.config.name,
+                cause(&e)
+            ))
+        })?;
+        let status = response.status();
+        if !status.is_success() {
+            let body = response.text().await.unwrap_or_default();
+            let quoted: String = body.chars().take(BODY_QUOTED).collect();
+            let hint = match status.as_u16() {
+                401 | 403 => " (check the agent's \"headers\" in the config: its token)",
+                _ => "",
+            };
+            return Err(Stop::Failed(format!(
+                "the agent {} answered HTTP {status}{hint}{}",
+                self.config.name,
+                if quoted.trim().is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", quoted.trim())
+                }
+            )));
+        }
+        let mut parser = SseParser::new();
+        let mut body = response.bytes_stream();
+        while let Some(chunk) = body.next().await {
+            let chunk = chunk.map_err(|e| {
+                Stop::Failed(format!(
+                    "the agent's stream was cut before the run finished: {}",
+                    cause(&e)
+                ))
+            })?;
+            for event in parser.feed(&chunk) {
+                if translator.feed(&event.data, sink) {
+                    return Ok(());
+                }
+            }
+        }
+        if let Some(event) = parser.finish()
+            && translator.feed(&event.data, sink)
+        {
+            return Ok(());
+        }
+        Err(Stop::Failed(
+            "the agent's stream was cut before the run finished (it ended with no RUN_FINISHED)".into(),
+        ))
+    }
+}
+
+enum Stop {
+    Cancelled,
+    Failed(String),
+}
+
+fn cause(e: &reqwest::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text = format!("{text}: {s}");
+        source = s.source();
+    }
+    text
+}
+
+fn random_hex() -> String {
+    let mut bytes = [0u8; 8];
+    if getrandom::fill(&mut bytes).is_err() {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        bytes = (now.as_nanos() as u64).to_le_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The `RunAgentInput` of a turn: the thread, a run id, the conversation as AG-UI messages (the
+/// user's message last), no state, no tools of Porthole's own, nothing forwarded.
+pub fn run_input(thread_id: &str, run_id: &str, history: &[Message], user: &Message) -> Value {
+    let mut messages = Vec::new();
+    for (i, message) in history.iter().chain(std::iter::once(user)).enumerate() {
+        messages.extend(agui_messages(i, message));
+    }
+    json!({
+        "threadId": thread_id,
+        "runId": run_id,
+        "state": {},
+        "messages": messages,
+        "tools": [],
+        "context": [],
+        "forwardedProps": {},
+    })
+}
+
+/// One stored message as AG-UI messages: a user or assistant message (with its tool calls), or
+/// one tool message per result.
+fn agui_messages(index: usize, message: &Message) -> Vec<Value> {
+    let text: String = message
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    match message.role {
+        Role::User => vec![json!({"id": format!("m{index}"), "role": "user", "content": text})],
+        Role::Assistant => {
+            let calls: Vec<Value> = message
+                .parts
+                .iter()
+                .filter_map(|p| match p {
+                    Part::ToolUse { id, name, arguments } => Some(json!({
+                        "id": id,
+                        "type": "function",
+                        "function": {"name": name, "arguments": match arguments {
+                            Value::String(raw) => raw.clone(),
+                            other => other.to_string(),
+                        }},
+                    })),
+                    _ => None,
+                })
+                .collect();
+            let mut m = json!({"id": format!("m{index}"), "role": "assistant", "content": text});
+            if !calls.is_empty() {
+                m["toolCalls"] = Value::Array(calls);
+            }
+            vec![m]
+        }
+        Role::Tool => message
+            .parts
+            .iter()
+            .enumerate()
+            .filter_map(|(j, p)| match p {
+                Part::ToolResult {
+                    tool_use_id, content, ..
+                } => Some(json!({
+                    "id": format!("m{index}-{j}"),
+                    "role": "tool",
+                    "toolCallId": tool_use_id,
+                    "content": content_text(content),
+                })),
+                _ => None,
+            })
+            .collect(),
+    }
+}
+
+/// MCP content blocks as the text an AG-UI tool message carries.
+fn content_text(content: &[Value]) -> String {
+    content
+        .iter()
+        .map(|c| match c.get("text").and_then(Value::as_str) {
+            Some(text) => text.to_string(),
+            None => c.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A tool call the agent is making.
+struct Call {
+    id: String,
+    name: String,
+    arguments_text: String,
+    ended: bool,
+    started: Instant,
+}
+
+/// AG-UI events in, turn events out (see the module's notes). Pure: no I/O.
+pub struct Translator {
+    user: Message,
+    messages: Vec<Message>,
+    step: u32,
+    /// The step's assistant message is being written (text, reasoning, calls).
+    text: String,
+    reasoning: String,
+    calls: Vec<Call>,
+    /// The step's assistant message has been given (its calls are running).
+    given: bool,
+    /// The results of the step's calls so far.
+    results: Vec<Part>,
+    last_text: String,
+    finished: bool,
+    error: Option<String>,
+}
+
+impl Translator {
+    pub fn new(user: Message) -> Translator {
+        Translator {
+            user,
+            messages: Vec::new(),
+            step: 0,
+            text: String::new(),
+            reasoning: String::new(),
+            calls: Vec::new(),
+            given: false,
+            results: Vec::new(),
+            last_text: String::new(),
+            finished: false,
+            error: None,
+        }
+    }
+
+    /// One event's JSON (an SSE `data`); true once the run is over (finished or failed).
+    pub fn feed(&mut self, data: &str, sink: &dyn EventSink) -> bool {
+        let Ok(event) = serde_json::from_str::<Value>(data) else {
+            tracing::debug!("an AG-UI event that is not JSON is skipped");
+            return false;
+        };
+        let kind = event.get("type").and_then(Value::as_str).unwrap_or_default();
+        let text = |key: &str| event.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
+        match kind {
+            "TEXT_MESSAGE_START" => self.writing(sink),
+            "TEXT_MESSAGE_CONTENT" | "TEXT_MESSAGE_CHUNK" => {
+                self.writing(sink);
+                let delta = text("delta");
+                if !delta.is_empty() {
+                    self.text.push_str(&delta);
+                    sink.emit(&TurnEvent::TextDelta { text: delta });
+                }
+            }
+            "TEXT_MESSAGE_END"
+            | "REASONING_START"
+            | "REASONING_END"
+            | "REASONING_MESSAGE_START"
+            | "REASONING_MESSAGE_END" => {}
+            "REASONING_MESSAGE_CONTENT" | "REASONING_MESSAGE_CHUNK" => {
+                self.writing(sink);
+                let delta = text("delta");
+                if !delta.is_empty() {
+                    self.reasoning.push_str(&delta);
+                    sink.emit(&TurnEvent::ReasoningDelta { text: delta });
+                }
+            }
+            "TOOL_CALL_START" | "TOOL_CALL_ARGS" | "TOOL_CALL_CHUNK" => {
+                let id = text("toolCallId");
+                let known = self.calls.iter().any(|c| c.id == id);
+                if !known {
+                    if id.is_empty() {
+                        return false;
+                    }
+                    self.writing(sink);
+                    self.calls.push(Call {
+                        id: id.clone(),
+                        name: text("toolCallName"),
+                        arguments_text: String::new(),
+                        ended: false,
+                        started: Instant::now(),
+                    });
+                }
+                let call = self.calls.iter_mut().find(|c| c.id == id).expect("just found or added");
+                call.arguments_text.push_str(&text("delta"));
+                sink.emit(&TurnEvent::ToolCallStreaming {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    arguments_text: call.arguments_text.clone(),
+                });
+            }
+            "TOOL_CALL_END" => {
+                if let Some(call) = self.calls.iter_mut().find(|c| c.id == text("toolCallId")) {
+                    call.ended = true;
+                }
+            }
+            "TOOL_CALL_RESULT" => {
+                let id = text("toolCallId");
+                self.give_message(sink);
+                let Some(call) = self.calls.iter().find(|c| c.id == id) else {
+                    tracing::debug!(%id, "a result for a tool call the agent did not announce");
+                    return false;
+                };
+                let content = vec![json!({"type": "text", "text": text("content")})];
+                sink.emit(&TurnEvent::ToolCallFinished {
+                    call_id: id.clone(),
+                    status: CallStatus::Ok,
+                    model: ModelFacing {
+                        content: content.clone(),
+                        is_error: false,
+                    },
+                    view: Value::Null,
+                    duration_ms: call.started.elapsed().as_millis() as u64,
+                    error: None,
+                });
+                self.results.push(Part::ToolResult {
+                    tool_use_id: id,
+                    content,
+                    is_error: false,
+                });
+            }
+            "RUN_FINISHED" => {
+                self.finished = true;
+                sink.emit(&TurnEvent::AgentEvent { event });
+                return true;
+            }
+            "RUN_ERROR" => {
+                let message = text("message");
+                self.error = Some(if message.is_empty() {
+                    "the agent's run failed".into()
+                } else {
+                    format!("the agent's run failed: {message}")
+                });
+                return true;
+            }
+            _ => sink.emit(&TurnEvent::AgentEvent { event }),
+        }
+        false
+    }
+
+    /// Text, reasoning or a call is coming: a step starts if none is open (the first, or the
+    /// one after a step's tool results).
+    fn writing(&mut self, sink: &dyn EventSink) {
+        if self.step > 0 && !self.given {
+            return;
+        }
+        self.end_step(sink);
+        self.step += 1;
+        self.given = false;
+        sink.emit(&TurnEvent::StepStarted { step: self.step });
+    }
+
+    /// The step's assistant message, once: its text, reasoning and calls; then its calls run.
+    fn give_message(&mut self, sink: &dyn EventSink) {
+        if self.given || self.step == 0 {
+            return;
+        }
+        self.given = true;
+        let mut parts = Vec::new();
+        if !self.reasoning.is_empty() {
+            parts.push(Part::Reasoning {
+                text: std::mem::take(&mut self.reasoning),
+                signature: None,
+                field: None,
+            });
+        }
+        if !self.text.is_empty() {
+            self.last_text = self.text.clone();
+            parts.push(Part::Text {
+                text: std::mem::take(&mut self.text),
+            });
+        }
+        for call in &self.calls {
+            parts.push(Part::ToolUse {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: parsed_arguments(&call.arguments_text),
+            });
+        }
+        let message = Message {
+            role: Role::Assistant,
+            parts,
+        };
+        self.messages.push(message.clone());
+        sink.emit(&TurnEvent::AssistantMessage {
+            message,
+            interrupted: false,
+            usage: Usage::default(),
+        });
+        for call in &self.calls {
+            sink.emit(&TurnEvent::ToolCallStarted {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                server: None,
+                tool: Some(call.name.clone()),
+                arguments: parsed_arguments(&call.arguments_text),
+                ui_resource_uri: None,
+            });
+            sink.emit(&TurnEvent::ToolCallRunning {
+                call_id: call.id.clone(),
+                allowed_by: AllowedBy::Agent,
+            });
+        }
+    }
+
+    /// Ends the open step: its message given, its results as one tool message.
+    fn end_step(&mut self, sink: &dyn EventSink) {
+        if self.step == 0 {
+            return;
+        }
+        self.give_message(sink);
+        if !self.results.is_empty() {
+            let message = Message {
+                role: Role::Tool,
+                parts: std::mem::take(&mut self.results),
+            };
+            self.messages.push(message.clone());
+            sink.emit(&TurnEvent::ToolResults { message });
+        }
+        self.calls.clear();
+    }
+
+    /// The turn is over: `stopped` says how when the stream did not end it (a cancel, a
+    /// failure). Calls left without a result end as cancelled or failed.
+    pub fn finish(mut self, stopped: Option<(StopReason, Option<String>)>, sink: &dyn EventSink) -> TurnResult {
+        let (stop_reason, error) = match (stopped, self.error.take()) {
+            (Some(stopped), _) => stopped,
+            (None, Some(error)) => (StopReason::Error, Some(error)),
+            (None, None) => (StopReason::EndTurn, None),
+        };
+        let interrupted = stop_reason != StopReason::EndTurn;
+        if self.step > 0 && !self.given && interrupted {
+            // What came of the step is kept, marked as cut short.
+            self.given = true;
+            let mut parts = Vec::new();
+            if !self.text.is_empty() {
+                self.last_text = self.text.clone();
+                parts.push(Part::Text {
+                    text: std::mem::take(&mut self.text),
+                });
+            }
+            let message = Message {
+                role: Role::Assistant,
+                parts,
+            };
+            self.messages.push(message.clone());
+            sink.emit(&TurnEvent::AssistantMessage {
+                message,
+                interrupted: true,
+                usage: Usage::default(),
+            });
+            self.calls.clear();
+        }
+        self.end_step(sink);
+        if let Some(error) = &error {
+            sink.emit(&TurnEvent::Error { message: error.clone() });
+        }
+        sink.emit(&TurnEvent::Done {
+            stop_reason,
+            text: self.last_text.clone(),
+            usage: Usage::default(),
+        });
+        let mut messages = vec![self.user];
+        messages.extend(self.messages);
+        TurnResult {
+            messages,
+            stop_reason,
+            text: self.last_text,
+            usage: Usage::default(),
+            error,
+        }
+    }
+}
+
+/// A call's arguments: the JSON object, or the raw text when it is not JSON.
+fn parsed_arguments(text: &str) -> Value {
+    if text.trim().is_empty() {
+        return json!({});
+    }
+    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    #[derive(Default)]
+    struct Seen(Mutex<Vec<TurnEvent>>);
+
+    impl EventSink for Seen {
+        fn emit(&self, event: &TurnEvent) {
+            self.0.lock().unwrap().push(event.clone());
+        }
+    }
+
+    fn names(events: &[TurnEvent]) -> Vec<String> {
+        events
+            .iter()
+            .map(|e| {
+                serde_json::to_value(e).unwrap()["type"]
+                    .as_str()
+                    .unwrap_or("?")
+                    .to_string()
+            })
+            .collect()
+    }
+
+    fn feed_all(events: &[Value]) -> (Vec<TurnEvent>, TurnResult) {
+        let seen = Seen::default();
+        let mut t = Translator::new(Message::user("hi"));
+        let mut ended = false;
+        for e in events {
+            ended = t.feed(&e.to_string(), &seen);
+        }
+        let stopped = (!ended).then(|| (StopReason::Error, Some("cut".to_string())));
+        let result = t.finish(stopped, &seen);
+        (seen.0.into_inner().unwrap(), result)
+    }
+
+    #[test]
+    fn text_then_a_tool_call_then_more_text_are_two_steps() {
+        let (events, result) = feed_all(&[
+            json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"}),
+            json!({"type": "TEXT_MESSAGE_START", "messageId": "a", "role": "assistant"}),
+            json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "a", "delta": "Let me look"}),
+            json!({"type": "TEXT_MESSAGE_END", "messageId": "a"}),
+            json!({"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "weather"}),
+            json!({"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": "{\"city\":"}),
+            json!({"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": "\"Oslo\"}"}),
+            json!({"type": "TOOL_CALL_END", "toolCallId": "c1"}),
+            json!({"type": "TOOL_CALL_RESULT", "toolCallId": "c1", "messageId": "t1", "content": "Rain", "role": "tool"}),
+            json!({"type": "STATE_SNAPSHOT", "snapshot": {"city": "Oslo"}}),
+            json!({"type": "TEXT_MESSAGE_CHUNK", "messageId": "b", "delta": "It rains."}),
+            json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}),
+        ]);
+        assert_eq!(
+            names(&events),
+            [
+                "agent_event",
+                "step_started",
+                "text_delta",
+                "tool_call_streaming",
+                "tool_call_streaming",
+                "tool_call_streaming",
+                "assistant_message",
+                "tool_call_started",
+                "tool_call_running",
+                "tool_call_finished",
+                "agent_event",
+                "tool_results",
+                "step_started",
+                "text_delta",
+                "agent_event",
+                "assistant_message",
+                "done",
+            ]
+        );
+        assert_eq!(result.stop_reason, StopReason::EndTurn);
+        assert_eq!(result.text, "It rains.");
+        let TurnEvent::ToolCallStarted { arguments, .. } = &events[7] else {
+            panic!()
+        };
+        assert_eq!(arguments, &json!({"city": "Oslo"}));
+        let TurnEvent::ToolCallRunning { allowed_by, .. } = &events[8] else {
+            panic!()
+        };
+        assert_eq!(*allowed_by, AllowedBy::Agent);
+        let TurnEvent::ToolCallFinished { model, .. } = &events[9] else {
+            panic!()
+        };
+        assert_eq!(model.content, vec![json!({"type": "text", "text": "Rain"})]);
+        // The user's message, the call's step, its results, the answer.
+        assert_eq!(result.messages.len(), 4);
+    }
+
+    #[test]
+    fn a_run_error_and_a_cut_stream_end_the_turn_with_the_reason_and_keep_the_text() {
+        let (events, result) = feed_all(&[
+            json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "a", "delta": "Half"}),
+            json!({"type": "RUN_ERROR", "message": "model overloaded"}),
+        ]);
+        assert_eq!(result.stop_reason, StopReason::Error);
+        assert_eq!(
+            result.error.as_deref(),
+            Some("the agent's run failed: model overloaded")
+        );
+        assert_eq!(result.text, "Half");
+        assert!(
+            names(&events).ends_with(&["assistant_message".into(), "error".into(), "done".into()]),
+            "{:?}",
+            names(&events)
+        );
+        let TurnEvent::AssistantMessage { interrupted, .. } = &events[2] else {
+            panic!("{events:?}")
+        };
+        assert!(*interrupted);
+
+        let (_, cut) = feed_all(&[json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "a", "delta": "So far"})]);
+        assert_eq!(cut.stop_reason, StopReason::Error);
+        assert_eq!(cut.text, "So far");
+    }
+
+    #[test]
+    fn the_run_input_carries_the_thread_and_the_history_in_agui_shapes() {
+        let history = vec![
+            Message::user("What's the weather?"),
+            Message {
+                role: Role::Assistant,
+                parts: vec![Part::ToolUse {
+                    id: "c1".into(),
+                    name: "weather".into(),
+                    arguments: json!({"city": "Oslo"}),
+                }],
+            },
+            Message {
+                role: Role::Tool,
+                parts: vec![Part::ToolResult {
+                    tool_use_id: "c1".into(),
+                    content: vec![json!({"type": "text", "text": "Rain"})],
+                    is_error: false,
+                }],
+            },
+        ];
+        let input = run_input("conv-1", "run-1", &history, &Message::user("And tomorrow?"));
+        assert_eq!(input["threadId"], "conv-1");
+        let messages = input["messages"].as_array().unwrap();
+        assert_eq!(messages.len(), 4);
+        assert_eq!(
+            messages[1]["toolCalls"][0]["function"]["arguments"],
+            "{\"city\":\"Oslo\"}"
+        );
+        assert_eq!(
+            messages[2],
+            json!({"id": "m2-0", "role": "tool", "toolCallId": "c1", "content": "Rain"})
+        );
+        assert_eq!(
+            messages[3],
+            json!({"id": "m3", "role": "user", "content": "And tomorrow?"})
+        );
+    }
+}

@@ -1,0 +1,281 @@
+//! `porthole run --agent` against a real AG-UI agent process: `tests/fixtures/agui-agent.mjs`,
+//! a scripted agent built with the published AG-UI packages (`@ag-ui/client`,
+//! `@ag-ui/encoder`), served over HTTP with server-sent events as AG-UI agents are. The real
+//! binary, a real profile and its SQLite file.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use porthole_e2e::{porthole_command, server_listening, workspace_root};
+use porthole_store::{AllowedBy, MessageRole, Store};
+use serde_json::{Value, json};
+
+/// The scripted agent, started with `script` (its `log` set to a file in `dir`); returns the
+/// running process, its URL and the log's path.
+fn agent(dir: &Path, mut script: Value) -> (porthole_e2e::Spawned, String, PathBuf) {
+    let log = dir.join("agent-inputs.jsonl");
+    script["log"] = json!(log);
+    let path = dir.join("agent-script.json");
+    std::fs::write(&path, script.to_string()).unwrap();
+    let entry = workspace_root().join("tests/fixtures/agui-agent.mjs");
+    assert!(
+        workspace_root()
+            .join("tests/fixtures/node_modules/@ag-ui/client")
+            .is_dir(),
+        "run `make deps`: tests/fixtures has no @ag-ui/client"
+    );
+    let (process, url) = server_listening("node", &[entry.to_str().unwrap(), path.to_str().unwrap()]);
+    (process, url, log)
+}
+
+/// A profile whose config names `agents` (and the demo server is not started: no servers).
+fn profile(agents: Value) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let config = json!({"mcpServers": {}, "agents": agents});
+    std::fs::write(dir.path().join("config.json"), config.to_string()).unwrap();
+    dir
+}
+
+fn run(profile: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd: Command = porthole_command(profile, args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.stdin(Stdio::null()).output().expect("cannot run porthole")
+}
+
+fn lines(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn inputs(log: &Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A run: the agent's text, a tool call it makes and its result, a state snapshot, more text.
+fn weather_run() -> Value {
+    json!([
+        {"type": "RUN_STARTED", "threadId": "$threadId", "runId": "$runId"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "a1", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a1", "delta": "Looking up "},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a1", "delta": "$lastUserText"},
+        {"type": "TEXT_MESSAGE_END", "messageId": "a1"},
+        {"type": "TOOL_CALL_START", "toolCallId": "call-1", "toolCallName": "get_weather", "parentMessageId": "a1"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "call-1", "delta": "{\"city\":"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "call-1", "delta": "\"Oslo\"}"},
+        {"type": "TOOL_CALL_END", "toolCallId": "call-1"},
+        {"type": "TOOL_CALL_RESULT", "messageId": "t1", "toolCallId": "call-1", "content": "Rain, 7 C", "role": "tool"},
+        {"type": "STATE_SNAPSHOT", "snapshot": {"city": "Oslo"}},
+        {"type": "TEXT_MESSAGE_START", "messageId": "a2", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a2", "delta": "It rains in Oslo."},
+        {"type": "TEXT_MESSAGE_END", "messageId": "a2"},
+        {"type": "RUN_FINISHED", "threadId": "$threadId", "runId": "$runId"}
+    ])
+}
+
+/// A run with a remote agent, as a user runs it: its token from the environment, the agent's
+/// text streamed, its tool call and result shown and kept, every AG-UI event printed, the
+/// conversation kept; a second run continues the same thread with the whole history.
+#[test]
+fn a_remote_agents_run_streams_its_text_and_tool_call_and_keeps_the_conversation() {
+    let scratch = tempfile::tempdir().unwrap();
+    let (_agent, url, log) = agent(scratch.path(), json!({"token": "s3cret", "runs": [weather_run()]}));
+    let dir = profile(json!({"helper": {"url": url, "headers": {"Authorization": "Bearer ${env:HELPER_TOKEN}"}}}));
+    let env = [("HELPER_TOKEN", "s3cret")];
+
+    let out = run(
+        dir.path(),
+        &["run", "--agent", "helper", "--prompt", "the weather", "--json"],
+        &env,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let events = lines(&out);
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(types.first(), Some(&"turn_started"));
+    assert_eq!(events[0]["provider"], "ag-ui");
+    assert_eq!(events[0]["model"], "helper");
+    let text: String = events
+        .iter()
+        .filter(|e| e["type"] == "text_delta")
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "Looking up the weatherIt rains in Oslo.");
+    let started = events.iter().find(|e| e["type"] == "tool_call_started").unwrap();
+    assert_eq!(started["name"], "get_weather");
+    assert_eq!(started["arguments"], json!({"city": "Oslo"}));
+    let finished = events.iter().find(|e| e["type"] == "tool_call_finished").unwrap();
+    assert_eq!(
+        finished["model"]["content"],
+        json!([{"type": "text", "text": "Rain, 7 C"}])
+    );
+    // Every AG-UI event Porthole keeps no part of is printed whole.
+    let passed: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "agent_event")
+        .map(|e| &e["event"])
+        .collect();
+    assert_eq!(passed.len(), 3, "{passed:?}");
+    assert_eq!(passed[0]["type"], "RUN_STARTED");
+    assert_eq!(
+        passed[1],
+        &json!({"type": "STATE_SNAPSHOT", "snapshot": {"city": "Oslo"}})
+    );
+    assert_eq!(passed[2]["type"], "RUN_FINISHED");
+    let done = events.last().unwrap();
+    assert_eq!(done["type"], "done");
+    assert_eq!(done["stop_reason"], "end_turn");
+    assert_eq!(done["text"], "It rains in Oslo.");
+
+    // What the agent was sent: the conversation as its thread, the person's message.
+    let store = Store::open(&dir.path().join("porthole.db")).unwrap();
+    let conversation = store.list_conversations().unwrap().remove(0);
+    let sent = inputs(&log);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0]["threadId"], conversation.id);
+    assert_eq!(
+        sent[0]["messages"],
+        json!([{"id": "m0", "role": "user", "content": "the weather"}])
+    );
+
+    // Kept: the person's message, the agent's step with its call, the result, the answer; the
+    // call is the agent's own.
+    let messages = store.messages(&conversation.id).unwrap();
+    let roles: Vec<MessageRole> = messages.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        [
+            MessageRole::User,
+            MessageRole::Assistant,
+            MessageRole::Tool,
+            MessageRole::Assistant
+        ]
+    );
+    let calls = store.tool_calls(&conversation.id).unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].tool, "get_weather");
+    assert_eq!(calls[0].allowed_by, Some(AllowedBy::Agent));
+
+    // The next run continues the thread: the whole history goes with it.
+    let out = run(
+        dir.path(),
+        &[
+            "run",
+            "--agent",
+            "helper",
+            "--conversation",
+            &conversation.id,
+            "--prompt",
+            "and tomorrow?",
+        ],
+        &env,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "It rains in Oslo.");
+    let sent = inputs(&log);
+    assert_eq!(sent[1]["threadId"], conversation.id);
+    let history = sent[1]["messages"].as_array().unwrap();
+    let roles: Vec<&str> = history.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant", "user"]);
+    assert_eq!(history[1]["toolCalls"][0]["function"]["name"], "get_weather");
+    assert_eq!(history[2]["toolCallId"], "call-1");
+    assert_eq!(history[4]["content"], "and tomorrow?");
+}
+
+/// What goes wrong is said, and what came is kept: an agent nobody answers at, a wrong token
+/// (401), a run the agent fails, a stream cut mid-reply, an agent the config does not name.
+#[test]
+fn a_remote_agent_that_fails_says_why_and_keeps_what_came() {
+    let scratch = tempfile::tempdir().unwrap();
+    let (_agent, url, _log) = agent(
+        scratch.path(),
+        json!({"token": "right", "runs": [
+            [
+                {"type": "RUN_STARTED", "threadId": "$threadId", "runId": "$runId"},
+                {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a", "delta": "Half an answer"},
+                {"type": "CUT"}
+            ],
+            [
+                {"type": "RUN_STARTED", "threadId": "$threadId", "runId": "$runId"},
+                {"type": "RUN_ERROR", "message": "the model is overloaded"}
+            ]
+        ]}),
+    );
+    // Nothing listens on a port just released.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let dir = profile(json!({
+        "good": {"url": url, "headers": {"Authorization": "Bearer right"}},
+        "wrong_token": {"url": url, "headers": {"Authorization": "Bearer wrong"}},
+        "gone": {"url": format!("http://{closed}/")},
+    }));
+
+    let out = run(dir.path(), &["run", "--agent", "gone", "--prompt", "hi"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("the agent gone at http://127.0.0.1"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("cannot be reached"), "{}", stderr(&out));
+
+    let out = run(dir.path(), &["run", "--agent", "wrong_token", "--prompt", "hi"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("answered HTTP 401"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("headers"), "{}", stderr(&out));
+
+    let out = run(
+        dir.path(),
+        &["run", "--agent", "good", "--prompt", "cut me", "--json"],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("cut before the run finished"), "{}", stderr(&out));
+    let events = lines(&out);
+    assert_eq!(events.last().unwrap()["stop_reason"], "error");
+    let interrupted = events.iter().find(|e| e["type"] == "assistant_message").unwrap();
+    assert_eq!(interrupted["interrupted"], true);
+    // The text so far is kept with the conversation.
+    let store = Store::open(&dir.path().join("porthole.db")).unwrap();
+    let cut = store
+        .list_conversations()
+        .unwrap()
+        .into_iter()
+        .find(|c| c.title.contains("cut me"))
+        .unwrap();
+    let kept = store.messages(&cut.id).unwrap();
+    assert!(
+        kept[1].parts.to_string().contains("Half an answer"),
+        "{:?}",
+        kept[1].parts
+    );
+
+    let out = run(dir.path(), &["run", "--agent", "good", "--prompt", "again"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("the agent's run failed: the model is overloaded"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = run(dir.path(), &["run", "--agent", "nobody", "--prompt", "hi"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no agent named \"nobody\""), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("gone, good, wrong_token") || stderr(&out).contains("good"),
+        "{}",
+        stderr(&out)
+    );
+}
