@@ -55,11 +55,19 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-fn inputs(log: &Path) -> Vec<Value> {
+/// The agent's log: each request's `RunAgentInput`, and `{"closedByClient": runId}` lines.
+fn agent_log(log: &Path) -> Vec<Value> {
     std::fs::read_to_string(log)
         .unwrap_or_default()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn inputs(log: &Path) -> Vec<Value> {
+    agent_log(log)
+        .into_iter()
+        .filter(|l| l.get("threadId").is_some())
         .collect()
 }
 
@@ -278,4 +286,57 @@ fn a_remote_agent_that_fails_says_why_and_keeps_what_came() {
         "{}",
         stderr(&out)
     );
+}
+
+/// Ctrl-C stops a remote run: the request is aborted (the agent sees its stream closed), the
+/// run exits 130, and the text that came is kept.
+#[test]
+fn ctrl_c_stops_a_remote_run_and_the_agent_sees_it_go() {
+    let scratch = tempfile::tempdir().unwrap();
+    let (_agent, url, log) = agent(
+        scratch.path(),
+        json!({"runs": [[
+            {"type": "RUN_STARTED", "threadId": "$threadId", "runId": "$runId"},
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a", "delta": "Thinking it over"},
+            {"type": "WAIT", "ms": 60000},
+            {"type": "RUN_FINISHED", "threadId": "$threadId", "runId": "$runId"}
+        ]]}),
+    );
+    let dir = profile(json!({"slow": {"url": url}}));
+    let child = porthole_command(dir.path(), &["run", "--agent", "slow", "--prompt", "take your time"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the agent has the request (and a moment for its first text), Ctrl-C.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while inputs(&log).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // SAFETY: a signal to the child this test started.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let started = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "it stopped at once"
+    );
+    let run_id = inputs(&log)[0]["runId"].clone();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !agent_log(&log).iter().any(|l| l["closedByClient"] == run_id) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the agent never saw the run's stream close"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let store = Store::open(&dir.path().join("porthole.db")).unwrap();
+    let conversation = store.list_conversations().unwrap().remove(0);
+    let kept = store.messages(&conversation.id).unwrap();
+    assert!(kept[1].parts.to_string().contains("Thinking it over"), "{:?}", kept);
 }
