@@ -1667,10 +1667,12 @@ fn the_view_inspector_shows_a_views_messages_errors_and_csp_violations() -> Resu
         summary.starts_with("Mounted 1 time for this call · ready after"),
         "{summary}"
     );
-    s.wait_for_element(
-        &format!("{card} [data-testid=inspect-message][data-direction=from-view][data-method='ui/initialize']"),
-        WAIT,
-    )?;
+    let initialize =
+        format!("{card} [data-testid=inspect-message][data-direction=from-view][data-method='ui/initialize']");
+    s.wait_for_element(&initialize, WAIT)?;
+    // Each request says how long its answer took.
+    let took = s.text(&s.find(&format!("{initialize} [data-testid=inspect-message-duration]"))?)?;
+    assert!(took.starts_with("answered in ") && took.ends_with(" ms"), "{took}");
     s.find(&format!(
         "{card} [data-testid=inspect-message][data-direction=to-view][data-method='ui/notifications/tool-result']"
     ))?;

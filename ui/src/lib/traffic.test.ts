@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { TrafficEntry } from "./api";
-import { appended, formatBytes, isNotification, KEPT, matches, NO_FILTER } from "./traffic";
+import { answerTimes, appended, formatBytes, isNotification, KEPT, matches, NO_FILTER } from "./traffic";
 
 const entry = (seq: number, over: Partial<TrafficEntry> = {}): TrafficEntry => ({
   seq,
@@ -50,5 +50,27 @@ describe("the traffic log in the window", () => {
     expect(formatBytes(812)).toBe("812 B");
     expect(formatBytes(4200)).toBe("4.1 KB");
     expect(formatBytes(3 * 1024 * 1024)).toBe("3.0 MB");
+  });
+});
+
+describe("answerTimes", () => {
+  it("times each request by the first answer with its id from the other side", () => {
+    const times = answerTimes([
+      { atMs: 10, direction: "from-view", method: "ui/initialize", message: { id: 1, method: "ui/initialize" } },
+      { atMs: 12, direction: "to-view", message: { id: 1, result: {} } },
+      { atMs: 20, direction: "from-view", method: "tools/call", message: { id: 2, method: "tools/call" } },
+      // The host's own request with the same id is another conversation.
+      { atMs: 21, direction: "to-view", method: "ui/resource-teardown", message: { id: 2, method: "ui/resource-teardown" } },
+      { atMs: 26, direction: "from-view", message: { id: 2, result: {} } },
+      { atMs: 95, direction: "to-view", message: { id: 2, error: { code: -32000 } } },
+      { atMs: 99, direction: "from-view", method: "tools/call", message: { id: 3, method: "tools/call" } },
+      { atMs: 100, direction: "to-view", method: "ui/notifications/tool-result", message: { method: "ui/notifications/tool-result" } },
+    ]);
+    expect([...times.entries()]).toEqual([
+      [0, 2],
+      [3, 5],
+      [2, 75],
+    ]);
+    expect(times.has(6), "still waiting").toBe(false);
   });
 });

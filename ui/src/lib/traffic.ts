@@ -62,3 +62,34 @@ export function formatDuration(ms: number | null): string {
 export function label(entry: TrafficEntry): string {
   return entry.kind === "error" ? `error: ${entry.detail ?? ""}`.trim() : entry.kind;
 }
+
+/** One message between a view and Porthole, as the view inspector lists them. */
+export interface ViewMessage {
+  atMs: number;
+  direction: "to-view" | "from-view";
+  method?: string;
+  message: { id?: unknown; method?: unknown; result?: unknown; error?: unknown };
+}
+
+/** How long each request of a view's conversation waited for its answer (ms), by the
+ * request's index: a request one side sent, answered by the first message after it from the
+ * other side with the same id. Requests still unanswered have none. */
+export function answerTimes(messages: readonly ViewMessage[]): Map<number, number> {
+  const times = new Map<number, number>();
+  const open = new Map<string, number>();
+  messages.forEach((m, i) => {
+    const id = m.message?.id;
+    if (id === undefined || id === null) return;
+    const key = `${m.direction}:${JSON.stringify(id)}`;
+    if (typeof m.message.method === "string") {
+      open.set(key, i);
+      return;
+    }
+    const asked = `${m.direction === "to-view" ? "from-view" : "to-view"}:${JSON.stringify(id)}`;
+    const at = open.get(asked);
+    if (at === undefined) return;
+    open.delete(asked);
+    times.set(at, Math.max(0, m.atMs - messages[at].atMs));
+  });
+  return times;
+}

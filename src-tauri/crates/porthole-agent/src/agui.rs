@@ -370,7 +370,7 @@ impl Translator {
             }
             "TOOL_CALL_RESULT" => {
                 let id = text("toolCallId");
-                self.give_message(sink);
+                self.give_message(sink, false);
                 let Some(call) = self.calls.iter().find(|c| c.id == id) else {
                     tracing::debug!(%id, "a result for a tool call the agent did not announce");
                     return false;
@@ -425,11 +425,15 @@ impl Translator {
     }
 
     /// The step's assistant message, once: its text, reasoning and calls; then its calls run.
-    fn give_message(&mut self, sink: &dyn EventSink) {
+    /// `interrupted`: the turn stopped first; the calls, never run, are left out.
+    fn give_message(&mut self, sink: &dyn EventSink, interrupted: bool) {
         if self.given || self.step == 0 {
             return;
         }
         self.given = true;
+        if interrupted {
+            self.calls.clear();
+        }
         let mut parts = Vec::new();
         if !self.reasoning.is_empty() {
             parts.push(Part::Reasoning {
@@ -458,7 +462,7 @@ impl Translator {
         self.messages.push(message.clone());
         sink.emit(&TurnEvent::AssistantMessage {
             message,
-            interrupted: false,
+            interrupted,
             usage: Usage::default(),
         });
         for call in &self.calls {
@@ -482,7 +486,7 @@ impl Translator {
         if self.step == 0 {
             return;
         }
-        self.give_message(sink);
+        self.give_message(sink, false);
         if !self.results.is_empty() {
             let message = Message {
                 role: Role::Tool,
@@ -502,28 +506,45 @@ impl Translator {
             (None, Some(error)) => (StopReason::Error, Some(error)),
             (None, None) => (StopReason::EndTurn, None),
         };
-        let interrupted = stop_reason != StopReason::EndTurn;
-        if self.step > 0 && !self.given && interrupted {
-            // What came of the step is kept, marked as cut short.
-            self.given = true;
-            let mut parts = Vec::new();
-            if !self.text.is_empty() {
-                self.last_text = self.text.clone();
-                parts.push(Part::Text {
-                    text: std::mem::take(&mut self.text),
-                });
+        // What came of an open step is kept, marked as cut short when the turn stopped.
+        self.give_message(sink, stop_reason != StopReason::EndTurn);
+        // Calls the agent never gave a result for end so, and the history keeps them paired.
+        let (status, why) = match stop_reason {
+            StopReason::EndTurn | StopReason::StepLimit => {
+                (CallStatus::Failed, "the agent ended its run without this call's result")
             }
-            let message = Message {
-                role: Role::Assistant,
-                parts,
-            };
-            self.messages.push(message.clone());
-            sink.emit(&TurnEvent::AssistantMessage {
-                message,
-                interrupted: true,
-                usage: Usage::default(),
+            StopReason::Cancelled => (CallStatus::Cancelled, "the run was stopped before this call's result"),
+            StopReason::Error => (CallStatus::Failed, "the run failed before this call's result"),
+        };
+        let unanswered: Vec<(String, Instant)> = self
+            .calls
+            .iter()
+            .filter(|c| {
+                !self
+                    .results
+                    .iter()
+                    .any(|r| matches!(r, Part::ToolResult { tool_use_id, .. } if *tool_use_id == c.id))
+            })
+            .map(|c| (c.id.clone(), c.started))
+            .collect();
+        for (id, started) in unanswered {
+            let content = vec![json!({"type": "text", "text": why})];
+            sink.emit(&TurnEvent::ToolCallFinished {
+                call_id: id.clone(),
+                status,
+                model: ModelFacing {
+                    content: content.clone(),
+                    is_error: true,
+                },
+                view: Value::Null,
+                duration_ms: started.elapsed().as_millis() as u64,
+                error: Some(why.into()),
             });
-            self.calls.clear();
+            self.results.push(Part::ToolResult {
+                tool_use_id: id,
+                content,
+                is_error: true,
+            });
         }
         self.end_step(sink);
         if let Some(error) = &error {
@@ -674,6 +695,27 @@ mod tests {
         let (_, cut) = feed_all(&[json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "a", "delta": "So far"})]);
         assert_eq!(cut.stop_reason, StopReason::Error);
         assert_eq!(cut.text, "So far");
+    }
+
+    #[test]
+    fn a_call_the_agent_leaves_without_a_result_ends_failed_and_stays_paired() {
+        let (events, result) = feed_all(&[
+            json!({"type": "TOOL_CALL_START", "toolCallId": "c9", "toolCallName": "ask_user"}),
+            json!({"type": "TOOL_CALL_END", "toolCallId": "c9"}),
+            json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}),
+        ]);
+        assert_eq!(result.stop_reason, StopReason::EndTurn);
+        let finished = events
+            .iter()
+            .find_map(|e| match e {
+                TurnEvent::ToolCallFinished { status, error, .. } => Some((*status, error.clone())),
+                _ => None,
+            })
+            .expect("the call ends");
+        assert_eq!(finished.0, CallStatus::Failed);
+        assert!(finished.1.unwrap().contains("without this call's result"));
+        let last = result.messages.last().unwrap();
+        assert_eq!(last.role, Role::Tool, "the call is answered in the history");
     }
 
     #[test]

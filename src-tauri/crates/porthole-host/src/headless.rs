@@ -224,20 +224,8 @@ pub async fn run(setup: Setup, model_args: &ModelFlags, args: RunArgs) -> Result
     };
 
     let json = args.json;
-    let (printer_sink, printer) = printer(json);
-    let sinks = RunSink {
-        recorder: Recorder::new(store.clone(), conversation_id.clone()),
-        printer: printer_sink,
-    };
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let ctrl_c = {
-        let cancel = cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                cancel.cancel();
-            }
-        })
-    };
+    let (sinks, printer) = RunSink::new(&store, &conversation_id, json);
+    let (cancel, ctrl_c) = cancel_on_ctrl_c();
     if !json {
         let key = match &choice.key_source {
             Some(source) => format!("key from {source}"),
@@ -324,20 +312,8 @@ async fn run_with_agent(setup: &Setup, store: &Store, name: &str, prompt: String
         }
     };
     let agent = porthole_agent::agui::RemoteAgent::new(config);
-    let (printer_sink, printer_task) = printer(args.json);
-    let sinks = RunSink {
-        recorder: Recorder::new(store.clone(), conversation_id.clone()),
-        printer: printer_sink,
-    };
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let ctrl_c = {
-        let cancel = cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                cancel.cancel();
-            }
-        })
-    };
+    let (sinks, printer_task) = RunSink::new(store, &conversation_id, args.json);
+    let (cancel, ctrl_c) = cancel_on_ctrl_c();
     if !args.json {
         note!(
             "porthole: conversation {conversation_id}; agent {name} at {}",
@@ -382,6 +358,32 @@ fn finished(result: porthole_agent::TurnResult, json: bool) -> ExitCode {
 struct RunSink {
     recorder: Recorder,
     printer: ChannelSink,
+}
+
+impl RunSink {
+    /// The sinks of a run in `conversation_id`, and the task printing its events.
+    fn new(store: &Store, conversation_id: &str, json: bool) -> (RunSink, tokio::task::JoinHandle<()>) {
+        let (printer_sink, task) = printer(json);
+        let sinks = RunSink {
+            recorder: Recorder::new(store.clone(), conversation_id.to_string()),
+            printer: printer_sink,
+        };
+        (sinks, task)
+    }
+}
+
+/// A token cancelled by Ctrl-C, and the task listening for it (abort it when the turn ends).
+fn cancel_on_ctrl_c() -> (tokio_util::sync::CancellationToken, tokio::task::JoinHandle<()>) {
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let listener = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+        })
+    };
+    (cancel, listener)
 }
 
 impl EventSink for RunSink {

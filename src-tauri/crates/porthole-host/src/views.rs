@@ -503,7 +503,12 @@ impl Observation {
         }
         let text = message.to_string();
         let kept = if text.chars().count() > OBSERVED_MESSAGE_CHARS {
-            json!({"cut": text.chars().take(OBSERVED_MESSAGE_CHARS).collect::<String>()})
+            // Its id stays whole, so the inspector still pairs a request with its answer.
+            let mut cut = json!({"cut": text.chars().take(OBSERVED_MESSAGE_CHARS).collect::<String>()});
+            if let Some(id) = message.get("id") {
+                cut["id"] = id.clone();
+            }
+            cut
         } else {
             message.clone()
         };
@@ -2024,15 +2029,7 @@ impl Views {
                 widget: Default::default(),
                 meta_problems: Vec::new(),
             });
-        let earlier: Vec<String> = self
-            .inner
-            .live
-            .lock()
-            .unwrap()
-            .values()
-            .filter(|v| v.conversation_id == PREVIEW_CONVERSATION)
-            .map(|v| v.view_id.clone())
-            .collect();
+        let earlier = self.ids_where(|v| v.conversation_id == PREVIEW_CONVERSATION);
         for id in earlier {
             self.close(&id, true).await;
         }
@@ -2072,6 +2069,12 @@ impl Views {
         Ok(())
     }
 
+    /// The ids of the live views `keep` picks.
+    fn ids_where(&self, keep: impl Fn(&LiveView) -> bool) -> Vec<String> {
+        let live = self.inner.live.lock().unwrap();
+        live.values().filter(|v| keep(v)).map(|v| v.view_id.clone()).collect()
+    }
+
     /// What `read` takes from live view `view_id` (under the lock), or "no such view".
     fn read_live<T>(&self, view_id: &str, read: impl FnOnce(&LiveView) -> T) -> AppResult<T> {
         let live = self.inner.live.lock().unwrap();
@@ -2082,15 +2085,7 @@ impl Views {
 
     /// Every live view of `server` re-created as [`Views::reload`] does (hot reload).
     pub async fn reload_server(&self, server: &str) -> usize {
-        let ids: Vec<String> = self
-            .inner
-            .live
-            .lock()
-            .unwrap()
-            .values()
-            .filter(|v| v.server == server)
-            .map(|v| v.view_id.clone())
-            .collect();
+        let ids = self.ids_where(|v| v.server == server);
         let mut done = 0;
         for id in ids {
             match self.reload(&id).await {
@@ -2379,15 +2374,7 @@ impl Views {
     /// (`ui/resource-teardown`, answered or timed out, in parallel), before the window
     /// switches away from it.
     pub async fn teardown_conversation(&self, conversation_id: &str) {
-        let ids: Vec<String> = self
-            .inner
-            .live
-            .lock()
-            .unwrap()
-            .values()
-            .filter(|v| v.conversation_id == conversation_id && v.webview == MAIN_WINDOW)
-            .map(|v| v.view_id.clone())
-            .collect();
+        let ids = self.ids_where(|v| v.conversation_id == conversation_id && v.webview == MAIN_WINDOW);
         futures::future::join_all(ids.iter().map(|id| self.close(id, true))).await;
     }
 
@@ -2425,15 +2412,7 @@ impl Views {
 
     /// A pop-out window closed: its views' frames are gone, and so are they.
     pub async fn webview_closed(&self, webview: &str) {
-        let gone: Vec<String> = self
-            .inner
-            .live
-            .lock()
-            .unwrap()
-            .values()
-            .filter(|v| v.webview == webview)
-            .map(|v| v.view_id.clone())
-            .collect();
+        let gone = self.ids_where(|v| v.webview == webview);
         for view_id in gone {
             self.close(&view_id, false).await;
         }
