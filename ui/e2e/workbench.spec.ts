@@ -49,7 +49,7 @@ test("the Host emulation tab picks a preset, names its source, and applies overr
   await pane.getByTestId("host-device").selectOption("mobile");
   await pane.getByTestId("host-capabilities").fill("[1]");
   await pane.getByTestId("host-capabilities").blur();
-  await expect(pane.getByTestId("host-emulation-error")).toHaveText("The capabilities must be a JSON object.");
+  await expect(pane.getByTestId("host-emulation-error")).toHaveText("The capabilities field must be a JSON object.");
   const sent = (await invocations(page, "set_host_emulation")) as { emulation: { preset: string; overrides: { device: { kind: string } | null } } }[];
   expect(sent.map((s) => s.emulation.preset)).toEqual(["chatgpt", "chatgpt"]);
   expect(sent[1].emulation.overrides.device?.kind).toBe("mobile");
