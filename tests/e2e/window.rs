@@ -1407,6 +1407,26 @@ fn a_maximized_window_comes_back_maximized() -> Result<()> {
     Ok(())
 }
 
+/// The text of `element` (its `textContent`: whether or not it is scrolled into sight) in the
+/// first view frame matched by `frame`; none while there is no such frame or element. Read from
+/// the top-level context each time: a view re-created meanwhile removes the frame looked into,
+/// and its context with it.
+fn text_in_frame(s: &porthole_e2e::Session, frame: &str, element: &str) -> Result<Option<String>> {
+    s.switch_to_top()?;
+    let Some(found) = s.find_all(frame)?.into_iter().next() else {
+        return Ok(None);
+    };
+    s.switch_to_frame(&found)?;
+    let text = s
+        .find_all(element)
+        .and_then(|all| all.first().map(|el| s.property(el, "textContent")).transpose());
+    s.switch_to_top()?;
+    Ok(text?.map(|v| match v {
+        serde_json::Value::String(text) => text,
+        other => other.to_string(),
+    }))
+}
+
 /// Picks `value` in the `<select>` matched by `css` (as a person choosing from the list would).
 fn choose(s: &porthole_e2e::Session, css: &str, value: &str) -> Result<()> {
     s.execute(
@@ -1704,14 +1724,9 @@ fn the_view_inspector_shows_a_views_messages_errors_and_csp_violations() -> Resu
     let shown = |what: &str, wanted: &'static str| -> Result<()> {
         let css = format!("{card} iframe[data-testid=mcp-app-view]");
         s.wait_for(what, WAIT, |s| {
-            // From the top each time: a view re-created meanwhile removes the frame that was
-            // looked into, and its context with it.
-            s.switch_to_top()?;
-            let frame = s.find(&css)?;
-            s.switch_to_frame(&frame)?;
-            let text = s.property(&s.find("body")?, "textContent");
-            s.switch_to_top()?;
-            Ok(text?.as_str().filter(|t| t.contains(wanted)).map(|_| ()))
+            Ok(text_in_frame(s, &css, "body")?
+                .filter(|t| t.contains(wanted))
+                .map(|_| ()))
         })
     };
     shown("the call's result in the view", "good_view ran")?;
@@ -1814,15 +1829,7 @@ fn the_view_inspector_shows_a_views_messages_errors_and_csp_violations() -> Resu
     )?;
     s.click(&s.find("[data-testid=inspect-replay]")?)?;
     s.wait_for("the replayed result in the pop-out's view", WAIT, |s| {
-        s.switch_to_top()?;
-        let Some(frame) = s.find_all("iframe[data-testid=mcp-app-view]")?.into_iter().next() else {
-            return Ok(None);
-        };
-        s.switch_to_frame(&frame)?;
-        let text = s.property(&s.find("body")?, "textContent");
-        s.switch_to_top()?;
-        Ok(text?
-            .as_str()
+        Ok(text_in_frame(s, "iframe[data-testid=mcp-app-view]", "body")?
             .filter(|t| t.contains("Replayed in the pop-out"))
             .map(|_| ()))
     })?;
@@ -2227,27 +2234,13 @@ fn a_preset_changes_what_the_view_reports_about_its_host() -> Result<()> {
     let run_card = "[data-testid=tool-call][data-tool-name=host_report]:not([data-call-id=call_report])";
     s.wait_for_element(&format!("{run_card} [data-testid=view-state][data-state=ready]"), WAIT)?;
 
-    // What a view reports, read from its frame (from the top each time: a re-created view's
-    // frame replaces the one looked into).
+    // What a view reports, read from its frame.
     let report = |card: &str, id: &str, wanted: &str| -> Result<()> {
         let css = format!("{card} iframe[data-testid=mcp-app-view]");
         let mut seen = String::new();
         let found = s.wait_for(&format!("{id} = {wanted} in {card}"), WAIT, |s| {
-            s.switch_to_top()?;
-            let Some(frame) = s.find_all(&css)?.into_iter().next() else {
-                return Ok(None);
-            };
-            s.switch_to_frame(&frame)?;
-            // Its text whether or not it is scrolled into sight within the frame.
-            let text = s
-                .find(&format!("[data-testid={id}]"))
-                .and_then(|el| s.property(&el, "textContent"));
-            s.switch_to_top()?;
-            seen = match text {
-                Ok(serde_json::Value::String(text)) => text,
-                Ok(other) => other.to_string(),
-                Err(e) => format!("(not read: {e})"),
-            };
+            seen = text_in_frame(s, &css, &format!("[data-testid={id}]"))?
+                .unwrap_or_else(|| "(no such frame or element yet)".into());
             Ok((seen == wanted).then_some(()))
         });
         found.with_context(|| format!("{id} was {seen:?}"))

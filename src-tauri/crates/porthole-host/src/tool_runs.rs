@@ -108,9 +108,7 @@ impl Host {
         let status = self
             .inner
             .servers
-            .statuses()
-            .into_iter()
-            .find(|s| s.name == server)
+            .status(server)
             .ok_or_else(|| AppError::not_found(format!("there is no server {server:?}")))?;
         if status.state != ServerState::Connected {
             return Err(AppError::server(format!("server {server:?} is not connected")));

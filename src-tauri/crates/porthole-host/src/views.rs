@@ -2005,9 +2005,7 @@ impl Views {
         let status = self
             .inner
             .servers
-            .statuses()
-            .into_iter()
-            .find(|s| s.name == server)
+            .status(server)
             .ok_or_else(|| AppError::not_found(format!("no server named {server}")))?;
         if !status.mcp_apps {
             return Err(AppError::invalid(format!("MCP Apps are switched off for {server}")));
@@ -2720,11 +2718,7 @@ impl HostServices for AppServices {
     }
 
     fn tools(&self, server: &str) -> Option<Vec<CatalogTool>> {
-        self.servers
-            .statuses()
-            .into_iter()
-            .find(|s| s.name == server)
-            .map(|s| s.tools)
+        self.servers.status(server).map(|s| s.tools)
     }
 
     fn read_resource(&self, server: &str, uri: &str) -> BoxFuture<'static, Result<Value, String>> {

@@ -26,7 +26,7 @@ pub struct PromptPreview {
 
 impl Host {
     fn known_server(&self, server: &str) -> AppResult<()> {
-        if self.inner.servers.statuses().iter().any(|s| s.name == server) {
+        if self.inner.servers.status(server).is_some() {
             Ok(())
         } else {
             Err(AppError::not_found(format!("no server named {server}")))

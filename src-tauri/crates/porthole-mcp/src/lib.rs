@@ -1096,6 +1096,11 @@ impl Servers {
         self.statuses.borrow().clone()
     }
 
+    /// The state of server `name` now, if there is one so named.
+    pub fn status(&self, name: &str) -> Option<ServerStatus> {
+        self.statuses.borrow().iter().find(|s| s.name == name).cloned()
+    }
+
     /// A receiver that sees every change of state.
     pub fn subscribe(&self) -> watch::Receiver<Vec<ServerStatus>> {
         self.statuses.subscribe()
