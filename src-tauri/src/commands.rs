@@ -164,7 +164,16 @@ fn search_conversations(
 
 #[tauri::command]
 async fn send_message(host: State<'_, Host>, Args(a): Args<SendMessage>) -> Answer<String> {
-    host.send_message_with(a.conversation_id, &a.text, &a.attachments).await
+    host.send_message_with(a.conversation_id, &a.text, &a.attachments, a.agent.as_deref())
+        .await
+}
+
+#[tauri::command]
+async fn list_agents(
+    host: State<'_, Host>,
+    _: Args<NoArgs>,
+) -> Answer<Vec<porthole_host::remote_agents::AgentSummary>> {
+    Ok(host.list_agents())
 }
 
 #[tauri::command]

@@ -356,6 +356,9 @@ export class FakeBackend {
         return this.#servers;
       case "model_info":
         return { ...this.#model, keySource: "env", error: null } satisfies ModelInfo;
+      case "list_agents":
+        // No remote agents in the config (the real window tests cover them).
+        return [];
       case "ui_ready":
       case "clipboard_write_requested":
       case "close_view":

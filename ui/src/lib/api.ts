@@ -21,6 +21,7 @@ import type { HostEmulation } from "./generated/HostEmulation";
 import { commands } from "./generated/commands";
 import type { AppEvents } from "./generated/events";
 
+export type { AgentSummary } from "./generated/AgentSummary";
 export type { AllowedBy } from "./generated/AllowedBy";
 export type { EmulationOverrides } from "./generated/EmulationOverrides";
 export type { HostEmulation } from "./generated/HostEmulation";
@@ -193,8 +194,9 @@ export const api = {
   readResource: (server: string, uri: string) => commands.readResource({ server, uri }),
   searchConversations: (query: string) => commands.searchConversations({ query }),
   /** Starts a turn; resolves to the conversation's id at once. Events follow as chat-event. */
-  sendMessage: (conversationId: string | null, text: string, attachments: AttachmentRef[] = []) =>
-    commands.sendMessage({ conversationId, text, attachments }),
+  sendMessage: (conversationId: string | null, text: string, attachments: AttachmentRef[] = [], agent: string | null = null) =>
+    commands.sendMessage({ conversationId, text, attachments, ...(agent ? { agent } : {}) }),
+  listAgents: () => commands.listAgents(),
   // --- prompts and resources in the chat ---
   /** Every connected server's prompts (the composer's / menu), and servers that could not list theirs. */
   listPrompts: () => commands.listPrompts(),

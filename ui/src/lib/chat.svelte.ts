@@ -1,12 +1,13 @@
 // The chat window's state: which conversation is open, the conversation list, the model line,
 // and the routing of every turn's events into the open conversation's transcript.
-import { api, errorMessage, type AttachmentRef, type ChatEvent, type Conversation, type ModelInfo, type TurnEvent } from "./api";
+import { api, errorMessage, type AgentSummary, type AttachmentRef, type ChatEvent, type Conversation, type ModelInfo, type TurnEvent } from "./api";
 import { uriLabel } from "./composerMenu";
 import { Transcript, lastUserIndex, type UserItem } from "./transcript.svelte";
 
 export type ChatApi = Pick<
   typeof api,
   | "sendMessage"
+  | "listAgents"
   | "sendPrompt"
   | "stopTurn"
   | "sendWithoutWaiting"
@@ -46,6 +47,10 @@ export class ChatSession {
   /** The open conversation; null for a new chat not sent yet. */
   conversationId = $state<string | null>(null);
   conversations = $state<Conversation[]>([]);
+  /** The config's remote AG-UI agents, and the one a new chat will be with (null: the local
+   * model). */
+  agents = $state<AgentSummary[]>([]);
+  newChatAgent = $state<string | null>(null);
   /** Older conversations than the list holds are stored (`loadMoreConversations` brings them). */
   moreConversations = $state(false);
   #loadingMore = false;
@@ -82,6 +87,8 @@ export class ChatSession {
   #listRequest = 0;
   /** List requests not answered yet. */
   #listsInFlight = 0;
+  /** The open conversation's agent, as it was opened or created (the list may not hold it). */
+  #openAgent = $state<string | null>(null);
 
   constructor(chatApi: ChatApi = api) {
     this.#api = chatApi;
@@ -167,8 +174,24 @@ export class ChatSession {
    * function that stops listening. */
   async start(): Promise<() => void> {
     const unlisten = await this.#api.onChatEvent((e) => this.handle(e));
-    await Promise.all([this.refreshModel(), this.refreshConversations()]);
+    await Promise.all([this.refreshModel(), this.refreshConversations(), this.refreshAgents()]);
     return unlisten;
+  }
+
+  async refreshAgents() {
+    try {
+      this.agents = await this.#api.listAgents();
+    } catch {
+      this.agents = [];
+    }
+    if (this.newChatAgent && !this.agents.some((a) => a.name === this.newChatAgent)) this.newChatAgent = null;
+  }
+
+  /** Who the open conversation is with: a remote agent's name, or null (the local model). A
+   * new chat is with the one chosen for it. */
+  get agent(): string | null {
+    if (this.conversationId === null) return this.newChatAgent;
+    return this.conversations.find((c) => c.id === this.conversationId)?.agent ?? this.#openAgent;
   }
 
   async refreshModel() {
@@ -252,8 +275,13 @@ export class ChatSession {
     if (!trimmed && attachments.length === 0) return false;
     const chips = attachments.map((a) => ({ server: a.server, uri: a.uri, label: uriLabel(a.uri), mimeType: null }));
     this.transcript.beginTurn(trimmed, chips);
+    const agent = this.newChatAgent;
     void this.#dispatch(
-      (known) => this.#api.sendMessage(known, trimmed, attachments),
+      (known) => {
+        // A new conversation is with the agent chosen for it, for good.
+        if (known === null) this.#openAgent = agent;
+        return this.#api.sendMessage(known, trimmed, attachments, known === null ? agent : null);
+      },
       (error) => this.transcript.failTurn(`The message could not be sent: ${error}`),
     );
     return true;
@@ -409,6 +437,7 @@ export class ChatSession {
   /** Shows a new chat (null) or a stored conversation, in place of what was on screen. */
   async #arrive(id: string | null) {
     this.#forget();
+    this.#openAgent = null;
     if (id === null) {
       this.conversationId = null;
       this.transcript.clear();
@@ -421,6 +450,7 @@ export class ChatSession {
     try {
       const stored = await this.#api.openConversation(id);
       if (generation !== this.#generation) return;
+      this.#openAgent = stored.conversation.agent ?? null;
       this.transcript.load(stored, this.#approvals.get(id) ?? []);
       const held = this.#held;
       this.#held = [];

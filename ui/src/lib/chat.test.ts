@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { AttachmentRef, ChatEvent, Conversation, ConversationList, ModelInfo, StoredConversation } from "./api";
+import type { AgentSummary, AttachmentRef, ChatEvent, Conversation, ConversationList, ModelInfo, StoredConversation } from "./api";
 import { CONVERSATION_PAGE, ChatSession, TEARDOWN_WAIT_MS, type ChatApi } from "./chat.svelte";
 import { chatEvents, ev, record } from "./testing/turns";
 import { refused } from "./testing/errors";
@@ -33,6 +33,7 @@ function fakeApi(over: Partial<ChatApi> = {}) {
     retryTurn: vi.fn(async (_id: string) => {}),
     editAndResend: vi.fn(async (_id: string, _text: string) => {}),
     modelInfo: vi.fn(async () => model),
+    listAgents: vi.fn(async (): Promise<AgentSummary[]> => []),
     onChatEvent: vi.fn(async (handler: (e: ChatEvent) => void) => {
       emit = handler;
       return () => {};
@@ -53,6 +54,32 @@ describe("ChatSession", () => {
     expect(chat.conversations.map((c) => c.id)).toEqual(["c1"]);
   });
 
+  it("starts a new chat with the remote agent chosen for it, and says who an open chat is with", async () => {
+    const { fake } = fakeApi({
+      listAgents: vi.fn(async () => [{ name: "planner", url: "https://agents.example/planner" }]),
+      sendMessage: vi.fn(async () => "new2"),
+      openConversation: vi.fn(async (id: string) => ({ ...record([]), conversation: { id, title: "T", createdAt: 1, updatedAt: 1, agent: "planner" } })),
+    });
+    const chat = new ChatSession(fake);
+    await chat.start();
+    expect(chat.agents.map((a) => a.name)).toEqual(["planner"]);
+    expect(chat.agent).toBeNull();
+    chat.newChatAgent = "planner";
+    expect(chat.agent).toBe("planner");
+    chat.send("Plan my week");
+    expect(fake.sendMessage).toHaveBeenCalledWith(null, "Plan my week", [], "planner");
+    await flush();
+    expect(chat.conversationId).toBe("new2");
+    expect(chat.agent).toBe("planner");
+    // A stored conversation is with the agent it was started with; a new chat keeps the choice.
+    await chat.open("c1");
+    expect(chat.agent).toBe("planner");
+    await chat.newChat();
+    expect(chat.agent).toBe("planner");
+    chat.newChatAgent = null;
+    expect(chat.agent).toBeNull();
+  });
+
   it("says why the model cannot be asked about", async () => {
     const { fake } = fakeApi({ modelInfo: vi.fn(async () => Promise.reject("no back end")) });
     const chat = new ChatSession(fake);
@@ -67,7 +94,7 @@ describe("ChatSession", () => {
     await chat.start();
 
     expect(chat.send("  Hi there ")).toBe(true);
-    expect(fake.sendMessage).toHaveBeenCalledWith(null, "Hi there", []);
+    expect(fake.sendMessage).toHaveBeenCalledWith(null, "Hi there", [], null);
     expect(chat.busy).toBe(true);
     // Events can arrive before the command answers.
     emit(chatEvents("new1", [ev.turnStarted("new1"), ev.user("Hi there"), ev.step(1), ev.text("Hel")]));
@@ -90,7 +117,7 @@ describe("ChatSession", () => {
     // The next message goes to the same conversation.
     fake.sendMessage.mockImplementation(async () => "new1");
     chat.send("And again");
-    expect(fake.sendMessage).toHaveBeenLastCalledWith("new1", "And again", []);
+    expect(fake.sendMessage).toHaveBeenLastCalledWith("new1", "And again", [], null);
   });
 
   it("sends attachments with a message and shows them on it until the turn confirms them", async () => {
@@ -99,7 +126,7 @@ describe("ChatSession", () => {
     await chat.start();
     const docs = [{ server: "docs", uri: "file:///notes/plan.md" }];
     expect(chat.send("  ", docs)).toBe(true);
-    expect(fake.sendMessage).toHaveBeenCalledWith(null, "", docs);
+    expect(fake.sendMessage).toHaveBeenCalledWith(null, "", docs, null);
     const pending = chat.transcript.items[0];
     expect(pending.kind === "user" && pending.attachments.map((a) => a.label)).toEqual(["plan.md"]);
     await flush();
@@ -213,7 +240,7 @@ describe("ChatSession", () => {
     emit(chatEvents("c1", [ev.text("late")]));
     expect(chat.transcript.items).toEqual([]);
     chat.send("fresh");
-    expect(fake.sendMessage).toHaveBeenLastCalledWith(null, "fresh", []);
+    expect(fake.sendMessage).toHaveBeenLastCalledWith(null, "fresh", [], null);
   });
 
   it("opens a stored conversation, and shows the approval prompt of a call still waiting", async () => {
@@ -739,7 +766,7 @@ describe("ChatSession: retry and edit-and-resend", () => {
 
     fake.sendMessage.mockImplementation(async () => "c9");
     expect(chat.retry()).toBe(true);
-    expect(fake.sendMessage).toHaveBeenLastCalledWith(null, "Hello", []);
+    expect(fake.sendMessage).toHaveBeenLastCalledWith(null, "Hello", [], null);
     expect(fake.retryTurn).not.toHaveBeenCalled();
     expect(kinds(chat)).toEqual(["user:Hello"]);
     await flush();
@@ -751,7 +778,7 @@ describe("ChatSession: retry and edit-and-resend", () => {
     chat.send("Second");
     await flush();
     expect(chat.editAndResend("Second, edited")).toBe(true);
-    expect(fake.sendMessage).toHaveBeenLastCalledWith("c9", "Second, edited", []);
+    expect(fake.sendMessage).toHaveBeenLastCalledWith("c9", "Second, edited", [], null);
     expect(fake.editAndResend).not.toHaveBeenCalled();
   });
 });

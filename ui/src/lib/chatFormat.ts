@@ -29,6 +29,8 @@ export function standingApprovalLabel(allowedBy: AllowedBy | null): string | nul
       return "Allowed: you chose “Always allow”";
     case "config":
       return "Allowed by the server's alwaysAllow";
+    case "agent":
+      return "Run by the remote agent";
     default:
       return null;
   }

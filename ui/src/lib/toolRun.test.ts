@@ -37,6 +37,7 @@ function session() {
     deleteConversation: vi.fn(async () => {}),
     retryTurn: vi.fn(async () => {}),
     editAndResend: vi.fn(async () => {}),
+    listAgents: vi.fn(async () => []),
   } satisfies ChatApi;
   const chat = new ChatSession(fake);
   return { chat, fake, emit: (events: ChatEvent[]) => events.forEach((e) => emit(e)) };

@@ -12,7 +12,15 @@
 //!   ends before either is a cut stream (an error, what came is kept);
 //! - the run's start and finish, state and message snapshots and deltas, activities, steps,
 //!   custom and raw events are passed on whole ([`TurnEvent::AgentEvent`]): the window and
-//!   `--json` see every one.
+//!   `--json` see every one;
+//! - of those, the MCP Apps middleware's activities also mean something to Porthole: an
+//!   `mcp-apps` snapshot is the view of the call whose result came last (or whose arguments it
+//!   repeats): [`TurnEvent::RemoteView`]; `mcp-apps-progress` snapshots and their JSON-Patch
+//!   deltas are the call's progress ([`TurnEvent::ToolCallProgress`]).
+//!
+//! A remote agent's view reaches its MCP server through the agent: [`RemoteAgent::proxied`]
+//! sends a run whose `forwardedProps.__proxiedMCPRequest` names the server and the request, and
+//! the answer comes as `RUN_FINISHED.result`.
 //!
 //! Tool calls a remote agent makes are its own: Porthole is told, not asked
 //! ([`AllowedBy::Agent`]).
@@ -27,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::TurnResult;
 use crate::conversation::{Message, Part, Role, Usage};
-use crate::events::{AllowedBy, CallStatus, EventSink, StopReason, TurnEvent};
+use crate::events::{AllowedBy, CallStatus, EventSink, RemoteView, StopReason, TurnEvent};
 use crate::providers::sse::SseParser;
 
 /// The provider name a remote turn reports (`TurnStarted.provider`).
@@ -36,6 +44,11 @@ pub const PROVIDER: &str = "ag-ui";
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// The most of an error response's body quoted.
 const BODY_QUOTED: usize = 300;
+/// How long a proxied MCP request may take, answer included.
+pub const PROXY_TIMEOUT: Duration = Duration::from_secs(60);
+/// The MCP Apps middleware's activity types: a call's view, and a call's progress.
+const VIEW_ACTIVITY: &str = "mcp-apps";
+const PROGRESS_ACTIVITY: &str = "mcp-apps-progress";
 
 /// A remote AG-UI agent.
 #[derive(Clone)]
@@ -71,7 +84,7 @@ impl RemoteAgent {
         sink.emit(&TurnEvent::UserMessage { message: user.clone() });
         let thread_id = conversation_id.unwrap_or_else(|| format!("thread-{}", random_hex()));
         let input = run_input(&thread_id, &format!("run-{}", random_hex()), &history, &user);
-        let mut translator = Translator::new(user);
+        let mut translator = Translator::new(&self.config.name, user);
         let outcome = tokio::select! {
             outcome = self.stream(&input, &mut translator, sink) => outcome,
             () = cancel.cancelled() => Err(Stop::Cancelled),
@@ -92,6 +105,11 @@ impl RemoteAgent {
     }
 
     async fn stream(&self, input: &Value, translator: &mut Translator, sink: &dyn EventSink) -> Result<(), Stop> {
+        self.post(input, |data| translator.feed(data, sink)).await
+    }
+
+    /// POSTs `input` and hands each event's data to `on_event` until it says the run is over.
+    async fn post(&self, input: &Value, mut on_event: impl FnMut(&str) -> bool) -> Result<(), Stop> {
         let mut request = self
             .client
             .post(&self.config.url)
@@ -137,19 +155,113 @@ impl RemoteAgent {
                 ))
             })?;
             for event in parser.feed(&chunk) {
-                if translator.feed(&event.data, sink) {
+                if on_event(&event.data) {
                     return Ok(());
                 }
             }
         }
         if let Some(event) = parser.finish()
-            && translator.feed(&event.data, sink)
+            && on_event(&event.data)
         {
             return Ok(());
         }
         Err(Stop::Failed(
             "the agent's stream was cut before the run finished (it ended with no RUN_FINISHED)".into(),
         ))
+    }
+
+    /// An MCP request of a remote view, sent through the agent (the MCP Apps middleware's
+    /// proxied request): `server` names the MCP server as the view's activity did. The answer
+    /// is the run's `RUN_FINISHED.result`; an `{"error": …}` result, a run error, a cut stream
+    /// or no answer within [`PROXY_TIMEOUT`] fail with the reason.
+    pub async fn proxied(
+        &self,
+        thread_id: &str,
+        server: &ProxiedServer,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, String> {
+        let mut request = json!({"method": method, "params": params});
+        if let Some(id) = &server.server_id {
+            request["serverId"] = json!(id);
+        }
+        if let Some(hash) = &server.server_hash {
+            request["serverHash"] = json!(hash);
+        }
+        let mut input = run_input(thread_id, &format!("proxy-{}", random_hex()), &[], &Message::user(""));
+        input["messages"] = json!([]);
+        input["forwardedProps"] = json!({"__proxiedMCPRequest": request});
+        let mut answer: Option<Result<Value, String>> = None;
+        let run = self.post(&input, |data| {
+            let Ok(event) = serde_json::from_str::<Value>(data) else {
+                return false;
+            };
+            match event.get("type").and_then(Value::as_str) {
+                Some("RUN_FINISHED") => {
+                    let result = event.get("result").cloned().unwrap_or(Value::Null);
+                    answer = Some(match result.get("error") {
+                        Some(error) if result.as_object().is_some_and(|o| o.len() == 1) => Err(format!(
+                            "the agent refused the request: {}",
+                            error.as_str().map(String::from).unwrap_or_else(|| error.to_string())
+                        )),
+                        _ => Ok(result),
+                    });
+                    true
+                }
+                Some("RUN_ERROR") => {
+                    let message = event
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("no reason given");
+                    answer = Some(Err(format!("the agent's run failed: {message}")));
+                    true
+                }
+                _ => false,
+            }
+        });
+        match tokio::time::timeout(PROXY_TIMEOUT, run).await {
+            Err(_) => Err(format!(
+                "the agent did not answer the {method} request within {} s",
+                PROXY_TIMEOUT.as_secs()
+            )),
+            Ok(Err(Stop::Failed(why))) => Err(why),
+            Ok(Err(Stop::Cancelled)) => Err("the request was stopped".into()),
+            Ok(Ok(())) => answer.unwrap_or_else(|| Err("the agent's run ended without an answer".into())),
+        }
+    }
+}
+
+/// How the MCP Apps middleware names one of its MCP servers (a view's activity says).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ProxiedServer {
+    pub server_id: Option<String>,
+    pub server_hash: Option<String>,
+}
+
+impl ProxiedServer {
+    pub fn of(view: &RemoteView) -> ProxiedServer {
+        ProxiedServer {
+            server_id: view.server_id.clone(),
+            server_hash: view.server_hash.clone(),
+        }
+    }
+
+    /// The server's name: its id, else its hash.
+    pub fn label(&self) -> String {
+        match (&self.server_id, &self.server_hash) {
+            (Some(id), _) => id.clone(),
+            (None, Some(hash)) => hash.clone(),
+            (None, None) => "unnamed server".into(),
+        }
+    }
+
+    /// The server a name from [`ProxiedServer::label`] stands for (as a stored view's server
+    /// keeps it): sent as both its id and its hash, the middleware finds it by either.
+    pub fn from_label(label: &str) -> ProxiedServer {
+        ProxiedServer {
+            server_id: Some(label.to_string()),
+            server_hash: Some(label.to_string()),
+        }
     }
 }
 
@@ -275,6 +387,8 @@ struct Call {
 
 /// AG-UI events in, turn events out (see the module's notes). Pure: no I/O.
 pub struct Translator {
+    /// The agent's name in the config (it names the servers of its views).
+    agent: String,
     user: Message,
     messages: Vec<Message>,
     step: u32,
@@ -289,11 +403,17 @@ pub struct Translator {
     last_text: String,
     finished: bool,
     error: Option<String>,
+    /// Calls with a result and no view yet, the latest last, with their arguments: an
+    /// `mcp-apps` activity is the view of one of them.
+    awaiting_view: Vec<(String, String, Value)>,
+    /// `mcp-apps-progress` activities by message id: the call and its progress so far.
+    progress: std::collections::HashMap<String, (String, Value)>,
 }
 
 impl Translator {
-    pub fn new(user: Message) -> Translator {
+    pub fn new(agent: &str, user: Message) -> Translator {
         Translator {
+            agent: agent.to_string(),
             user,
             messages: Vec::new(),
             step: 0,
@@ -305,6 +425,8 @@ impl Translator {
             last_text: String::new(),
             finished: false,
             error: None,
+            awaiting_view: Vec::new(),
+            progress: Default::default(),
         }
     }
 
@@ -387,11 +509,20 @@ impl Translator {
                     duration_ms: call.started.elapsed().as_millis() as u64,
                     error: None,
                 });
+                self.awaiting_view
+                    .push((id.clone(), call.name.clone(), parsed_arguments(&call.arguments_text)));
                 self.results.push(Part::ToolResult {
                     tool_use_id: id,
                     content,
                     is_error: false,
                 });
+            }
+            "ACTIVITY_SNAPSHOT" | "ACTIVITY_DELTA" => {
+                let meaning = self.activity(kind, &event);
+                sink.emit(&TurnEvent::AgentEvent { event });
+                if let Some(meaning) = meaning {
+                    sink.emit(&meaning);
+                }
             }
             "RUN_FINISHED" => {
                 self.finished = true;
@@ -410,6 +541,57 @@ impl Translator {
             _ => sink.emit(&TurnEvent::AgentEvent { event }),
         }
         false
+    }
+
+    /// What an activity means to Porthole: an `mcp-apps` snapshot is a call's view, an
+    /// `mcp-apps-progress` snapshot or delta its progress. Others mean nothing more.
+    fn activity(&mut self, kind: &str, event: &Value) -> Option<TurnEvent> {
+        let activity = event.get("activityType").and_then(Value::as_str);
+        let message_id = event.get("messageId").and_then(Value::as_str).unwrap_or_default();
+        match (kind, activity) {
+            ("ACTIVITY_SNAPSHOT", Some(VIEW_ACTIVITY)) => {
+                let content = event.get("content")?;
+                let text = |key: &str| content.get(key).and_then(Value::as_str).map(String::from);
+                let view = RemoteView {
+                    resource_uri: text("resourceUri")?,
+                    server_hash: text("serverHash"),
+                    server_id: text("serverId"),
+                    tool_input: content.get("toolInput").cloned().unwrap_or_else(|| json!({})),
+                    result: content.get("result").cloned().unwrap_or(Value::Null),
+                };
+                // The call whose arguments it repeats, else the latest result without a view.
+                let index = self
+                    .awaiting_view
+                    .iter()
+                    .rposition(|(_, _, arguments)| *arguments == view.tool_input)
+                    .or_else(|| self.awaiting_view.len().checked_sub(1))?;
+                let (call_id, tool, _) = self.awaiting_view.remove(index);
+                let server = format!("{}/{}", self.agent, ProxiedServer::of(&view).label());
+                Some(TurnEvent::RemoteView {
+                    call_id,
+                    server,
+                    tool,
+                    view,
+                })
+            }
+            ("ACTIVITY_SNAPSHOT", Some(PROGRESS_ACTIVITY)) => {
+                let content = event.get("content")?.clone();
+                let call_id = content.get("toolCallId").and_then(Value::as_str)?.to_string();
+                self.progress
+                    .insert(message_id.to_string(), (call_id.clone(), content.clone()));
+                progress_event(call_id, &content)
+            }
+            ("ACTIVITY_DELTA", _) => {
+                let (call_id, content) = self.progress.get_mut(message_id)?;
+                let patch = event.get("patch").and_then(Value::as_array)?;
+                if let Err(e) = apply_patch(content, patch) {
+                    tracing::debug!(message_id, "a progress delta that does not apply: {e}");
+                    return None;
+                }
+                progress_event(call_id.clone(), content)
+            }
+            _ => None,
+        }
     }
 
     /// Text, reasoning or a call is coming: a step starts if none is open (the first, or the
@@ -567,6 +749,78 @@ impl Translator {
     }
 }
 
+/// An `mcp-apps-progress` activity's content as the call's progress.
+fn progress_event(call_id: String, content: &Value) -> Option<TurnEvent> {
+    Some(TurnEvent::ToolCallProgress {
+        call_id,
+        progress: content.get("progress").and_then(Value::as_f64)?,
+        total: content.get("total").and_then(Value::as_f64),
+        message: content.get("message").and_then(Value::as_str).map(String::from),
+    })
+}
+
+/// Applies an RFC 6902 JSON Patch's `add`, `replace` and `remove` operations (what activity
+/// deltas use) to `doc`; another operation, or a path that is not there, is an error and
+/// leaves the operations before it applied.
+pub fn apply_patch(doc: &mut Value, patch: &[Value]) -> Result<(), String> {
+    for op in patch {
+        let kind = op.get("op").and_then(Value::as_str).unwrap_or_default();
+        let path = op
+            .get("path")
+            .and_then(Value::as_str)
+            .ok_or("an operation without a path")?;
+        let (parent_path, last) = match path.rfind('/') {
+            Some(i) => (&path[..i], path[i + 1..].replace("~1", "/").replace("~0", "~")),
+            None if path.is_empty() => {
+                // The whole document.
+                match kind {
+                    "add" | "replace" => *doc = op.get("value").cloned().unwrap_or(Value::Null),
+                    _ => return Err(format!("{kind} of the whole document")),
+                }
+                continue;
+            }
+            None => return Err(format!("{path:?} is not a JSON pointer")),
+        };
+        let parent = doc
+            .pointer_mut(parent_path)
+            .ok_or_else(|| format!("{parent_path:?} is not in the document"))?;
+        let value = || {
+            op.get("value")
+                .cloned()
+                .ok_or_else(|| format!("{kind} without a value"))
+        };
+        match (kind, parent) {
+            ("add" | "replace", Value::Object(map)) => {
+                if kind == "replace" && !map.contains_key(&last) {
+                    return Err(format!("{path:?} is not in the document"));
+                }
+                map.insert(last, value()?);
+            }
+            ("remove", Value::Object(map)) => {
+                map.remove(&last)
+                    .ok_or_else(|| format!("{path:?} is not in the document"))?;
+            }
+            (_, Value::Array(items)) => {
+                let index = if last == "-" {
+                    items.len()
+                } else {
+                    last.parse().map_err(|_| format!("{path:?}: not an index"))?
+                };
+                match kind {
+                    "add" if index <= items.len() => items.insert(index, value()?),
+                    "replace" if index < items.len() => items[index] = value()?,
+                    "remove" if index < items.len() => {
+                        items.remove(index);
+                    }
+                    _ => return Err(format!("{kind} at {path:?}: no such index")),
+                }
+            }
+            (other, _) => return Err(format!("{other:?} at {path:?} is not applied")),
+        }
+    }
+    Ok(())
+}
+
 /// A call's arguments: the JSON object, or the raw text when it is not JSON.
 fn parsed_arguments(text: &str) -> Value {
     if text.trim().is_empty() {
@@ -604,7 +858,7 @@ mod tests {
 
     fn feed_all(events: &[Value]) -> (Vec<TurnEvent>, TurnResult) {
         let seen = Seen::default();
-        let mut t = Translator::new(Message::user("hi"));
+        let mut t = Translator::new("remote", Message::user("hi"));
         let mut ended = false;
         for e in events {
             ended = t.feed(&e.to_string(), &seen);
@@ -716,6 +970,91 @@ mod tests {
         assert!(finished.1.unwrap().contains("without this call's result"));
         let last = result.messages.last().unwrap();
         assert_eq!(last.role, Role::Tool, "the call is answered in the history");
+    }
+
+    /// The MCP Apps middleware's activities: a view for the call whose arguments it repeats
+    /// (not merely the latest), and progress from a snapshot and its JSON-Patch deltas.
+    #[test]
+    fn mcp_apps_activities_become_a_calls_view_and_its_progress() {
+        let call = |id: &str, args: &str| {
+            [
+                json!({"type": "TOOL_CALL_START", "toolCallId": id, "toolCallName": "get-time"}),
+                json!({"type": "TOOL_CALL_ARGS", "toolCallId": id, "delta": args}),
+                json!({"type": "TOOL_CALL_END", "toolCallId": id}),
+            ]
+        };
+        let mut events: Vec<Value> = Vec::new();
+        events.extend(call("c1", "{\"zone\":\"UTC\"}"));
+        events.extend(call("c2", "{\"zone\":\"CET\"}"));
+        events.extend([
+            json!({"type": "ACTIVITY_SNAPSHOT", "messageId": "mcp-apps-progress:c1", "activityType": "mcp-apps-progress",
+                   "content": {"progress": 1, "total": 4, "toolCallId": "c1", "toolName": "get-time", "serverHash": "h"}, "replace": false}),
+            json!({"type": "ACTIVITY_DELTA", "messageId": "mcp-apps-progress:c1", "activityType": "mcp-apps-progress",
+                   "patch": [{"op": "replace", "path": "/progress", "value": 3}, {"op": "add", "path": "/message", "value": "almost"}]}),
+            json!({"type": "TOOL_CALL_RESULT", "toolCallId": "c1", "messageId": "r1", "content": "12:00"}),
+            json!({"type": "TOOL_CALL_RESULT", "toolCallId": "c2", "messageId": "r2", "content": "13:00"}),
+            json!({"type": "ACTIVITY_SNAPSHOT", "messageId": "v", "activityType": "mcp-apps", "replace": true,
+                   "content": {"result": {"content": [{"type": "text", "text": "12:00"}], "structuredContent": {"time": "12:00"}},
+                               "resourceUri": "ui://get-time/mcp-app.html", "serverHash": "0123456789abcdef0123", "toolInput": {"zone": "UTC"}}}),
+            json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}),
+        ]);
+        let (seen, _) = feed_all(&events);
+        let progress: Vec<(String, f64, Option<f64>, Option<String>)> = seen
+            .iter()
+            .filter_map(|e| match e {
+                TurnEvent::ToolCallProgress {
+                    call_id,
+                    progress,
+                    total,
+                    message,
+                } => Some((call_id.clone(), *progress, *total, message.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            progress,
+            [
+                ("c1".into(), 1.0, Some(4.0), None),
+                ("c1".into(), 3.0, Some(4.0), Some("almost".into()))
+            ]
+        );
+        let views: Vec<_> = seen
+            .iter()
+            .filter_map(|e| match e {
+                TurnEvent::RemoteView {
+                    call_id, server, view, ..
+                } => Some((call_id.clone(), server.clone(), view.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(views.len(), 1);
+        assert_eq!(
+            views[0].0, "c1",
+            "the call whose arguments the activity repeats, not the latest"
+        );
+        assert_eq!(views[0].1, "remote/0123456789abcdef0123");
+        assert_eq!(views[0].2.resource_uri, "ui://get-time/mcp-app.html");
+        assert_eq!(views[0].2.result["structuredContent"]["time"], "12:00");
+        // Each activity is still passed on whole.
+        assert_eq!(names(&seen).iter().filter(|n| *n == "agent_event").count(), 4);
+    }
+
+    #[test]
+    fn json_patches_apply_add_replace_and_remove_and_refuse_the_rest() {
+        let mut doc = json!({"progress": 1, "list": [1, 2]});
+        apply_patch(
+            &mut doc,
+            &[
+                json!({"op": "replace", "path": "/progress", "value": 2}),
+                json!({"op": "add", "path": "/message", "value": "a/b"}),
+                json!({"op": "add", "path": "/list/-", "value": 3}),
+                json!({"op": "remove", "path": "/list/0"}),
+            ],
+        )
+        .unwrap();
+        assert_eq!(doc, json!({"progress": 2, "message": "a/b", "list": [2, 3]}));
+        assert!(apply_patch(&mut doc, &[json!({"op": "replace", "path": "/total", "value": 1})]).is_err());
+        assert!(apply_patch(&mut doc, &[json!({"op": "move", "from": "/a", "path": "/progress"})]).is_err());
     }
 
     #[test]

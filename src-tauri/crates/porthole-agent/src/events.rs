@@ -15,6 +15,22 @@ use crate::provider::RetryKind;
 use porthole_mcp::ModelFacing;
 pub use porthole_store::AllowedBy;
 
+/// A view a remote AG-UI agent offers ([`TurnEvent::RemoteView`]): what the MCP Apps
+/// middleware's `mcp-apps` activity snapshot says.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RemoteView {
+    /// The view's `ui://` resource on that server.
+    pub resource_uri: String,
+    /// The middleware's names for the server: its hash of the server's config, and the id it
+    /// was configured with, if any. Proxied requests name the server with them.
+    pub server_hash: Option<String>,
+    pub server_id: Option<String>,
+    /// The call's arguments and whole result, as the server gave it.
+    pub tool_input: Value,
+    pub result: Value,
+}
+
 /// How a tool call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "lowercase")]
@@ -171,6 +187,18 @@ pub enum TurnEvent {
     },
     Error {
         message: String,
+    },
+    /// A remote AG-UI agent's MCP App view for one of its calls (the MCP Apps middleware's
+    /// `mcp-apps` activity): the server it ran the call on, the view's `ui://` resource, and
+    /// the whole `CallToolResult` the view gets. The call's model-facing result stays what the
+    /// agent's `TOOL_CALL_RESULT` said.
+    RemoteView {
+        call_id: String,
+        /// The server as Porthole names it: `<agent>/<server id, or its hash>`.
+        server: String,
+        /// The tool the call ran.
+        tool: String,
+        view: RemoteView,
     },
     /// An event of a remote AG-UI agent that Porthole keeps no part of (state and message
     /// snapshots and deltas, activities, steps, custom and raw events), as it came.

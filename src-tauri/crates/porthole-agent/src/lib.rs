@@ -18,5 +18,5 @@ pub use agent::{
 };
 pub use context::ModelContext;
 pub use conversation::{Message, Part, Role, ToolSpec, Usage};
-pub use events::{CallStatus, ChannelSink, Decision, EventSink, MissingServer, StopReason, TurnEvent};
+pub use events::{CallStatus, ChannelSink, Decision, EventSink, MissingServer, RemoteView, StopReason, TurnEvent};
 pub use provider::{ModelEvent, ModelReply, ModelRequest, Provider, ProviderError, RetryKind, RetryPolicy};

@@ -334,6 +334,13 @@ impl Shared {
                     self.store.set_tool_call_status(id, ToolCallStatus::Denied)?;
                 }
             }
+            TurnEvent::RemoteView {
+                call_id, server, view, ..
+            } => {
+                if let Some(&id) = state.calls.get(call_id) {
+                    self.store.set_remote_view_result(id, server, &view.result)?;
+                }
+            }
             TurnEvent::ToolCallFinished {
                 call_id,
                 status,

@@ -112,6 +112,13 @@ pub enum CliEvent<'a> {
     AgentEvent {
         event: &'a Value,
     },
+    /// A remote agent's MCP App view for a call.
+    RemoteView {
+        call_id: &'a str,
+        server: &'a str,
+        tool: &'a str,
+        view: &'a crate::events::RemoteView,
+    },
 }
 
 impl<'a> From<&'a TurnEvent> for CliEvent<'a> {
@@ -231,6 +238,17 @@ impl<'a> From<&'a TurnEvent> for CliEvent<'a> {
             TurnEvent::ToolResults { message } => CliEvent::ToolResults { message },
             TurnEvent::Error { message } => CliEvent::Error { message },
             TurnEvent::AgentEvent { event } => CliEvent::AgentEvent { event },
+            TurnEvent::RemoteView {
+                call_id,
+                server,
+                tool,
+                view,
+            } => CliEvent::RemoteView {
+                call_id,
+                server,
+                tool,
+                view,
+            },
             TurnEvent::Done {
                 stop_reason,
                 text,
@@ -495,6 +513,21 @@ mod tests {
                     event: json!({"type": "STATE_SNAPSHOT", "snapshot": {"city": "Oslo"}}),
                 },
             ),
+            (
+                "remote_view",
+                TurnEvent::RemoteView {
+                    call_id: "c1".into(),
+                    server: "remote/time".into(),
+                    tool: "get-time".into(),
+                    view: crate::events::RemoteView {
+                        resource_uri: "ui://time/view.html".into(),
+                        server_hash: Some("abc".into()),
+                        server_id: Some("time".into()),
+                        tool_input: json!({}),
+                        result: json!({"content": [{"type": "text", "text": "12:00"}]}),
+                    },
+                },
+            ),
         ]
     }
 
@@ -590,6 +623,10 @@ mod tests {
             "agent_event",
             r#"{"type":"agent_event","event":{"type":"STATE_SNAPSHOT","snapshot":{"city":"Oslo"}}}"#,
         ),
+        (
+            "remote_view",
+            r#"{"type":"remote_view","call_id":"c1","server":"remote/time","tool":"get-time","view":{"resourceUri":"ui://time/view.html","serverHash":"abc","serverId":"time","toolInput":{},"result":{"content":[{"type":"text","text":"12:00"}]}}}"#,
+        ),
     ];
 
     /// Which variant an event is; the match makes a new variant fail to compile here until it
@@ -617,9 +654,10 @@ mod tests {
             TurnEvent::WaitingForServers { .. } => 18,
             TurnEvent::ServersWaited { .. } => 19,
             TurnEvent::AgentEvent { .. } => 20,
+            TurnEvent::RemoteView { .. } => 21,
         }
     }
-    const VARIANTS: usize = 21;
+    const VARIANTS: usize = 22;
 
     #[test]
     fn every_event_prints_todays_line() {

@@ -420,9 +420,7 @@ fn openai_ui(meta: Option<&Value>, problems: &mut Vec<String>) -> Map<String, Va
 /// server lists it, supplies fallback metadata; a server that cannot list is no reason to refuse.
 pub async fn load_view(servers: &porthole_mcp::Servers, server: &str, uri: &str) -> Result<LoadedView, Refusal> {
     if !is_ui_uri(uri) {
-        return Err(Refusal::new(format!(
-            "{uri:?} is not a ui:// URI; it was not requested"
-        )));
+        return Err(not_requested(uri));
     }
     let (read, listing) = tokio::join!(servers.read_resource(server, uri), servers.list_resources(server));
     let read = read.map_err(|e| Refusal::new(format!("the server could not read it: {e}")))?;
@@ -439,7 +437,32 @@ pub async fn load_view(servers: &porthole_mcp::Servers, server: &str, uri: &str)
             None
         }
     };
-    let view = check_contents(uri, &read, listing_meta.as_ref())?;
+    checked(server, uri, &read, listing_meta.as_ref())
+}
+
+/// Reads and checks a view's HTML that comes another way than a connection of Porthole's (a
+/// remote agent's server, through the agent): `read` gives the `ReadResourceResult` JSON or
+/// why it could not; the checks are [`load_view`]'s.
+pub async fn load_view_from(
+    server: &str,
+    uri: &str,
+    read: impl std::future::Future<Output = Result<Value, String>>,
+) -> Result<LoadedView, Refusal> {
+    if !is_ui_uri(uri) {
+        return Err(not_requested(uri));
+    }
+    let read = read
+        .await
+        .map_err(|e| Refusal::new(format!("it could not be read: {e}")))?;
+    checked(server, uri, &read, None)
+}
+
+fn not_requested(uri: &str) -> Refusal {
+    Refusal::new(format!("{uri:?} is not a ui:// URI; it was not requested"))
+}
+
+fn checked(server: &str, uri: &str, read: &Value, listing_meta: Option<&Value>) -> Result<LoadedView, Refusal> {
+    let view = check_contents(uri, read, listing_meta)?;
     for d in &view.csp.dropped {
         tracing::warn!(server, uri, field = %d.field, entry = %d.entry, "CSP entry dropped: {}", d.reason);
     }

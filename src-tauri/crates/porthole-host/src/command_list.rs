@@ -26,6 +26,7 @@ macro_rules! app_command_list {
                 export_conversation: ExportConversation => Option<String>,
                 search_conversations: SearchConversations => Vec<SearchHit>,
                 send_message: SendMessage => String,
+                list_agents: NoArgs => Vec<AgentSummary>,
                 list_prompts: NoArgs => PromptList,
                 complete_argument: CompleteArgument => Completions,
                 send_prompt: SendPrompt => String,

@@ -28,6 +28,7 @@ use crate::error::AppError;
 use crate::model::ModelInfo;
 use crate::prompts::{CompletionTarget, Completions, PromptList};
 use crate::questions::{ElicitationAction, Question};
+use crate::remote_agents::AgentSummary;
 use crate::sampling::{SamplingDecision, SamplingSettled, ServerSampling};
 use crate::scroll_positions::ScrollPosition;
 use crate::server_install::ServerInstallRequest;
@@ -74,8 +75,9 @@ args! {
     /// Where the reader stopped scrolling in a conversation (none: at its end).
     KeepScrollPosition { conversation_id: String, position: Option<ScrollPosition> }
     /// The person's message, with the resources attached to it; a new conversation when
-    /// `conversation_id` is absent.
-    SendMessage { conversation_id: Option<String>, text: String, #[serde(default)] #[ts(optional, as = "Option<_>")] attachments: Vec<AttachmentRef> }
+    /// `conversation_id` is absent, with remote agent `agent` (its name in the config) when
+    /// given, else with the local model.
+    SendMessage { conversation_id: Option<String>, text: String, #[serde(default)] #[ts(optional, as = "Option<_>")] attachments: Vec<AttachmentRef>, #[serde(default)] #[ts(optional)] agent: Option<String> }
     /// Suggestions for `argument` of a prompt or resource template of `server`, typed so far as
     /// `value`, knowing the other arguments' values (`context`).
     CompleteArgument { server: String, target: CompletionTarget, argument: String, value: String, #[serde(default)] context: HashMap<String, String> }

@@ -26,6 +26,7 @@ pub mod pop_outs;
 pub mod ports;
 pub mod prompts;
 pub mod questions;
+pub mod remote_agents;
 pub mod roots;
 pub mod sampling;
 pub mod scroll_positions;
@@ -217,6 +218,13 @@ impl Host {
         host.inner
             .views
             .set_sampler(Arc::new(crate::model::HostSampler::new(Arc::downgrade(&host.inner))));
+        // A stored conversation's remote views reach their servers through its agent, as the
+        // config names it now.
+        let weak = Arc::downgrade(&host.inner);
+        host.inner.views.set_agents(Arc::new(move |name: &str| {
+            let inner = weak.upgrade()?;
+            Host { inner }.remote_agent(name).ok()
+        }));
 
         // Each server question is held until the window answers it.
         let this = host.clone();

@@ -184,7 +184,7 @@ impl Host {
         arguments: HashMap<String, String>,
     ) -> AppResult<String> {
         let message = self.prompt_message(server, name, arguments).await?;
-        self.send(conversation_id, message)
+        self.send(conversation_id, message, None)
     }
 }
 

@@ -25,7 +25,7 @@ const LOG_TAIL_BYTES: u64 = 64 * 1024;
 /// The config files of this run, and one change at a time to them.
 pub struct ServerConfigFiles {
     /// The profile's `config.json` first (the only one written), then the `--mcp-config` files.
-    files: Vec<PathBuf>,
+    pub(crate) files: Vec<PathBuf>,
     /// Held from reading the file to reconfiguring the servers.
     changing: tokio::sync::Mutex<()>,
 }

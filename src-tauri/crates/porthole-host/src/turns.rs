@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
+use porthole_agent::agui::RemoteAgent;
 use porthole_agent::record::{Recorder, StoredApprovals, load_history, title_from};
 use porthole_agent::{
     Agent, ApprovalRequest, Approver, Decision, EventSink, Message, Part, Role, StopReason, TurnEvent,
@@ -252,6 +253,7 @@ impl HostInner {
             conversation_id: conversation_id.to_string(),
             recorder,
             claim: Mutex::new(Some(claim)),
+            remote: None,
         }
     }
 }
@@ -264,6 +266,9 @@ pub(crate) struct ConversationSink {
     conversation_id: String,
     recorder: Recorder,
     claim: Mutex<Option<TurnClaim>>,
+    /// The remote agent running the turn, if one is: its calls are its own, and the views it
+    /// offers reach their servers through it.
+    remote: Option<RemoteAgent>,
 }
 
 impl EventSink for ConversationSink {
@@ -272,7 +277,13 @@ impl EventSink for ConversationSink {
         if matches!(event, TurnEvent::Done { .. }) {
             self.claim.lock().unwrap().take();
         }
-        self.host.views.on_turn_event(&self.conversation_id, event);
+        match &self.remote {
+            None => self.host.views.on_turn_event(&self.conversation_id, event),
+            Some(agent) => self
+                .host
+                .views
+                .on_remote_turn_event(&self.conversation_id, event, agent),
+        }
         self.host.outbox.send(
             MAIN_WINDOW,
             Outbound::Chat(ChatEvent {
@@ -285,6 +296,19 @@ impl EventSink for ConversationSink {
     fn failure(&self) -> Option<String> {
         self.recorder.failure()
     }
+}
+
+/// No model or agent can answer: the person's message is kept, and `why` is shown where the
+/// reply would be.
+fn unanswered(sink: &ConversationSink, user: Message, why: String) {
+    sink.emit(&TurnEvent::UserMessage { message: user });
+    sink.emit(&TurnEvent::StepStarted { step: 1 });
+    sink.emit(&TurnEvent::Error { message: why });
+    sink.emit(&TurnEvent::Done {
+        stop_reason: StopReason::Error,
+        text: String::new(),
+        usage: Default::default(),
+    });
 }
 
 /// A new conversation's title: its first message's text, else what it attached.
@@ -313,11 +337,21 @@ impl Host {
     /// absent) and returns the conversation's id at once; the turn's events follow as
     /// `chat-event`.
     pub fn send_message(&self, conversation_id: Option<String>, text: &str) -> AppResult<String> {
+        self.send_message_to(conversation_id, text, None)
+    }
+
+    /// [`Host::send_message`]; a new conversation is with remote agent `agent` when given.
+    pub fn send_message_to(
+        &self,
+        conversation_id: Option<String>,
+        text: &str,
+        agent: Option<&str>,
+    ) -> AppResult<String> {
         let text = text.trim();
         if text.is_empty() {
             return Err(AppError::invalid("the message is empty"));
         }
-        self.send(conversation_id, Message::user(text))
+        self.send(conversation_id, Message::user(text), agent)
     }
 
     /// Sends the person's message with resources attached (each read now, and refused with why
@@ -327,25 +361,37 @@ impl Host {
         conversation_id: Option<String>,
         text: &str,
         attachments: &[AttachmentRef],
+        agent: Option<&str>,
     ) -> AppResult<String> {
         if attachments.is_empty() {
-            return self.send_message(conversation_id, text);
+            return self.send_message_to(conversation_id, text, agent);
         }
         let mut message = Message::user(text.trim());
         message
             .parts
             .retain(|p| !matches!(p, Part::Text { text } if text.is_empty()));
         message.parts.extend(self.attachments_of(attachments).await?);
-        self.send(conversation_id, message)
+        self.send(conversation_id, message, agent)
     }
 
     /// Starts a turn with `message` (the person's) in `conversation_id`, or in a new
-    /// conversation titled after it; returns the conversation's id.
-    pub(crate) fn send(&self, conversation_id: Option<String>, message: Message) -> AppResult<String> {
+    /// conversation titled after it (with remote agent `agent`, when given: it must be in the
+    /// config); returns the conversation's id.
+    pub(crate) fn send(
+        &self,
+        conversation_id: Option<String>,
+        message: Message,
+        agent: Option<&str>,
+    ) -> AppResult<String> {
         let store = self.store()?;
         let id = match conversation_id {
             Some(id) => self.existing_conversation(&id)?.id,
-            None => store.create_conversation(&title_of(&message))?.id,
+            None => {
+                if let Some(agent) = agent {
+                    self.remote_agent(agent)?;
+                }
+                store.create_conversation_with(&title_of(&message), agent)?.id
+            }
         };
         let claim = self.inner.turns.claim(store, &id)?;
         self.start_turn(id.clone(), message, claim);
@@ -404,6 +450,14 @@ impl Host {
     /// history and then `user`. Without a usable model the message is kept and the reason is
     /// shown where the reply would be. The claim ends with the turn.
     fn start_turn(&self, conversation_id: String, user: Message, claim: TurnClaim) {
+        let agent = match self.existing_conversation(&conversation_id).map(|c| c.agent) {
+            Ok(Some(name)) => Some(self.remote_agent(&name).map_err(|e| e.message)),
+            _ => None,
+        };
+        if let Some(agent) = agent {
+            self.start_remote_turn(conversation_id, user, claim, agent);
+            return;
+        }
         let choice = self.model_choice();
         let inner = self.inner.clone();
         self.inner.runtime.spawn(async move {
@@ -443,18 +497,41 @@ impl Host {
                         .run_turn(Some(conversation_id.clone()), history, user, &sink, cancel)
                         .await;
                 }
-                Err(error) => {
-                    // No model: the message is kept, and the reason is shown where the reply would be.
-                    let message = format!("No model can answer: {error}");
-                    sink.emit(&TurnEvent::UserMessage { message: user });
-                    sink.emit(&TurnEvent::StepStarted { step: 1 });
-                    sink.emit(&TurnEvent::Error { message });
-                    sink.emit(&TurnEvent::Done {
-                        stop_reason: StopReason::Error,
-                        text: String::new(),
-                        usage: Default::default(),
+                Err(error) => unanswered(&sink, user, format!("No model can answer: {error}")),
+            }
+        });
+    }
+
+    /// Runs a turn of a conversation with a remote agent: the agent gets the stored history and
+    /// then `user`; its events are kept and shown as a local turn's. When the agent is no
+    /// longer in the config, the message is kept and the reason shown where the reply would be.
+    fn start_remote_turn(
+        &self,
+        conversation_id: String,
+        user: Message,
+        claim: TurnClaim,
+        agent: Result<RemoteAgent, String>,
+    ) {
+        let inner = self.inner.clone();
+        self.inner.runtime.spawn(async move {
+            let Ok(store) = inner.store.as_ref().map(Clone::clone) else {
+                return;
+            };
+            let recorder = Recorder::new(store.clone(), conversation_id.clone());
+            let cancel = claim.cancel_token();
+            let mut sink = inner.conversation_sink(recorder, &conversation_id, claim);
+            match agent {
+                Ok(agent) => {
+                    let history = load_history(&store, &conversation_id).unwrap_or_else(|e| {
+                        tracing::error!(conversation_id, "the history could not be read: {e}");
+                        Vec::new()
                     });
+                    sink.remote = Some(agent.clone());
+                    agent
+                        .run_turn(Some(conversation_id.clone()), history, user, &sink, cancel)
+                        .await;
                 }
+                Err(error) => unanswered(&sink, user, format!("The agent cannot answer: {error}")),
             }
         });
     }

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
+use porthole_agent::agui::RemoteAgent;
 use porthole_agent::{AppTool, AppTools, CallStatus, ModelContext, TurnEvent, ViewReports, ViewState};
 use porthole_apps::bridge::{AuditNote, HostServices, ServerList, ViewAction, ViewBridge, ViewConfig};
 use porthole_apps::display::{DisplayMode, container_dimensions};
@@ -19,6 +20,7 @@ use porthole_apps::host_emulation::{HostEmulation, Presentation, presets};
 use porthole_apps::partial_json::heal_json;
 use porthole_apps::resource::{LoadedView, Permissions};
 
+use crate::remote_agents::RemoteViewServer;
 use crate::view_cache::{Source, ViewCache};
 use crate::view_origins::ViewOrigins;
 use porthole_apps::theme::{Theme, theme_context};
@@ -275,6 +277,8 @@ struct LiveView {
     presented: Option<Presentation>,
     /// The key of the URL its CSP violation reports are posted to (its policy's `report-uri`).
     report_key: String,
+    /// Where its server is.
+    source: ViewSource,
 }
 
 /// A view shown as another host would show it (the workbench's host emulation).
@@ -313,6 +317,13 @@ pub struct ViewPreview {
 /// The setting that holds the workbench's host emulation.
 pub const HOST_EMULATION_SETTING: &str = "hostEmulation";
 
+/// Where a view's server is: one of Porthole's connections, or behind a remote agent.
+#[derive(Clone)]
+pub enum ViewSource {
+    Local,
+    Remote(Arc<RemoteViewServer>),
+}
+
 /// Which call a live view shows, and where: what re-creating it needs.
 struct ViewCall {
     conversation_id: String,
@@ -320,6 +331,7 @@ struct ViewCall {
     webview: String,
     server: String,
     tool: String,
+    source: ViewSource,
 }
 
 impl ViewCall {
@@ -330,6 +342,7 @@ impl ViewCall {
             webview: view.webview.clone(),
             server: view.server.clone(),
             tool: view.tool.clone(),
+            source: view.source.clone(),
         }
     }
 }
@@ -388,6 +401,8 @@ struct Inner {
     observations: Mutex<HashMap<String, Observation>>,
     /// The workbench's host emulation (kept in the store's settings).
     emulation: Mutex<HostEmulation>,
+    /// Remote agents by name (set by the app; see [`Views::set_agents`]).
+    agents: Mutex<Option<Arc<dyn Fn(&str) -> Option<RemoteAgent> + Send + Sync>>>,
 }
 
 /// The most bridge messages an observation keeps, and the most characters of each.
@@ -581,6 +596,7 @@ impl Views {
                 observed_webviews: Mutex::new(HashMap::new()),
                 observations: Mutex::new(HashMap::new()),
                 emulation: Mutex::new(emulation),
+                agents: Mutex::new(None),
                 store,
             }),
         }
@@ -1040,6 +1056,48 @@ impl Views {
         }
     }
 
+    /// Follows a remote agent's turn: a view the agent offers for a call is shown on the call's
+    /// card, its server reached through `agent`. (Its calls ran at the agent: the view gets
+    /// their input and result at once.)
+    pub fn on_remote_turn_event(&self, conversation_id: &str, event: &TurnEvent, agent: &RemoteAgent) {
+        if let TurnEvent::RemoteView {
+            call_id,
+            server,
+            tool,
+            view,
+        } = event
+        {
+            let source = RemoteViewServer::of_view(agent.clone(), conversation_id, server, view);
+            let tool = source.tool_with_view(tool, &view.resource_uri);
+            if let Some(old) = self.view_for(conversation_id, call_id) {
+                let this = self.clone();
+                self.inner.runtime.spawn(async move { this.close(&old, true).await });
+            }
+            self.open_from(
+                conversation_id,
+                call_id,
+                tool,
+                Some((view.tool_input.clone(), view.result.clone())),
+                MAIN_WINDOW,
+                ViewSource::Remote(source),
+            );
+        }
+    }
+
+    /// Says where remote agents are found by name (for the views of stored conversations with
+    /// one): set by the app.
+    pub fn set_agents(&self, agents: Arc<dyn Fn(&str) -> Option<RemoteAgent> + Send + Sync>) {
+        *self.inner.agents.lock().unwrap() = Some(agents);
+    }
+
+    /// The stored call's view server, when it is behind the conversation's remote agent.
+    fn remote_server(&self, conversation_id: &str, server: &str) -> Option<Arc<RemoteViewServer>> {
+        let (agent_name, _) = server.split_once('/')?;
+        let agents = self.inner.agents.lock().unwrap().clone()?;
+        let agent = agents(agent_name)?;
+        RemoteViewServer::of_stored(agent, conversation_id, server)
+    }
+
     /// Whether a view may be told its call's arguments yet.
     fn input_allowed(&self, view_id: &str) -> bool {
         self.inner
@@ -1132,13 +1190,33 @@ impl Views {
         replay: Option<(Value, Value)>,
         webview: &str,
     ) -> String {
+        self.open_from(conversation_id, call_id, tool, replay, webview, ViewSource::Local)
+    }
+
+    /// [`Views::open`] of a view whose server is `source`.
+    fn open_from(
+        &self,
+        conversation_id: &str,
+        call_id: &str,
+        tool: CatalogTool,
+        replay: Option<(Value, Value)>,
+        webview: &str,
+        source: ViewSource,
+    ) -> String {
         let view_id = new_view_id();
         let presented = self.presentation_for(call_id);
-        let host = Arc::new(AppServices {
-            servers: self.inner.servers.clone(),
-            views: self.clone(),
-            conversation_id: conversation_id.to_string(),
-        });
+        let host: Arc<dyn HostServices> = match &source {
+            ViewSource::Local => Arc::new(AppServices {
+                servers: self.inner.servers.clone(),
+                views: self.clone(),
+                conversation_id: conversation_id.to_string(),
+            }),
+            ViewSource::Remote(server) => Arc::new(RemoteServices {
+                server: server.clone(),
+                views: self.clone(),
+                conversation_id: conversation_id.to_string(),
+            }),
+        };
         let config = ViewConfig {
             view_id: view_id.clone(),
             server: tool.server.clone(),
@@ -1217,6 +1295,7 @@ impl Views {
                 webview: webview.to_string(),
                 presented,
                 report_key: new_view_id(),
+                source: source.clone(),
             },
         );
         self.inner
@@ -1246,7 +1325,16 @@ impl Views {
         let id = view_id.clone();
         let uri = tool.ui_resource_uri.clone().unwrap_or_default();
         self.inner.runtime.spawn(async move {
-            match this.inner.cache.load(&this.inner.servers, &tool.server, &uri).await {
+            let loaded = match &source {
+                ViewSource::Local => this.inner.cache.load(&this.inner.servers, &tool.server, &uri).await,
+                // A remote server's HTML is read through its agent each time (nothing says
+                // when it changed); the tools it lists come with it.
+                ViewSource::Remote(server) => {
+                    let (loaded, ()) = tokio::join!(server.load(&uri), server.learn_tools());
+                    loaded.map(|view| (view, Source::Server))
+                }
+            };
+            match loaded {
                 Ok((loaded, source)) => this.serve(&id, &tool, loaded, source),
                 Err(refusal) => {
                     this.audit(
@@ -1953,12 +2041,18 @@ impl Views {
                 .filter(|s| s.name == call.server && s.mcp_apps)
                 .flat_map(|s| s.tools)
                 .find(|t| t.name == call.tool && t.ui_resource_uri.is_some());
-            match tool {
-                Some(tool) => {
-                    let replay = (call.arguments.clone(), call.view_facing.clone().unwrap_or(Value::Null));
+            let replay = (call.arguments.clone(), call.view_facing.clone().unwrap_or(Value::Null));
+            let remote = || self.remote_server(conversation_id, &call.server);
+            match (tool, remote()) {
+                (Some(tool), _) => {
                     self.open(conversation_id, &call.call_id, tool, Some(replay), webview);
                 }
-                None => self.emit_to(
+                (None, Some(server)) => {
+                    let tool = server.tool_with_view(&call.tool, &view.uri);
+                    let source = ViewSource::Remote(server);
+                    self.open_from(conversation_id, &call.call_id, tool, Some(replay), webview, source);
+                }
+                (None, None) => self.emit_to(
                     webview,
                     ViewEvent::State {
                         conversation_id: conversation_id.to_string(),
@@ -2053,17 +2147,29 @@ impl Views {
                 webview,
                 server,
                 tool,
+                source,
             },
             input_allowed,
-        ) = self.read_live(view_id, |v| (ViewCall::of(v), v.input_allowed))?;
+            uri,
+        ) = self.read_live(view_id, |v| (ViewCall::of(v), v.input_allowed, v.tool_uri.clone()))?;
         if !input_allowed {
             return Err(AppError::invalid("answer the tool call's approval first"));
         }
-        let tool = self
-            .tool_with_view(&server, &tool)
-            .ok_or_else(|| AppError::invalid(format!("{server} no longer offers {tool} with a view")))?;
+        let tool = match &source {
+            ViewSource::Local => self
+                .tool_with_view(&server, &tool)
+                .ok_or_else(|| AppError::invalid(format!("{server} no longer offers {tool} with a view")))?,
+            ViewSource::Remote(remote) => remote.tool_with_view(&tool, &uri),
+        };
         self.close(view_id, true).await;
-        self.open(&conversation_id, &call_id, tool, Some((input, result)), &webview);
+        self.open_from(
+            &conversation_id,
+            &call_id,
+            tool,
+            Some((input, result)),
+            &webview,
+            source,
+        );
         Ok(())
     }
 
@@ -2126,6 +2232,7 @@ impl Views {
                 webview,
                 server,
                 tool,
+                ..
             },
             asked,
             input_allowed,
@@ -2747,15 +2854,9 @@ impl HostServices for AppServices {
     }
 
     fn audit(&self, entry: AuditNote) {
-        self.views.audit(
-            porthole_store::AuditKind::from_text(entry.kind.as_str()),
-            &self.conversation_id,
-            &entry.server,
-            entry.tool.as_deref(),
-            None,
-            entry.detail,
-        );
+        audit_note(&self.views, &self.conversation_id, entry);
     }
+
     fn offers_sampling(&self) -> bool {
         self.views.sampler().is_some_and(|s| s.available())
     }
@@ -2771,4 +2872,78 @@ impl HostServices for AppServices {
         let view_id = view_id.to_string();
         async move { views.open_link(&view_id, url).await }.boxed()
     }
+}
+
+/// What a remote agent's view asks of its server goes through the agent ([`RemoteViewServer`]);
+/// what it asks of the person (links, sampling) and the audit are the app's, as for any view.
+struct RemoteServices {
+    server: Arc<RemoteViewServer>,
+    views: Views,
+    conversation_id: String,
+}
+
+impl RemoteServices {
+    fn request(&self, method: &'static str, params: Value) -> BoxFuture<'static, Result<Value, String>> {
+        let server = self.server.clone();
+        async move { server.request(method, params).await }.boxed()
+    }
+}
+
+impl HostServices for RemoteServices {
+    fn call_tool(
+        &self,
+        _server: &str,
+        tool: &str,
+        arguments: Option<Map<String, Value>>,
+    ) -> BoxFuture<'static, Result<Value, String>> {
+        let server = self.server.clone();
+        let tool = tool.to_string();
+        async move { server.call_tool(&tool, arguments).await }.boxed()
+    }
+
+    fn tool(&self, _server: &str, tool: &str) -> Option<CatalogTool> {
+        self.server.tool(tool)
+    }
+
+    fn tools(&self, _server: &str) -> Option<Vec<CatalogTool>> {
+        self.server.tools()
+    }
+
+    fn read_resource(&self, _server: &str, uri: &str) -> BoxFuture<'static, Result<Value, String>> {
+        self.request("resources/read", json!({"uri": uri}))
+    }
+
+    fn list_resources(&self, _server: &str) -> BoxFuture<'static, Result<Value, String>> {
+        self.request("resources/list", json!({}))
+    }
+
+    fn list_resource_templates(&self, _server: &str) -> BoxFuture<'static, Result<Value, String>> {
+        self.request("resources/templates/list", json!({}))
+    }
+
+    fn list_prompts(&self, _server: &str) -> BoxFuture<'static, Result<Value, String>> {
+        self.request("prompts/list", json!({}))
+    }
+
+    fn audit(&self, entry: AuditNote) {
+        audit_note(&self.views, &self.conversation_id, entry);
+    }
+
+    fn open_link(&self, _server: &str, view_id: &str, url: String) -> BoxFuture<'static, Result<Value, String>> {
+        let views = self.views.clone();
+        let view_id = view_id.to_string();
+        async move { views.open_link(&view_id, url).await }.boxed()
+    }
+}
+
+/// A bridge's audit note in the audit log.
+fn audit_note(views: &Views, conversation_id: &str, entry: AuditNote) {
+    views.audit(
+        porthole_store::AuditKind::from_text(entry.kind.as_str()),
+        conversation_id,
+        &entry.server,
+        entry.tool.as_deref(),
+        None,
+        entry.detail,
+    );
 }

@@ -435,7 +435,7 @@ async fn attached_resources_go_to_the_model_and_stay_with_the_message_through_re
         },
     ];
     let id = host
-        .send_message_with(None, "What do these say?", &attachments)
+        .send_message_with(None, "What do these say?", &attachments, None)
         .await
         .unwrap();
     assert_eq!(app.turn_end(&id, 1).await["text"], "one");

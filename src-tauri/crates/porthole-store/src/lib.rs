@@ -154,7 +154,7 @@ fn fts_query(input: &str, prefix: bool) -> Option<String> {
     (!terms.is_empty()).then(|| terms.join(" "))
 }
 
-const CONVERSATION_COLUMNS: &str = "id, title, created_at, updated_at";
+const CONVERSATION_COLUMNS: &str = "id, title, created_at, updated_at, agent";
 
 fn conversation_from_row(row: &Row<'_>) -> rusqlite::Result<Conversation> {
     Ok(Conversation {
@@ -162,6 +162,7 @@ fn conversation_from_row(row: &Row<'_>) -> rusqlite::Result<Conversation> {
         title: row.get(1)?,
         created_at: row.get(2)?,
         updated_at: row.get(3)?,
+        agent: row.get(4)?,
     })
 }
 
@@ -641,6 +642,12 @@ impl Store {
 
     /// Creates an empty conversation with a fresh random id.
     pub fn create_conversation(&self, title: &str) -> Result<Conversation> {
+        self.create_conversation_with(title, None)
+    }
+
+    /// Creates an empty conversation with a remote AG-UI agent (`agent`: its name in the
+    /// config), or with the local model (`None`).
+    pub fn create_conversation_with(&self, title: &str, agent: Option<&str>) -> Result<Conversation> {
         let mut inner = self.lock();
         let now = inner.now();
         loop {
@@ -648,16 +655,17 @@ impl Store {
             let inserted = inner
                 .conn
                 .prepare_cached(
-                    "INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?1, ?2, ?3, ?3) \
+                    "INSERT INTO conversations (id, title, created_at, updated_at, agent) VALUES (?1, ?2, ?3, ?3, ?4) \
                  ON CONFLICT (id) DO NOTHING",
                 )?
-                .execute(params![id, title, now])?;
+                .execute(params![id, title, now, agent])?;
             if inserted == 1 {
                 return Ok(Conversation {
                     id,
                     title: title.to_owned(),
                     created_at: now,
                     updated_at: now,
+                    agent: agent.map(str::to_owned),
                 });
             }
             // 1 in 2^64: draw again.
@@ -1036,6 +1044,22 @@ impl Store {
                 duration_ms,
                 now
             ])?;
+        if changed == 0 {
+            return Err(StoreError::not_found("tool call", id));
+        }
+        Ok(())
+    }
+
+    /// A remote agent's MCP App view for a finished call: the server the agent ran it on (as
+    /// Porthole names it) and the whole `CallToolResult` its view gets. The model-facing result
+    /// stays what the agent said.
+    pub fn set_remote_view_result(&self, id: i64, server: &str, view_facing: &Value) -> Result<()> {
+        let view_facing = to_json_text(view_facing)?;
+        let inner = self.lock();
+        let changed = inner
+            .conn
+            .prepare_cached("UPDATE tool_calls SET server = ?2, view_facing = ?3 WHERE id = ?1")?
+            .execute(params![id, server, view_facing])?;
         if changed == 0 {
             return Err(StoreError::not_found("tool call", id));
         }

@@ -6,7 +6,13 @@
 pub(crate) const APPLICATION_ID: i64 = 0x5072_7468;
 
 /// Migration `i` takes the database from `user_version = i` to `user_version = i + 1`.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+
+/// The remote AG-UI agent a conversation is with (by its name in the config); `NULL`: the
+/// local model.
+const V4: &str = r#"
+ALTER TABLE conversations ADD COLUMN agent TEXT;
+"#;
 
 /// An Apps SDK widget's own state (`setWidgetState`), kept with its tool call and given back
 /// when its view is shown again; it goes with the call.

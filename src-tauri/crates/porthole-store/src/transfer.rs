@@ -104,14 +104,15 @@ impl Store {
             let id = crate::new_conversation_id()?;
             let inserted = tx
                 .prepare_cached(
-                    "INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?1, ?2, ?3, ?4) \
+                    "INSERT INTO conversations (id, title, created_at, updated_at, agent) VALUES (?1, ?2, ?3, ?4, ?5) \
                      ON CONFLICT (id) DO NOTHING",
                 )?
                 .execute(params![
                     id,
                     title,
                     exported.conversation.created_at,
-                    exported.conversation.updated_at
+                    exported.conversation.updated_at,
+                    exported.conversation.agent
                 ])?;
             if inserted == 1 {
                 break id;
@@ -233,6 +234,7 @@ impl Store {
             title: title.to_owned(),
             created_at: exported.conversation.created_at,
             updated_at: exported.conversation.updated_at,
+            agent: exported.conversation.agent.clone(),
         })
     }
 }

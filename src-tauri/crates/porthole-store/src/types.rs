@@ -254,6 +254,11 @@ pub struct Conversation {
     pub created_at: i64,
     /// Unix milliseconds of the creation or of the last appended message.
     pub updated_at: i64,
+    /// The remote AG-UI agent the conversation is with (its name in the config); `None`: the
+    /// local model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub agent: Option<String>,
 }
 
 /// A message as stored.

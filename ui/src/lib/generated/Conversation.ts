@@ -15,4 +15,9 @@ createdAt: number,
 /**
  * Unix milliseconds of the creation or of the last appended message.
  */
-updatedAt: number, };
+updatedAt: number, 
+/**
+ * The remote AG-UI agent the conversation is with (its name in the config); `None`: the
+ * local model.
+ */
+agent?: string, };

@@ -3,6 +3,7 @@ import type { AttachmentRef } from "./AttachmentRef";
 
 /**
  * The person's message, with the resources attached to it; a new conversation when
- * `conversation_id` is absent.
+ * `conversation_id` is absent, with remote agent `agent` (its name in the config) when
+ * given, else with the local model.
  */
-export type SendMessage = { conversationId: string | null, text: string, attachments?: Array<AttachmentRef>, };
+export type SendMessage = { conversationId: string | null, text: string, attachments?: Array<AttachmentRef>, agent?: string, };

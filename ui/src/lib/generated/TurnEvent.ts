@@ -5,6 +5,7 @@ import type { Decision } from "./Decision";
 import type { Message } from "./Message";
 import type { MissingServer } from "./MissingServer";
 import type { ModelFacing } from "./ModelFacing";
+import type { RemoteView } from "./RemoteView";
 import type { RetryKind } from "./RetryKind";
 import type { StopReason } from "./StopReason";
 import type { Usage } from "./Usage";
@@ -17,7 +18,15 @@ export type TurnEvent = { "type": "turn_started", conversationId: string | null,
 /**
  * The tool's `ui://` view, when MCP Apps is on for its server.
  */
-uiResourceUri: string | null, } | { "type": "view_available", callId: string, server: string, tool: string, resourceUri: string, } | { "type": "approval_requested", callId: string, server: string, tool: string, arguments: JsonValue, } | { "type": "approval_resolved", callId: string, decision: Decision, } | { "type": "tool_call_running", callId: string, allowedBy: AllowedBy, } | { "type": "tool_call_progress", callId: string, progress: number, total: number | null, message: string | null, } | { "type": "tool_call_finished", callId: string, status: CallStatus, model: ModelFacing, view: JsonValue, durationMs: number, error: string | null, } | { "type": "tool_results", message: Message, } | { "type": "error", message: string, } | { "type": "agent_event", event: JsonValue, } | { "type": "done", stopReason: StopReason, 
+uiResourceUri: string | null, } | { "type": "view_available", callId: string, server: string, tool: string, resourceUri: string, } | { "type": "approval_requested", callId: string, server: string, tool: string, arguments: JsonValue, } | { "type": "approval_resolved", callId: string, decision: Decision, } | { "type": "tool_call_running", callId: string, allowedBy: AllowedBy, } | { "type": "tool_call_progress", callId: string, progress: number, total: number | null, message: string | null, } | { "type": "tool_call_finished", callId: string, status: CallStatus, model: ModelFacing, view: JsonValue, durationMs: number, error: string | null, } | { "type": "tool_results", message: Message, } | { "type": "error", message: string, } | { "type": "remote_view", callId: string, 
+/**
+ * The server as Porthole names it: `<agent>/<server id, or its hash>`.
+ */
+server: string, 
+/**
+ * The tool the call ran.
+ */
+tool: string, view: RemoteView, } | { "type": "agent_event", event: JsonValue, } | { "type": "done", stopReason: StopReason, 
 /**
  * The text of the turn's last assistant message.
  */

@@ -1,6 +1,7 @@
 // Generated from the Rust types by `PORTHOLE_BLESS=1 cargo test -p porthole-host --test contract`.
 // Do not edit: change the Rust side and generate again.
 import { invoke } from "@tauri-apps/api/core";
+import type { AgentSummary } from "./AgentSummary";
 import type { AnswerApproval } from "./AnswerApproval";
 import type { AnswerDownload } from "./AnswerDownload";
 import type { AnswerElicitation } from "./AnswerElicitation";
@@ -99,6 +100,7 @@ export const commands = {
   exportConversation: (args: ExportConversation) => invoke<string | null>("export_conversation", args),
   searchConversations: (args: SearchConversations) => invoke<Array<SearchHit>>("search_conversations", args),
   sendMessage: (args: SendMessage) => invoke<string>("send_message", args),
+  listAgents: () => invoke<Array<AgentSummary>>("list_agents"),
   listPrompts: () => invoke<PromptList>("list_prompts"),
   completeArgument: (args: CompleteArgument) => invoke<Completions>("complete_argument", args),
   sendPrompt: (args: SendPrompt) => invoke<string>("send_prompt", args),
