@@ -1,32 +1,15 @@
 //! `porthole run --agent` against a real AG-UI agent process: `tests/fixtures/agui-agent.mjs`,
 //! a scripted agent built with the published AG-UI packages (`@ag-ui/client`,
-//! `@ag-ui/encoder`), served over HTTP with server-sent events as AG-UI agents are. The real
-//! binary, a real profile and its SQLite file.
+//! `@ag-ui/encoder`, and `@ag-ui/mcp-apps-middleware` around it when it has MCP servers),
+//! served over HTTP with server-sent events as AG-UI agents are. The real binary, a real
+//! profile and its SQLite file.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use porthole_e2e::{porthole_command, server_listening, workspace_root};
+use porthole_e2e::{agui_agent as agent, agui_agent_log as agent_log, example_over_http, porthole_command};
 use porthole_store::{AllowedBy, MessageRole, Store};
 use serde_json::{Value, json};
-
-/// The scripted agent, started with `script` (its `log` set to a file in `dir`); returns the
-/// running process, its URL and the log's path.
-fn agent(dir: &Path, mut script: Value) -> (porthole_e2e::Spawned, String, PathBuf) {
-    let log = dir.join("agent-inputs.jsonl");
-    script["log"] = json!(log);
-    let path = dir.join("agent-script.json");
-    std::fs::write(&path, script.to_string()).unwrap();
-    let entry = workspace_root().join("tests/fixtures/agui-agent.mjs");
-    assert!(
-        workspace_root()
-            .join("tests/fixtures/node_modules/@ag-ui/client")
-            .is_dir(),
-        "run `make deps`: tests/fixtures has no @ag-ui/client"
-    );
-    let (process, url) = server_listening("node", &[entry.to_str().unwrap(), path.to_str().unwrap()]);
-    (process, url, log)
-}
 
 /// A profile whose config names `agents` (and the demo server is not started: no servers).
 fn profile(agents: Value) -> tempfile::TempDir {
@@ -53,15 +36,6 @@ fn lines(out: &Output) -> Vec<Value> {
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// The agent's log: each request's `RunAgentInput`, and `{"closedByClient": runId}` lines.
-fn agent_log(log: &Path) -> Vec<Value> {
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 fn inputs(log: &Path) -> Vec<Value> {
@@ -339,4 +313,129 @@ fn ctrl_c_stops_a_remote_run_and_the_agent_sees_it_go() {
     let conversation = store.list_conversations().unwrap().remove(0);
     let kept = store.messages(&conversation.id).unwrap();
     assert!(kept[1].parts.to_string().contains("Thinking it over"), "{:?}", kept);
+}
+
+/// The published MCP Apps middleware around the agent, with the official basic example server
+/// over Streamable HTTP: the agent's call of the example's UI tool is run by the middleware, the
+/// model-facing result is what its `TOOL_CALL_RESULT` said (text), and the view comes as a
+/// `remote_view` line naming the server and carrying the whole result — kept as the call's
+/// view-facing result.
+#[test]
+fn the_mcp_apps_middleware_gives_a_calls_view_with_its_whole_result() {
+    let scratch = tempfile::tempdir().unwrap();
+    let (_example, mcp_url) = example_over_http("basic-vanillajs");
+    let run_events = json!([
+        {"type": "RUN_STARTED", "threadId": "$threadId", "runId": "$runId"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "a1", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a1", "delta": "Asking the clock."},
+        {"type": "TEXT_MESSAGE_END", "messageId": "a1"},
+        {"type": "TOOL_CALL_START", "toolCallId": "call-time", "toolCallName": "get-time", "parentMessageId": "a1"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "call-time", "delta": "{}"},
+        {"type": "TOOL_CALL_END", "toolCallId": "call-time"},
+        {"type": "RUN_FINISHED", "threadId": "$threadId", "runId": "$runId"}
+    ]);
+    let (_agent, url, log) = agent(
+        scratch.path(),
+        json!({"runs": [run_events], "mcpServers": [{"type": "http", "url": mcp_url, "serverId": "clock"}]}),
+    );
+    let dir = profile(json!({"clockwork": {"url": url}}));
+    let out = run(
+        dir.path(),
+        &["run", "--agent", "clockwork", "--prompt", "time?", "--json"],
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let events = lines(&out);
+    // The middleware offered the example's UI tool to the agent.
+    let offered = agent_log(&log)
+        .into_iter()
+        .find_map(|l| l.get("agentTools").cloned())
+        .expect("the agent ran");
+    assert!(offered.as_array().unwrap().contains(&json!("get-time")), "{offered:?}");
+    let finished = events
+        .iter()
+        .find(|e| e["type"] == "tool_call_finished")
+        .expect("the call ends");
+    let model_text = finished["model"]["content"][0]["text"].as_str().unwrap().to_string();
+    let view = events
+        .iter()
+        .find(|e| e["type"] == "remote_view")
+        .expect("a remote_view line");
+    assert_eq!(view["call_id"], "call-time");
+    assert_eq!(view["server"], "clockwork/clock");
+    assert_eq!(view["tool"], "get-time");
+    assert_eq!(view["view"]["resourceUri"], "ui://get-time/mcp-app.html");
+    assert_eq!(view["view"]["serverId"], "clock");
+    let time = view["view"]["result"]["structuredContent"]["time"]
+        .as_str()
+        .expect("the result's time");
+    assert!(
+        model_text.contains(time),
+        "the model got the result's text: {model_text:?} vs {time:?}"
+    );
+    // The activity itself is passed on whole too.
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "agent_event" && e["event"]["activityType"] == "mcp-apps")
+    );
+
+    let store = Store::open(&dir.path().join("porthole.db")).unwrap();
+    let conversation = store.list_conversations().unwrap().remove(0);
+    assert_eq!(
+        conversation.agent, None,
+        "a headless run names its agent on the command line"
+    );
+    let call = store.tool_calls(&conversation.id).unwrap().remove(0);
+    assert_eq!(call.server, "clockwork/clock");
+    assert_eq!(call.view_facing.unwrap()["structuredContent"]["time"], time);
+    assert_eq!(call.model_facing.unwrap()["content"][0]["text"], model_text);
+}
+
+/// The progress activity some middleware forks send while a call runs (a snapshot, then
+/// JSON-Patch deltas) is the call's progress, in order.
+#[test]
+fn progress_activities_are_the_calls_progress() {
+    let scratch = tempfile::tempdir().unwrap();
+    let progress_id = "mcp-apps-progress:call-slow";
+    let run_events = json!([
+        {"type": "RUN_STARTED", "threadId": "$threadId", "runId": "$runId"},
+        {"type": "TOOL_CALL_START", "toolCallId": "call-slow", "toolCallName": "slow_task"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "call-slow", "delta": "{}"},
+        {"type": "TOOL_CALL_END", "toolCallId": "call-slow"},
+        {"type": "ACTIVITY_SNAPSHOT", "messageId": progress_id, "activityType": "mcp-apps-progress", "replace": false,
+         "content": {"progress": 1, "total": 4, "toolCallId": "call-slow", "toolName": "slow_task", "serverHash": "h"}},
+        {"type": "ACTIVITY_DELTA", "messageId": progress_id, "activityType": "mcp-apps-progress",
+         "patch": [{"op": "replace", "path": "/progress", "value": 3}, {"op": "add", "path": "/message", "value": "almost there"}]},
+        {"type": "TOOL_CALL_RESULT", "messageId": "t1", "toolCallId": "call-slow", "content": "done", "role": "tool"},
+        {"type": "RUN_FINISHED", "threadId": "$threadId", "runId": "$runId"}
+    ]);
+    let (_agent, url, _log) = agent(scratch.path(), json!({"runs": [run_events]}));
+    let dir = profile(json!({"worker": {"url": url}}));
+    let out = run(
+        dir.path(),
+        &["run", "--agent", "worker", "--prompt", "go", "--json"],
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let events = lines(&out);
+    let progress: Vec<(f64, Option<f64>, Option<String>)> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_call_progress" && e["call_id"] == "call-slow")
+        .map(|e| {
+            (
+                e["progress"].as_f64().unwrap(),
+                e["total"].as_f64(),
+                e["message"].as_str().map(String::from),
+            )
+        })
+        .collect();
+    assert_eq!(
+        progress,
+        [(1.0, Some(4.0), None), (3.0, Some(4.0), Some("almost there".into()))]
+    );
+    // The call runs (started, running) before its progress, and ends after it.
+    let at = |kind: &str| events.iter().position(|e| e["type"] == kind).unwrap();
+    assert!(at("tool_call_running") < at("tool_call_progress"));
+    assert!(at("tool_call_progress") < at("tool_call_finished"));
 }

@@ -1341,3 +1341,141 @@ fn with_both_metadata_shapes_the_mcp_apps_view_is_shown() -> Result<()> {
     assert_eq!(openai?, json!("undefined"), "an MCP Apps view gets no window.openai");
     Ok(())
 }
+
+/// A remote AG-UI agent's views (issue 20), against real parts: the scripted agent on the
+/// published AG-UI packages wrapped in the published `@ag-ui/mcp-apps-middleware`, and the
+/// official basic example server over Streamable HTTP. The new chat is with the agent (chosen
+/// in its header, and said there after); the agent's call of the example's UI tool shows the
+/// example's own HTML on the call's card, read through the agent; the view's button makes a
+/// tool call that goes through the agent to the server, and the audit log records it. Then the
+/// agent's progress activities move the next call's progress bar, and a view naming a server
+/// the middleware does not know fails visibly with the middleware's reason.
+#[test]
+fn a_remote_agents_view_renders_and_its_calls_go_through_the_agent() -> Result<()> {
+    let scratch = tempfile::tempdir()?;
+    let (_example, mcp_url) = porthole_e2e::example_over_http("basic-vanillajs");
+    let clock_run = json!([
+        {"type": "RUN_STARTED", "threadId": "$threadId", "runId": "$runId"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "a1", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a1", "delta": "Asking the clock."},
+        {"type": "TEXT_MESSAGE_END", "messageId": "a1"},
+        {"type": "TOOL_CALL_START", "toolCallId": "call-time", "toolCallName": "get-time", "parentMessageId": "a1"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "call-time", "delta": "{}"},
+        {"type": "TOOL_CALL_END", "toolCallId": "call-time"},
+        {"type": "RUN_FINISHED", "threadId": "$threadId", "runId": "$runId"}
+    ]);
+    let progress_id = "mcp-apps-progress:call-slow";
+    let later_run = json!([
+        {"type": "RUN_STARTED", "threadId": "$threadId", "runId": "$runId"},
+        {"type": "TOOL_CALL_START", "toolCallId": "call-slow", "toolCallName": "slow_task"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "call-slow", "delta": "{}"},
+        {"type": "TOOL_CALL_END", "toolCallId": "call-slow"},
+        {"type": "ACTIVITY_SNAPSHOT", "messageId": progress_id, "activityType": "mcp-apps-progress", "replace": false,
+         "content": {"progress": 1, "total": 4, "toolCallId": "call-slow", "toolName": "slow_task", "serverHash": "h"}},
+        {"type": "WAIT", "ms": 1500},
+        {"type": "ACTIVITY_DELTA", "messageId": progress_id, "activityType": "mcp-apps-progress",
+         "patch": [{"op": "replace", "path": "/progress", "value": 3}, {"op": "add", "path": "/message", "value": "almost there"}]},
+        {"type": "WAIT", "ms": 4000},
+        {"type": "TOOL_CALL_RESULT", "messageId": "t1", "toolCallId": "call-slow", "content": "done", "role": "tool"},
+        {"type": "TOOL_CALL_START", "toolCallId": "call-lost", "toolCallName": "lost_view"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "call-lost", "delta": "{\"n\":1}"},
+        {"type": "TOOL_CALL_END", "toolCallId": "call-lost"},
+        {"type": "TOOL_CALL_RESULT", "messageId": "t2", "toolCallId": "call-lost", "content": "shown elsewhere", "role": "tool"},
+        {"type": "ACTIVITY_SNAPSHOT", "messageId": "v2", "activityType": "mcp-apps", "replace": true,
+         "content": {"result": {"content": [{"type": "text", "text": "shown elsewhere"}]}, "resourceUri": "ui://get-time/mcp-app.html",
+                     "serverHash": "0000", "serverId": "nope", "toolInput": {"n": 1}}},
+        {"type": "TEXT_MESSAGE_CHUNK", "messageId": "a3", "delta": "All done."},
+        {"type": "RUN_FINISHED", "threadId": "$threadId", "runId": "$runId"}
+    ]);
+    let (_agent, agent_url, log) = porthole_e2e::agui_agent(
+        scratch.path(),
+        json!({"runs": [clock_run, later_run], "mcpServers": [{"type": "http", "url": mcp_url, "serverId": "clock"}]}),
+    );
+    let dir = tempfile::Builder::new().prefix("porthole-views-").tempdir()?;
+    let config = json!({"mcpServers": {}, "agents": {"clockwork": {"url": agent_url}}});
+    std::fs::write(dir.path().join("config.json"), config.to_string())?;
+    let app = App::launch(dir.path(), &[], &[])?;
+    let s = &app.session;
+
+    // A new chat chooses who replies; the conversation then says who it is with.
+    s.click(&s.wait_for_element("[data-testid=agent-choice] option[value=clockwork]", WAIT)?)?;
+    send(s, "What time is it?")?;
+    let header = s.wait_for_element("[data-testid=conversation-agent]", WAIT)?;
+    assert!(s.text(&header)?.contains("clockwork"), "{}", s.text(&header)?);
+
+    // The view renders the example's own HTML with the result the server gave the agent.
+    let card = "[data-testid=tool-call][data-tool-name=get-time]";
+    s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
+    let first_time = view_facing(dir.path())?["structuredContent"]["time"]
+        .as_str()
+        .context("the view-facing result's time")?
+        .to_string();
+    text_in_view(s, card, "the result in the remote view", &|t| {
+        t.contains(first_time.as_str())
+    })?;
+    let proxied = |method: &str| {
+        porthole_e2e::agui_agent_log(&log)
+            .into_iter()
+            .filter_map(|l| l["forwardedProps"]["__proxiedMCPRequest"].as_object().cloned())
+            .filter(|r| r["method"] == method)
+            .collect::<Vec<_>>()
+    };
+    let reads = proxied("resources/read");
+    assert!(
+        reads
+            .iter()
+            .any(|r| r["params"]["uri"] == "ui://get-time/mcp-app.html" && r["serverId"] == "clock"),
+        "the HTML was read through the agent: {reads:?}"
+    );
+
+    // The view's button: a tool call through the agent to the server, answered in the view.
+    let frame = s.find(&format!("{card} iframe[data-testid=mcp-app-view]"))?;
+    s.switch_to_frame(&frame)?;
+    let clicked = s.find("#get-time-btn").and_then(|b| s.click(&b));
+    s.switch_to_parent()?;
+    clicked?;
+    s.wait_for("the view's call through the agent", WAIT, |_| {
+        Ok(proxied("tools/call")
+            .into_iter()
+            .find(|r| r["params"]["name"] == "get-time"))
+    })?;
+    text_in_view(s, card, "the new time in the view", &|t| {
+        !t.contains(first_time.as_str())
+    })?;
+    let store = Store::open(&dir.path().join("porthole.db"))?;
+    let audit = store.audit_entries(100)?;
+    assert!(
+        audit.iter().any(|e| e.kind == AuditKind::Call
+            && e.server.as_deref() == Some("clockwork/clock")
+            && e.tool.as_deref() == Some("get-time")
+            && e.detail["outcome"] == "ok"),
+        "the view's call is in the audit log: {audit:?}"
+    );
+
+    // Away and back: the stored view is shown again, its HTML read through the agent again.
+    leave_and_reopen(s, card)?;
+    text_in_view(s, card, "the stored result in the re-created view", &|t| {
+        t.contains(first_time.as_str())
+    })?;
+    assert_eq!(proxied("resources/read").len(), reads.len() + 1);
+    assert!(
+        s.text(&s.find("[data-testid=conversation-agent]")?)?
+            .contains("clockwork")
+    );
+
+    // Progress from the agent's activities, then a view of a server the middleware does not know.
+    send(s, "Now the slow one")?;
+    let slow = "[data-testid=tool-call][data-tool-name=slow_task]";
+    s.wait_for("the progress bar at 75%", WAIT, |s| {
+        Ok(match s.find_all(&format!("{slow} .tool-progress"))?.first() {
+            Some(bar) => s.text(bar)?.contains("75%").then_some(()),
+            None => None,
+        })
+    })?;
+    let lost = "[data-testid=tool-call][data-tool-name=lost_view]";
+    let state = s.wait_for_element(&format!("{lost} [data-testid=view-state][data-state=refused]"), WAIT)?;
+    let reason = s.text(&state)?;
+    assert!(reason.contains("Unknown server: nope"), "{reason}");
+    wait_for_answer(s, "All done.")?;
+    Ok(())
+}

@@ -144,6 +144,70 @@ pub fn server_listening(program: &str, args: &[&str]) -> (Spawned, String) {
     (Spawned(child), url)
 }
 
+/// The scripted AG-UI agent (`tests/fixtures/agui-agent.mjs`, on the published AG-UI packages
+/// and, when the script names `mcpServers`, the published MCP Apps middleware), started with
+/// `script` (its `log` set to a file in `dir`); returns the running process, its URL and the
+/// log's path.
+pub fn agui_agent(dir: &Path, mut script: serde_json::Value) -> (Spawned, String, PathBuf) {
+    let log = dir.join("agent-inputs.jsonl");
+    script["log"] = serde_json::json!(log);
+    let path = dir.join("agent-script.json");
+    std::fs::write(&path, script.to_string()).unwrap();
+    let entry = workspace_root().join("tests/fixtures/agui-agent.mjs");
+    assert!(
+        workspace_root()
+            .join("tests/fixtures/node_modules/@ag-ui/mcp-apps-middleware")
+            .is_dir(),
+        "run `make deps`: tests/fixtures has no @ag-ui/mcp-apps-middleware"
+    );
+    let (process, url) = server_listening("node", &[entry.to_str().unwrap(), path.to_str().unwrap()]);
+    (process, url, log)
+}
+
+/// The scripted agent's log: each request's `RunAgentInput`, and `{"closedByClient": runId}`
+/// lines.
+pub fn agui_agent_log(log: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// An official MCP App example server from npm (`@modelcontextprotocol/server-<name>`) over
+/// Streamable HTTP on a free port; returns the process and its MCP endpoint's URL once it
+/// listens.
+pub fn example_over_http(name: &str) -> (Spawned, String) {
+    let entry = workspace_root().join(format!(
+        "tests/fixtures/node_modules/@modelcontextprotocol/server-{name}/dist/index.js"
+    ));
+    assert!(entry.is_file(), "run `make deps`: tests/fixtures has no server-{name}");
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let mut child = Command::new("node")
+        .arg(&entry)
+        .env("PORT", port.to_string())
+        .current_dir(workspace_root().join("tests/fixtures"))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start the {name} example: {e}"));
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        let read = out.read_line(&mut line).unwrap_or(0);
+        assert!(read > 0, "the {name} example ended before it listened");
+        if line.contains("listening on") {
+            break;
+        }
+    }
+    // Its later output is not read: it goes nowhere rather than filling the pipe.
+    std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+    (Spawned(child), format!("http://127.0.0.1:{port}/mcp"))
+}
+
 /// `tauri-driver` from `PATH`, else from cargo's bin folder.
 pub fn tauri_driver() -> Result<PathBuf> {
     let on_path = std::env::var_os("PATH")

@@ -519,6 +519,10 @@ impl Translator {
             }
             "ACTIVITY_SNAPSHOT" | "ACTIVITY_DELTA" => {
                 let meaning = self.activity(kind, &event);
+                if matches!(meaning, Some(TurnEvent::ToolCallProgress { .. })) {
+                    // A call making progress runs: the step's message (and its calls) is given.
+                    self.give_message(sink, false);
+                }
                 sink.emit(&TurnEvent::AgentEvent { event });
                 if let Some(meaning) = meaning {
                     sink.emit(&meaning);
