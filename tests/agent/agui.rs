@@ -439,3 +439,84 @@ fn progress_activities_are_the_calls_progress() {
     assert!(at("tool_call_running") < at("tool_call_progress"));
     assert!(at("tool_call_progress") < at("tool_call_finished"));
 }
+
+/// The agent's own view of the thread is what it is sent next: its state (a snapshot, then a
+/// JSON-Patch delta) and, once it sent a messages snapshot, those messages and what came after
+/// them, then the person's new message — not Porthole's rendering of the conversation.
+#[test]
+fn the_next_run_carries_the_agents_state_and_its_view_of_the_messages() {
+    let scratch = tempfile::tempdir().unwrap();
+    let first = json!([
+        {"type": "RUN_STARTED", "threadId": "$threadId", "runId": "$runId"},
+        {"type": "STATE_SNAPSHOT", "snapshot": {"plan": ["shop"], "step": 1}},
+        {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/step", "value": 2}, {"op": "add", "path": "/plan/-", "value": "cook"}]},
+        {"type": "MESSAGES_SNAPSHOT", "messages": [
+            {"id": "s1", "role": "user", "content": "(summary) the person wants dinner"}
+        ]},
+        {"type": "TEXT_MESSAGE_CHUNK", "messageId": "a1", "delta": "Shopping, then cooking."},
+        {"type": "RUN_FINISHED", "threadId": "$threadId", "runId": "$runId"}
+    ]);
+    let second = json!([
+        {"type": "RUN_STARTED", "threadId": "$threadId", "runId": "$runId"},
+        {"type": "TEXT_MESSAGE_CHUNK", "messageId": "a2", "delta": "Noted."},
+        {"type": "RUN_FINISHED", "threadId": "$threadId", "runId": "$runId"}
+    ]);
+    let (_agent, url, log) = agent(scratch.path(), json!({"runs": [first, second]}));
+    let dir = profile(json!({"planner": {"url": url}}));
+    let out = run(dir.path(), &["run", "--agent", "planner", "--prompt", "dinner?"], &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let store = Store::open(&dir.path().join("porthole.db")).unwrap();
+    let conversation = store.list_conversations().unwrap().remove(0);
+    let out = run(
+        dir.path(),
+        &[
+            "run",
+            "--agent",
+            "planner",
+            "--conversation",
+            &conversation.id,
+            "--prompt",
+            "and dessert?",
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sent = inputs(&log);
+    assert_eq!(sent[0]["state"], json!({}));
+    assert_eq!(sent[1]["state"], json!({"plan": ["shop", "cook"], "step": 2}));
+    let messages: Vec<(String, String)> = sent[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap().into(),
+                m["content"].as_str().unwrap_or("").into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            ("user".into(), "(summary) the person wants dinner".into()),
+            ("assistant".into(), "Shopping, then cooking.".into()),
+            ("user".into(), "and dessert?".into()),
+        ]
+    );
+    // The transcript itself keeps what was said.
+    let kept: Vec<MessageRole> = store
+        .messages(&conversation.id)
+        .unwrap()
+        .iter()
+        .map(|m| m.role)
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            MessageRole::User,
+            MessageRole::Assistant,
+            MessageRole::User,
+            MessageRole::Assistant
+        ]
+    );
+}

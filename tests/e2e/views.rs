@@ -1406,6 +1406,8 @@ fn a_remote_agents_view_renders_and_its_calls_go_through_the_agent() -> Result<(
     // The view renders the example's own HTML with the result the server gave the agent.
     let card = "[data-testid=tool-call][data-tool-name=get-time]";
     s.wait_for_element(&format!("{card} [data-testid=view-state][data-state=ready]"), WAIT)?;
+    let made_by = s.find(&format!("{card} [data-testid=tool-allowed-by]"))?;
+    assert_eq!(s.text(&made_by)?, "Run by the remote agent");
     let first_time = view_facing(dir.path())?["structuredContent"]["time"]
         .as_str()
         .context("the view-facing result's time")?

@@ -559,6 +559,14 @@ export class Transcript {
         call.error = event.error;
         break;
       }
+      case "remote_view": {
+        // A remote agent's view: its server, and the whole result the view gets.
+        const call = this.#call(event.callId, event.tool);
+        call.server = event.server;
+        call.uiResourceUri = event.view.resourceUri;
+        call.viewResult = event.view.result;
+        break;
+      }
       case "tool_results":
         // Shown on the tool cards already.
         break;

@@ -129,6 +129,29 @@ describe("Transcript: a full turn", () => {
     expect(assistants(t)[1]).toMatchObject({ text: "Paris: 18°C and sunny.\nOslo: 9°C with rain.", status: "complete" });
   });
 
+  it("gives a remote agent's call the server and whole result of the view it offers", () => {
+    const text = { content: [{ type: "text", text: "12:00" }], isError: false };
+    const whole = { content: text.content, structuredContent: { time: "12:00" } };
+    const t = run([
+      ev.turnStarted(),
+      ev.user("time?"),
+      ev.step(1),
+      ev.callStreaming("c1", "get-time", "{}"),
+      ev.assistant([{ type: "tool_use", id: "c1", name: "get-time", arguments: {} }]),
+      ev.callStarted("c1", "get-time", null, "get-time", {}),
+      ev.running("c1", "agent"),
+      ev.finished("c1", "ok", text, null, 40),
+      {
+        type: "remote_view",
+        callId: "c1",
+        server: "clockwork/clock",
+        tool: "get-time",
+        view: { resourceUri: "ui://get-time/mcp-app.html", serverHash: "h", serverId: "clock", toolInput: {}, result: whole },
+      },
+    ]);
+    expect(call(t, "c1")).toMatchObject({ server: "clockwork/clock", uiResourceUri: "ui://get-time/mcp-app.html", viewResult: whole, modelResult: text });
+  });
+
   it("confirms the message shown at sending instead of adding it twice", () => {
     const t = new Transcript();
     expect(t.beginTurn("  Weather in Paris and Oslo?  ")).toBe(true);

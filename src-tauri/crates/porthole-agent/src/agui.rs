@@ -12,7 +12,9 @@
 //!   ends before either is a cut stream (an error, what came is kept);
 //! - the run's start and finish, state and message snapshots and deltas, activities, steps,
 //!   custom and raw events are passed on whole ([`TurnEvent::AgentEvent`]): the window and
-//!   `--json` see every one;
+//!   `--json` see every one (custom and raw ones are also in the app's log);
+//! - state snapshots and deltas, and messages snapshots, are kept as the agent's view of the
+//!   thread ([`AgentThread`]) and sent with its next run;
 //! - of those, the MCP Apps middleware's activities also mean something to Porthole: an
 //!   `mcp-apps` snapshot is the view of the call whose result came last (or whose arguments it
 //!   repeats): [`TurnEvent::RemoteView`]; `mcp-apps-progress` snapshots and their JSON-Patch
@@ -68,11 +70,14 @@ impl RemoteAgent {
 
     /// Runs one turn: `user` after `history`, as thread `conversation_id`. Every event goes to
     /// `sink`; `cancel` aborts the request (the agent sees the connection close).
+    /// `thread` is what is kept of the agent's view of the thread (see [`AgentThread`]): sent
+    /// with the run, and updated by what the run says.
     pub async fn run_turn(
         &self,
         conversation_id: Option<String>,
         history: Vec<Message>,
         user: Message,
+        thread: &mut AgentThread,
         sink: &dyn EventSink,
         cancel: CancellationToken,
     ) -> TurnResult {
@@ -83,17 +88,24 @@ impl RemoteAgent {
         });
         sink.emit(&TurnEvent::UserMessage { message: user.clone() });
         let thread_id = conversation_id.unwrap_or_else(|| format!("thread-{}", random_hex()));
-        let input = run_input(&thread_id, &format!("run-{}", random_hex()), &history, &user);
+        let run_id = format!("run-{}", random_hex());
+        let input = thread.applied_to(run_input(&thread_id, &run_id, &history, &user), &user, &run_id);
         let mut translator = Translator::new(&self.config.name, user);
+        translator.state = match &thread.state {
+            Value::Null => json!({}),
+            state => state.clone(),
+        };
         let outcome = tokio::select! {
             outcome = self.stream(&input, &mut translator, sink) => outcome,
             () = cancel.cancelled() => Err(Stop::Cancelled),
         };
+        let (state, snapshot) = translator.agent_view();
         let result = match outcome {
             Ok(()) => translator.finish(None, sink),
             Err(Stop::Cancelled) => translator.finish(Some((StopReason::Cancelled, None)), sink),
             Err(Stop::Failed(why)) => translator.finish(Some((StopReason::Error, Some(why))), sink),
         };
+        thread.follow(state, snapshot, &result.messages, &run_id);
         if let Some(failure) = sink.failure() {
             return TurnResult {
                 stop_reason: StopReason::Error,
@@ -291,12 +303,81 @@ fn random_hex() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// What Porthole keeps of an agent's own view of a thread between its runs: its state (the
+/// last `STATE_SNAPSHOT` with the `STATE_DELTA`s after it applied) and, once the agent sent a
+/// `MESSAGES_SNAPSHOT`, its messages (that snapshot and what came after it). The next run is
+/// sent these instead of Porthole's own rendering of the conversation, so the conversation
+/// follows the agent's view of its history.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AgentThread {
+    #[serde(default)]
+    pub state: Value,
+    #[serde(default)]
+    pub messages: Option<Vec<Value>>,
+}
+
+impl AgentThread {
+    /// What the store keeps of the conversation's agent's view of its thread (nothing yet: an
+    /// empty thread).
+    pub fn load(store: &porthole_store::Store, conversation_id: &str) -> AgentThread {
+        match store.agent_thread(conversation_id) {
+            Ok(Some(kept)) => serde_json::from_value(kept).unwrap_or_default(),
+            Ok(None) => AgentThread::default(),
+            Err(e) => {
+                tracing::warn!(conversation_id, "the agent's view of the thread could not be read: {e}");
+                AgentThread::default()
+            }
+        }
+    }
+
+    /// Keeps it with the conversation.
+    pub fn save(&self, store: &porthole_store::Store, conversation_id: &str) {
+        let value = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let Err(e) = store.set_agent_thread(conversation_id, Some(&value)) {
+            tracing::warn!(conversation_id, "the agent's view of the thread could not be kept: {e}");
+        }
+    }
+
+    /// The `RunAgentInput` of a run of this thread: `input` (from the conversation), with the
+    /// agent's state and, when it sent its own messages, those with `user` after them.
+    fn applied_to(&self, mut input: Value, user: &Message, run_id: &str) -> Value {
+        if !self.state.is_null() {
+            input["state"] = self.state.clone();
+        }
+        if let Some(messages) = &self.messages {
+            let mut messages = messages.clone();
+            messages.extend(agui_messages(&format!("{run_id}-user"), user));
+            input["messages"] = Value::Array(messages);
+        }
+        input
+    }
+
+    /// What a run said: its last `state`, and its last messages snapshot with how many of the
+    /// run's own messages came before it; `run` is the run's messages (the person's first).
+    fn follow(&mut self, state: Value, snapshot: Option<(Vec<Value>, usize)>, run: &[Message], run_id: &str) {
+        self.state = state;
+        let (base, after) = match (snapshot, self.messages.take()) {
+            (Some((snapshot, before)), _) => (snapshot, run.get(1 + before..).unwrap_or_default()),
+            (None, Some(mut kept)) => {
+                kept.extend(agui_messages(&format!("{run_id}-user"), &run[0]));
+                (kept, run.get(1..).unwrap_or_default())
+            }
+            (None, None) => return,
+        };
+        let mut messages = base;
+        for (i, message) in after.iter().enumerate() {
+            messages.extend(agui_messages(&format!("{run_id}-{i}"), message));
+        }
+        self.messages = Some(messages);
+    }
+}
+
 /// The `RunAgentInput` of a turn: the thread, a run id, the conversation as AG-UI messages (the
 /// user's message last), no state, no tools of Porthole's own, nothing forwarded.
 pub fn run_input(thread_id: &str, run_id: &str, history: &[Message], user: &Message) -> Value {
     let mut messages = Vec::new();
     for (i, message) in history.iter().chain(std::iter::once(user)).enumerate() {
-        messages.extend(agui_messages(i, message));
+        messages.extend(agui_messages(&format!("m{i}"), message));
     }
     json!({
         "threadId": thread_id,
@@ -311,7 +392,7 @@ pub fn run_input(thread_id: &str, run_id: &str, history: &[Message], user: &Mess
 
 /// One stored message as AG-UI messages: a user or assistant message (with its tool calls), or
 /// one tool message per result.
-fn agui_messages(index: usize, message: &Message) -> Vec<Value> {
+fn agui_messages(id: &str, message: &Message) -> Vec<Value> {
     let text: String = message
         .parts
         .iter()
@@ -322,7 +403,7 @@ fn agui_messages(index: usize, message: &Message) -> Vec<Value> {
         .collect::<Vec<_>>()
         .join("\n");
     match message.role {
-        Role::User => vec![json!({"id": format!("m{index}"), "role": "user", "content": text})],
+        Role::User => vec![json!({"id": id, "role": "user", "content": text})],
         Role::Assistant => {
             let calls: Vec<Value> = message
                 .parts
@@ -339,7 +420,7 @@ fn agui_messages(index: usize, message: &Message) -> Vec<Value> {
                     _ => None,
                 })
                 .collect();
-            let mut m = json!({"id": format!("m{index}"), "role": "assistant", "content": text});
+            let mut m = json!({"id": id, "role": "assistant", "content": text});
             if !calls.is_empty() {
                 m["toolCalls"] = Value::Array(calls);
             }
@@ -353,7 +434,7 @@ fn agui_messages(index: usize, message: &Message) -> Vec<Value> {
                 Part::ToolResult {
                     tool_use_id, content, ..
                 } => Some(json!({
-                    "id": format!("m{index}-{j}"),
+                    "id": format!("{id}-{j}"),
                     "role": "tool",
                     "toolCallId": tool_use_id,
                     "content": content_text(content),
@@ -408,6 +489,11 @@ pub struct Translator {
     awaiting_view: Vec<(String, String, Value)>,
     /// `mcp-apps-progress` activities by message id: the call and its progress so far.
     progress: std::collections::HashMap<String, (String, Value)>,
+    /// The agent's state (snapshots and deltas applied), from the thread's kept state.
+    pub state: Value,
+    /// The agent's last `MESSAGES_SNAPSHOT`, and how many of this run's messages were given
+    /// before it.
+    snapshot: Option<(Vec<Value>, usize)>,
 }
 
 impl Translator {
@@ -427,7 +513,14 @@ impl Translator {
             error: None,
             awaiting_view: Vec::new(),
             progress: Default::default(),
+            state: json!({}),
+            snapshot: None,
         }
+    }
+
+    /// What the run said of the agent's view of the thread so far (see [`AgentThread`]).
+    fn agent_view(&self) -> (Value, Option<(Vec<Value>, usize)>) {
+        (self.state.clone(), self.snapshot.clone())
     }
 
     /// One event's JSON (an SSE `data`); true once the run is over (finished or failed).
@@ -516,6 +609,35 @@ impl Translator {
                     content,
                     is_error: false,
                 });
+            }
+            "STATE_SNAPSHOT" => {
+                if let Some(snapshot) = event.get("snapshot") {
+                    self.state = snapshot.clone();
+                }
+                sink.emit(&TurnEvent::AgentEvent { event });
+            }
+            "STATE_DELTA" => {
+                let patch = event
+                    .get("delta")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                if let Err(e) = apply_patch(&mut self.state, &patch) {
+                    tracing::warn!("the agent's state delta does not apply to its state: {e}");
+                }
+                sink.emit(&TurnEvent::AgentEvent { event });
+            }
+            "MESSAGES_SNAPSHOT" => {
+                if let Some(messages) = event.get("messages").and_then(Value::as_array) {
+                    // The step being written is the agent's to include; what is given after counts as after.
+                    self.snapshot = Some((messages.clone(), self.messages.len()));
+                }
+                sink.emit(&TurnEvent::AgentEvent { event });
+            }
+            "CUSTOM" | "RAW" => {
+                let name = event.get("name").and_then(Value::as_str).unwrap_or_default();
+                tracing::info!(kind, name, "the agent sent an event of its own");
+                sink.emit(&TurnEvent::AgentEvent { event });
             }
             "ACTIVITY_SNAPSHOT" | "ACTIVITY_DELTA" => {
                 let meaning = self.activity(kind, &event);

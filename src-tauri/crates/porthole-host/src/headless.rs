@@ -320,9 +320,18 @@ async fn run_with_agent(setup: &Setup, store: &Store, name: &str, prompt: String
             porthole_secrets::redact::url(&agent.config.url)
         );
     }
+    let mut thread = porthole_agent::agui::AgentThread::load(store, &conversation_id);
     let result = agent
-        .run_turn(Some(conversation_id), history, Message::user(prompt), &sinks, cancel)
+        .run_turn(
+            Some(conversation_id.clone()),
+            history,
+            Message::user(prompt),
+            &mut thread,
+            &sinks,
+            cancel,
+        )
         .await;
+    thread.save(store, &conversation_id);
     ctrl_c.abort();
     drop(sinks);
     if let Err(e) = printer_task.await {

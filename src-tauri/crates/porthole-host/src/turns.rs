@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use porthole_agent::agui::RemoteAgent;
+use porthole_agent::agui::{AgentThread, RemoteAgent};
 use porthole_agent::record::{Recorder, StoredApprovals, load_history, title_from};
 use porthole_agent::{
     Agent, ApprovalRequest, Approver, Decision, EventSink, Message, Part, Role, StopReason, TurnEvent,
@@ -431,6 +431,9 @@ impl Host {
             views.teardown_conversation(conversation_id).await;
         }
         store.delete_messages_from(conversation_id, point.message_id)?;
+        // What a remote agent said of the thread included what is gone: it starts again from
+        // the conversation as it now is.
+        store.set_agent_thread(conversation_id, None)?;
         if point.drops_views
             && let Err(e) = views.reopen(conversation_id, None, MAIN_WINDOW)
         {
@@ -527,9 +530,11 @@ impl Host {
                         Vec::new()
                     });
                     sink.remote = Some(agent.clone());
+                    let mut thread = AgentThread::load(&store, &conversation_id);
                     agent
-                        .run_turn(Some(conversation_id.clone()), history, user, &sink, cancel)
+                        .run_turn(Some(conversation_id.clone()), history, user, &mut thread, &sink, cancel)
                         .await;
+                    thread.save(&store, &conversation_id);
                 }
                 Err(error) => unanswered(&sink, user, format!("The agent cannot answer: {error}")),
             }

@@ -731,6 +731,33 @@ impl Store {
         Ok(())
     }
 
+    /// What is kept of the conversation's remote agent's own view of the thread (JSON), if
+    /// anything.
+    pub fn agent_thread(&self, id: &str) -> Result<Option<Value>> {
+        let inner = self.lock();
+        let text: Option<Option<String>> = inner
+            .conn
+            .prepare_cached("SELECT agent_thread FROM conversations WHERE id = ?1")?
+            .query_row([id], |row| row.get(0))
+            .optional()?;
+        let text = text.ok_or_else(|| StoreError::not_found("conversation", id))?;
+        Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
+    }
+
+    /// Keeps (or, with `None`, forgets) the conversation's remote agent's view of the thread.
+    pub fn set_agent_thread(&self, id: &str, thread: Option<&Value>) -> Result<()> {
+        let text = thread.map(to_json_text).transpose()?;
+        let inner = self.lock();
+        let changed = inner
+            .conn
+            .prepare_cached("UPDATE conversations SET agent_thread = ?2 WHERE id = ?1")?
+            .execute(params![id, text])?;
+        if changed == 0 {
+            return Err(StoreError::not_found("conversation", id));
+        }
+        Ok(())
+    }
+
     /// Deletes a conversation with its messages, tool calls, views and search entries.
     /// Audit entries naming it are kept.
     pub fn delete_conversation(&self, id: &str) -> Result<()> {

@@ -8,10 +8,12 @@ pub(crate) const APPLICATION_ID: i64 = 0x5072_7468;
 /// Migration `i` takes the database from `user_version = i` to `user_version = i + 1`.
 pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
-/// The remote AG-UI agent a conversation is with (by its name in the config); `NULL`: the
-/// local model.
+/// The remote AG-UI agent a conversation is with (by its name in the config; `NULL`: the
+/// local model), and what is kept of that agent's own view of the thread (JSON: its state and
+/// messages, sent with its next run).
 const V4: &str = r#"
 ALTER TABLE conversations ADD COLUMN agent TEXT;
+ALTER TABLE conversations ADD COLUMN agent_thread TEXT;
 "#;
 
 /// An Apps SDK widget's own state (`setWidgetState`), kept with its tool call and given back
