@@ -4,7 +4,7 @@
 //! served over HTTP with server-sent events as AG-UI agents are. The real binary, a real
 //! profile and its SQLite file.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use porthole_e2e::{agui_agent as agent, agui_agent_log as agent_log, example_over_http, porthole_command};

@@ -517,7 +517,7 @@ impl Host {
     ) {
         let inner = self.inner.clone();
         self.inner.runtime.spawn(async move {
-            let Ok(store) = inner.store.as_ref().map(Clone::clone) else {
+            let Ok(store) = inner.store.clone() else {
                 return;
             };
             let recorder = Recorder::new(store.clone(), conversation_id.clone());

@@ -317,6 +317,9 @@ pub struct ViewPreview {
 /// The setting that holds the workbench's host emulation.
 pub const HOST_EMULATION_SETTING: &str = "hostEmulation";
 
+/// The remote agent a name in the config stands for, as the config says now.
+pub type AgentsByName = Arc<dyn Fn(&str) -> Option<RemoteAgent> + Send + Sync>;
+
 /// Where a view's server is: one of Porthole's connections, or behind a remote agent.
 #[derive(Clone)]
 pub enum ViewSource {
@@ -402,7 +405,7 @@ struct Inner {
     /// The workbench's host emulation (kept in the store's settings).
     emulation: Mutex<HostEmulation>,
     /// Remote agents by name (set by the app; see [`Views::set_agents`]).
-    agents: Mutex<Option<Arc<dyn Fn(&str) -> Option<RemoteAgent> + Send + Sync>>>,
+    agents: Mutex<Option<AgentsByName>>,
 }
 
 /// The most bridge messages an observation keeps, and the most characters of each.
@@ -1086,7 +1089,7 @@ impl Views {
 
     /// Says where remote agents are found by name (for the views of stored conversations with
     /// one): set by the app.
-    pub fn set_agents(&self, agents: Arc<dyn Fn(&str) -> Option<RemoteAgent> + Send + Sync>) {
+    pub fn set_agents(&self, agents: AgentsByName) {
         *self.inner.agents.lock().unwrap() = Some(agents);
     }
 

@@ -1587,3 +1587,62 @@ fn widget_state_is_kept_with_its_tool_call_and_goes_with_it() {
     store.delete_messages_from(&conversation.id, message).unwrap();
     assert_eq!(store.widget_state(call).unwrap(), None, "gone with the call");
 }
+
+/// A conversation with a remote agent keeps the agent's name, what is kept of the agent's view
+/// of the thread, and a call's remote view (its server and whole result) — through a restart
+/// and through an export and import.
+#[test]
+fn a_conversation_with_a_remote_agent_keeps_its_agent_and_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db_path(&dir);
+    let (id, call) = {
+        let store = Store::open(&path).unwrap();
+        let local = store.create_conversation("local").unwrap();
+        assert_eq!(local.agent, None);
+        let with_agent = store.create_conversation_with("remote", Some("planner")).unwrap();
+        assert_eq!(with_agent.agent.as_deref(), Some("planner"));
+        assert_eq!(store.agent_thread(&with_agent.id).unwrap(), None);
+        store
+            .set_agent_thread(&with_agent.id, Some(&json!({"state": {"step": 2}})))
+            .unwrap();
+        let message = store
+            .append_message(
+                &with_agent.id,
+                MessageRole::Assistant,
+                &text("calling"),
+                MessageStatus::Complete,
+            )
+            .unwrap();
+        let call = store
+            .insert_tool_call(&new_call(&with_agent.id, message, "c1", ToolCallStatus::Pending))
+            .unwrap();
+        store
+            .set_remote_view_result(call, "planner/clock", &json!({"structuredContent": {"time": "12:00"}}))
+            .unwrap();
+        (with_agent.id, call)
+    };
+    let store = Store::open(&path).unwrap();
+    let kept = store.conversation(&id).unwrap().unwrap();
+    assert_eq!(kept.agent.as_deref(), Some("planner"));
+    assert_eq!(store.agent_thread(&id).unwrap(), Some(json!({"state": {"step": 2}})));
+    let row = store
+        .tool_calls(&id)
+        .unwrap()
+        .into_iter()
+        .find(|c| c.id == call)
+        .unwrap();
+    assert_eq!(row.server, "planner/clock");
+    assert_eq!(row.view_facing, Some(json!({"structuredContent": {"time": "12:00"}})));
+    store.set_agent_thread(&id, None).unwrap();
+    assert_eq!(store.agent_thread(&id).unwrap(), None);
+    assert!(store.agent_thread("0000000000000000").is_err(), "no such conversation");
+
+    let imported = store
+        .import_conversation(&store.export_conversation(&id).unwrap())
+        .unwrap();
+    assert_eq!(imported.agent.as_deref(), Some("planner"));
+    assert_eq!(
+        store.conversation(&imported.id).unwrap().unwrap().agent.as_deref(),
+        Some("planner")
+    );
+}

@@ -51,7 +51,7 @@ fn records_use_camel_case_names_and_numbers() {
 
     assert_eq!(
         decl::<Conversation>(),
-        "type Conversation = { id: string, title: string, createdAt: number, updatedAt: number, };"
+        "type Conversation = { id: string, title: string, createdAt: number, updatedAt: number, agent?: string, };"
     );
     let hit = decl::<SearchHit>();
     assert!(hit.contains("conversationTitle: string,"), "{hit}");
