@@ -169,6 +169,30 @@ async fn send_message(host: State<'_, Host>, Args(a): Args<SendMessage>) -> Answ
 }
 
 #[tauri::command]
+async fn agent_settings(
+    host: State<'_, Host>,
+    _: Args<NoArgs>,
+) -> Answer<Vec<porthole_host::remote_agents::AgentEntry>> {
+    Ok(host.agent_settings())
+}
+
+#[tauri::command]
+async fn save_agent(
+    host: State<'_, Host>,
+    Args(a): Args<SaveAgent>,
+) -> Answer<Vec<porthole_host::remote_agents::AgentEntry>> {
+    host.save_agent(a.original_name.as_deref(), &a.agent).await
+}
+
+#[tauri::command]
+async fn remove_agent(
+    host: State<'_, Host>,
+    Args(a): Args<AgentRef>,
+) -> Answer<Vec<porthole_host::remote_agents::AgentEntry>> {
+    host.remove_agent(&a.name).await
+}
+
+#[tauri::command]
 async fn list_agents(
     host: State<'_, Host>,
     _: Args<NoArgs>,

@@ -1344,8 +1344,8 @@ fn with_both_metadata_shapes_the_mcp_apps_view_is_shown() -> Result<()> {
 
 /// A remote AG-UI agent's views (issue 20), against real parts: the scripted agent on the
 /// published AG-UI packages wrapped in the published `@ag-ui/mcp-apps-middleware`, and the
-/// official basic example server over Streamable HTTP. The new chat is with the agent (chosen
-/// in its header, and said there after); the agent's call of the example's UI tool shows the
+/// official basic example server over Streamable HTTP. The agent is added in the settings; the
+/// new chat is with it (chosen in its header, and said there after); the agent's call of the example's UI tool shows the
 /// example's own HTML on the call's card, read through the agent; the view's button makes a
 /// tool call that goes through the agent to the server, and the audit log records it. Then the
 /// agent's progress activities move the next call's progress bar, and a view naming a server
@@ -1392,12 +1392,29 @@ fn a_remote_agents_view_renders_and_its_calls_go_through_the_agent() -> Result<(
         json!({"runs": [clock_run, later_run], "mcpServers": [{"type": "http", "url": mcp_url, "serverId": "clock"}]}),
     );
     let dir = tempfile::Builder::new().prefix("porthole-views-").tempdir()?;
-    let config = json!({"mcpServers": {}, "agents": {"clockwork": {"url": agent_url}}});
-    std::fs::write(dir.path().join("config.json"), config.to_string())?;
+    std::fs::write(dir.path().join("config.json"), json!({"mcpServers": {}}).to_string())?;
     let app = App::launch(dir.path(), &[], &[])?;
     let s = &app.session;
 
-    // A new chat chooses who replies; the conversation then says who it is with.
+    // The agent is added in the settings (a URL that is not HTTP is refused first)…
+    s.click(&s.wait_for_element("[data-testid=settings-button]", WAIT)?)?;
+    s.click(&s.wait_for_element("[data-testid=settings-tab-agents]", WAIT)?)?;
+    s.click(&s.wait_for_element("[data-testid=agent-add]", WAIT)?)?;
+    s.send_keys(&s.wait_for_element("[data-testid=agent-form-name]", WAIT)?, "clockwork")?;
+    let url_field = s.find("[data-testid=agent-form-url]")?;
+    s.send_keys(&url_field, "ftp://nowhere")?;
+    s.click(&s.find("[data-testid=agent-form-save]")?)?;
+    let refusal = s.wait_for_element("[data-testid=agent-form-error]", WAIT)?;
+    assert!(s.text(&refusal)?.contains("http"), "{}", s.text(&refusal)?);
+    s.clear(&url_field)?;
+    s.send_keys(&url_field, &agent_url)?;
+    s.click(&s.find("[data-testid=agent-form-save]")?)?;
+    s.wait_for_element("[data-testid=agent-entry][data-agent=clockwork]", WAIT)?;
+    s.click(&s.find("[data-testid=settings-close]")?)?;
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("config.json"))?)?;
+    assert_eq!(written["agents"]["clockwork"]["url"], agent_url);
+
+    // …then a new chat chooses who replies; the conversation then says who it is with.
     s.click(&s.wait_for_element("[data-testid=agent-choice] option[value=clockwork]", WAIT)?)?;
     send(s, "What time is it?")?;
     let header = s.wait_for_element("[data-testid=conversation-agent]", WAIT)?;

@@ -357,6 +357,7 @@ export class FakeBackend {
       case "model_info":
         return { ...this.#model, keySource: "env", error: null } satisfies ModelInfo;
       case "list_agents":
+      case "agent_settings":
         // No remote agents in the config (the real window tests cover them).
         return [];
       case "ui_ready":

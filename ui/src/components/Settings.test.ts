@@ -61,6 +61,8 @@ describe("Settings", () => {
 
     // Arrow keys move between tabs.
     await fireEvent.keyDown(getByTestId("settings-tab-servers"), { key: "ArrowRight" });
+    expect(getByTestId("settings-tab-agents").getAttribute("aria-selected")).toBe("true");
+    await fireEvent.keyDown(getByTestId("settings-tab-agents"), { key: "ArrowRight" });
     expect(getByTestId("settings-tab-approvals").getAttribute("aria-selected")).toBe("true");
     await fireEvent.keyDown(getByTestId("settings-tab-approvals"), { key: "ArrowRight" });
     expect(panel("general-settings").hidden).toBe(false);

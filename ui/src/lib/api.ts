@@ -14,6 +14,7 @@ import type { Decision } from "./generated/Decision";
 import type { ElicitationAction } from "./generated/ElicitationAction";
 import type { ExportFormat } from "./generated/ExportFormat";
 import type { ProviderKind } from "./generated/ProviderKind";
+import type { AgentDraft } from "./generated/AgentDraft";
 import type { ServerDraft } from "./generated/ServerDraft";
 import type { ThemePreference } from "./generated/ThemePreference";
 import type { JsonValue } from "./generated/serde_json/JsonValue";
@@ -21,6 +22,8 @@ import type { HostEmulation } from "./generated/HostEmulation";
 import { commands } from "./generated/commands";
 import type { AppEvents } from "./generated/events";
 
+export type { AgentDraft } from "./generated/AgentDraft";
+export type { AgentEntry } from "./generated/AgentEntry";
 export type { AgentSummary } from "./generated/AgentSummary";
 export type { AllowedBy } from "./generated/AllowedBy";
 export type { EmulationOverrides } from "./generated/EmulationOverrides";
@@ -197,6 +200,9 @@ export const api = {
   sendMessage: (conversationId: string | null, text: string, attachments: AttachmentRef[] = [], agent: string | null = null) =>
     commands.sendMessage({ conversationId, text, attachments, ...(agent ? { agent } : {}) }),
   listAgents: () => commands.listAgents(),
+  agentSettings: () => commands.agentSettings(),
+  saveAgent: (originalName: string | null, agent: AgentDraft) => commands.saveAgent({ originalName, agent }),
+  removeAgent: (name: string) => commands.removeAgent({ name }),
   // --- prompts and resources in the chat ---
   /** Every connected server's prompts (the composer's / menu), and servers that could not list theirs. */
   listPrompts: () => commands.listPrompts(),

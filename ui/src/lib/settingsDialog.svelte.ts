@@ -1,7 +1,7 @@
 // Whether the Settings dialog is open, and at which tab: any part of the window may open it
 // where it helps (a turn that has no model, a call's "always allowed" mark).
 
-export type SettingsTab = "model" | "servers" | "approvals" | "general";
+export type SettingsTab = "model" | "servers" | "agents" | "approvals" | "general";
 
 class SettingsDialog {
   isOpen = $state(false);

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use porthole_agent::Decision;
 use porthole_agent::providers::ProviderKind;
 use porthole_apps::display::DisplayMode;
-use porthole_mcp::config_file::ServerDraft;
+use porthole_mcp::config_file::{AgentDraft, ServerDraft};
 use porthole_mcp::import::ImportSource;
 use porthole_mcp::traffic::TrafficEntry;
 use porthole_mcp::{ServerDetails, ServerStatus};
@@ -28,7 +28,7 @@ use crate::error::AppError;
 use crate::model::ModelInfo;
 use crate::prompts::{CompletionTarget, Completions, PromptList};
 use crate::questions::{ElicitationAction, Question};
-use crate::remote_agents::AgentSummary;
+use crate::remote_agents::{AgentEntry, AgentSummary};
 use crate::sampling::{SamplingDecision, SamplingSettled, ServerSampling};
 use crate::scroll_positions::ScrollPosition;
 use crate::server_install::ServerInstallRequest;
@@ -88,6 +88,9 @@ args! {
     /// The URI `uri_template` makes with `values`.
     TemplateUri { uri_template: String, values: HashMap<String, String> }
     InConversation { conversation_id: String }
+    /// A remote agent added (`original_name` absent) or changed, from the settings' form.
+    SaveAgent { original_name: Option<String>, agent: AgentDraft }
+    AgentRef { name: String }
     EditAndResend { conversation_id: String, text: String }
     AnswerApproval { call_id: String, decision: Decision }
     /// The views of a stored conversation (or of one call of it) to re-create.

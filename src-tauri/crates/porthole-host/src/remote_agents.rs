@@ -12,6 +12,7 @@ use porthole_agent::RemoteView;
 use porthole_agent::agui::{ProxiedServer, RemoteAgent};
 use porthole_apps::resource::{LoadedView, Refusal, load_view_from};
 use porthole_mcp::config::AgentConfig;
+use porthole_mcp::config_file::{AgentDraft, ConfigFile};
 use porthole_mcp::{Audience, CatalogTool, LoadedConfig};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -29,7 +30,73 @@ pub struct AgentSummary {
     pub url: String,
 }
 
+/// A remote agent as the settings list it.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentEntry {
+    pub name: String,
+    /// Its URL as written (placeholders unfilled), credentials taken out.
+    pub url: String,
+    /// The headers it is sent, by name only (their values may be secrets).
+    pub header_names: Vec<String>,
+    /// The config file that sets it.
+    pub file: String,
+    /// Set in the profile's own file, which the settings change (other files are only read).
+    pub editable: bool,
+}
+
 impl Host {
+    /// The remote agents of every config file, as the settings list them (a name set again in
+    /// a later file is that file's).
+    pub fn agent_settings(&self) -> Vec<AgentEntry> {
+        let mut entries: Vec<AgentEntry> = Vec::new();
+        for (i, path) in self.inner.config_files.files.iter().enumerate() {
+            let Ok(file) = ConfigFile::read(path) else { continue };
+            for (name, entry) in file.agents() {
+                entries.retain(|e| e.name != name);
+                let text = |key: &str| entry.get(key).and_then(serde_json::Value::as_str).unwrap_or_default();
+                entries.push(AgentEntry {
+                    name: name.to_string(),
+                    url: porthole_secrets::redact::url(text("url")),
+                    header_names: entry
+                        .get("headers")
+                        .and_then(serde_json::Value::as_object)
+                        .map(|h| h.keys().cloned().collect())
+                        .unwrap_or_default(),
+                    file: path.display().to_string(),
+                    editable: i == 0,
+                });
+            }
+        }
+        entries
+    }
+
+    /// Adds a remote agent to the profile's config file (`original` absent), or changes one
+    /// set there (possibly renaming it). Refused with every reason when the form is invalid.
+    pub async fn save_agent(&self, original: Option<&str>, draft: &AgentDraft) -> AppResult<Vec<AgentEntry>> {
+        let known = self.agent_settings();
+        if let Some(original) = original {
+            agent_editable(&known, original)?;
+        }
+        let taken: Vec<String> = known.into_iter().map(|a| a.name).collect();
+        self.change_config(|profile, _| {
+            profile.save_agent(original, draft, &taken).map_err(|problems| {
+                AppError::invalid(problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))
+            })
+        })
+        .await?;
+        Ok(self.agent_settings())
+    }
+
+    /// Removes a remote agent from the profile's config file. Its conversations stay; they say
+    /// the agent is no longer in the config when a message is sent.
+    pub async fn remove_agent(&self, name: &str) -> AppResult<Vec<AgentEntry>> {
+        agent_editable(&self.agent_settings(), name)?;
+        self.change_config(|profile, _| profile.remove_agent(name).map_err(AppError::invalid))
+            .await?;
+        Ok(self.agent_settings())
+    }
+
     /// The config's remote agents, as the files say now.
     pub(crate) fn agent_configs(&self) -> Vec<AgentConfig> {
         LoadedConfig::load(&self.inner.config_files.files).agents
@@ -65,6 +132,18 @@ impl Host {
                     }
                 ))
             })
+    }
+}
+
+/// Whether agent `name` is set in the profile's own file (the one the settings change).
+fn agent_editable(known: &[AgentEntry], name: &str) -> AppResult<()> {
+    match known.iter().find(|a| a.name == name) {
+        Some(a) if a.editable => Ok(()),
+        Some(a) => Err(AppError::forbidden(format!(
+            "{name:?} is set in {}, which Porthole does not change; edit that file",
+            a.file
+        ))),
+        None => Err(AppError::not_found(format!("no agent named {name:?}"))),
     }
 }
 

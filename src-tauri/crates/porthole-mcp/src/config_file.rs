@@ -32,6 +32,16 @@ pub struct ServerDraft {
     pub mcp_apps: bool,
 }
 
+/// A remote AG-UI agent as the settings form sends it. Header lines are `Name: value`; a line
+/// with the name alone keeps the value stored for it (stored values are never sent to the form).
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentDraft {
+    pub name: String,
+    pub url: String,
+    pub headers: Vec<String>,
+}
+
 /// How the server of a [`ServerDraft`] is reached.
 #[derive(Debug, Clone, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "lowercase")]
@@ -290,25 +300,90 @@ impl ConfigFile {
         ]);
         let entry = Value::Object(changed(&old, &changes));
         let map = self.section_mut(section).map_err(|e| vec![invalid("name", e)])?;
-        match original {
-            // A renamed entry keeps its place in the file.
-            Some(original) => {
-                *map = std::mem::take(map)
-                    .into_iter()
-                    .map(|(k, v)| {
-                        if k == original {
-                            (name.to_string(), entry.clone())
-                        } else {
-                            (k, v)
-                        }
-                    })
-                    .collect();
-            }
-            None => {
-                map.insert(name.to_string(), entry);
-            }
-        }
+        put_entry(map, original, name, entry);
         Ok(())
+    }
+
+    /// The remote agents of the file, in file order.
+    pub fn agents(&self) -> Vec<(&str, &Value)> {
+        self.root
+            .get("agents")
+            .and_then(Value::as_object)
+            .map(|m| m.iter().map(|(k, v)| (k.as_str(), v)).collect())
+            .unwrap_or_default()
+    }
+
+    /// Adds a remote agent (`original` is `None`) or changes the one named `original` (which
+    /// may be renamed). `taken` is every agent name configured anywhere.
+    pub fn save_agent(
+        &mut self,
+        original: Option<&str>,
+        draft: &AgentDraft,
+        taken: &[String],
+    ) -> Result<(), Vec<Invalid>> {
+        let old = match original {
+            Some(name) => match self.agents().into_iter().find(|(n, _)| *n == name) {
+                Some((_, Value::Object(old))) => old.clone(),
+                Some(_) => {
+                    return Err(vec![invalid(
+                        "name",
+                        format!("the entry of {name:?} is not an object; fix the file by hand"),
+                    )]);
+                }
+                None => return Err(vec![invalid("name", format!("no agent named {name:?} to change"))]),
+            },
+            None => Map::new(),
+        };
+        let name = draft.name.trim();
+        let url = draft.url.trim();
+        let mut problems = Vec::new();
+        if name.is_empty() {
+            problems.push(invalid("name", "an agent needs a name"));
+        } else if let Err(p) = check_name(name) {
+            problems.push(p);
+        } else if name.contains('/') {
+            problems.push(invalid(
+                "name",
+                "no \"/\" (it separates the agent from its servers' names)",
+            ));
+        } else if original != Some(name) && taken.iter().any(|t| t == name) {
+            problems.push(invalid("name", format!("an agent named {name:?} already exists")));
+        }
+        if url.is_empty() {
+            problems.push(invalid("url", "an agent needs the URL its runs are sent to"));
+        } else if let Err(p) = check_url(url) {
+            problems.push(p);
+        }
+        let stored = old
+            .get("headers")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let headers = parse_header_lines(&draft.headers, &stored).unwrap_or_else(|p| {
+            problems.extend(p);
+            Map::new()
+        });
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        let entry = Value::Object(changed(
+            &old,
+            &[
+                ("url", Some(Value::from(url))),
+                ("headers", (!headers.is_empty()).then_some(Value::Object(headers))),
+            ],
+        ));
+        let map = self.section_mut("agents").map_err(|e| vec![invalid("name", e)])?;
+        put_entry(map, original, name, entry);
+        Ok(())
+    }
+
+    pub fn remove_agent(&mut self, name: &str) -> Result<(), String> {
+        let path = self.path.display().to_string();
+        let map = self.section_mut("agents")?;
+        map.shift_remove(name)
+            .map(|_| ())
+            .ok_or_else(|| format!("no agent named {name:?} in {path}"))
     }
 
     pub fn remove_server(&mut self, name: &str) -> Result<(), String> {
@@ -456,6 +531,28 @@ pub fn check_name(name: &str) -> Result<(), Invalid> {
         return Err(invalid("name", "no control characters (such as line breaks)"));
     }
     Ok(())
+}
+
+/// Puts `entry` into `map` as `name`: in the place of `original` when it is given (a renamed
+/// entry keeps its place in the file), else at the end.
+fn put_entry(map: &mut Map<String, Value>, original: Option<&str>, name: &str, entry: Value) {
+    match original {
+        Some(original) => {
+            *map = std::mem::take(map)
+                .into_iter()
+                .map(|(k, v)| {
+                    if k == original {
+                        (name.to_string(), entry.clone())
+                    } else {
+                        (k, v)
+                    }
+                })
+                .collect();
+        }
+        None => {
+            map.insert(name.to_string(), entry);
+        }
+    }
 }
 
 /// The transport keys of an entry for `draft` (each set or dropped), and what is wrong with it.
@@ -727,6 +824,65 @@ mod tests {
         let loaded = crate::config::LoadedConfig::load(&[file.path().to_path_buf()]);
         assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
         assert_eq!(loaded.servers.len(), 2);
+    }
+
+    fn agent(name: &str, url: &str, headers: &[&str]) -> AgentDraft {
+        AgentDraft {
+            name: name.into(),
+            url: url.into(),
+            headers: headers.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    /// An agent added, renamed in place with its stored token kept (a header line with the name
+    /// only), refused with every reason, and removed; what the loader reads back matches.
+    #[test]
+    fn agents_are_added_changed_and_removed_keeping_stored_headers() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = file_with(
+            dir.path(),
+            json!({"mcpServers": {}, "agents": {"first": {"url": "https://a.example/run"}}}),
+        );
+        file.save_agent(
+            None,
+            &agent(
+                "helper",
+                " https://agents.example/helper ",
+                &["Authorization: Bearer ${env:PATH}"],
+            ),
+            &["first".into()],
+        )
+        .unwrap();
+        file.save_agent(
+            Some("helper"),
+            &agent("planner", "https://agents.example/planner", &["Authorization"]),
+            &["first".into(), "helper".into()],
+        )
+        .unwrap();
+        file.write().unwrap();
+        let v = on_disk(&file);
+        let keys: Vec<_> = v["agents"].as_object().unwrap().keys().cloned().collect();
+        assert_eq!(keys, ["first", "planner"]);
+        assert_eq!(
+            v["agents"]["planner"],
+            json!({"url": "https://agents.example/planner", "headers": {"Authorization": "Bearer ${env:PATH}"}})
+        );
+        let loaded = crate::config::LoadedConfig::load(&[file.path().to_path_buf()]);
+        let names: Vec<_> = loaded.agents.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["first", "planner"]);
+
+        let refused = file
+            .save_agent(None, &agent("a/b", "ftp://x", &["Bad Header: 1"]), &[])
+            .unwrap_err();
+        assert_eq!(fields(&refused), ["name", "url", "headers"]);
+        let taken = file
+            .save_agent(None, &agent("first", "https://x.example", &[]), &["first".into()])
+            .unwrap_err();
+        assert!(taken[0].message.contains("already exists"), "{taken:?}");
+
+        file.remove_agent("first").unwrap();
+        assert!(file.remove_agent("first").is_err());
+        assert_eq!(file.agents().len(), 1);
     }
 
     #[test]

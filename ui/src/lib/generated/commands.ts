@@ -1,6 +1,8 @@
 // Generated from the Rust types by `PORTHOLE_BLESS=1 cargo test -p porthole-host --test contract`.
 // Do not edit: change the Rust side and generate again.
 import { invoke } from "@tauri-apps/api/core";
+import type { AgentEntry } from "./AgentEntry";
+import type { AgentRef } from "./AgentRef";
 import type { AgentSummary } from "./AgentSummary";
 import type { AnswerApproval } from "./AnswerApproval";
 import type { AnswerDownload } from "./AnswerDownload";
@@ -50,6 +52,7 @@ import type { ResourceList } from "./ResourceList";
 import type { ResourceRead } from "./ResourceRead";
 import type { ResourceRef } from "./ResourceRef";
 import type { RunTool } from "./RunTool";
+import type { SaveAgent } from "./SaveAgent";
 import type { SaveApiKey } from "./SaveApiKey";
 import type { SaveGeneralSettings } from "./SaveGeneralSettings";
 import type { SaveModelSettings } from "./SaveModelSettings";
@@ -101,6 +104,9 @@ export const commands = {
   searchConversations: (args: SearchConversations) => invoke<Array<SearchHit>>("search_conversations", args),
   sendMessage: (args: SendMessage) => invoke<string>("send_message", args),
   listAgents: () => invoke<Array<AgentSummary>>("list_agents"),
+  agentSettings: () => invoke<Array<AgentEntry>>("agent_settings"),
+  saveAgent: (args: SaveAgent) => invoke<Array<AgentEntry>>("save_agent", args),
+  removeAgent: (args: AgentRef) => invoke<Array<AgentEntry>>("remove_agent", args),
   listPrompts: () => invoke<PromptList>("list_prompts"),
   completeArgument: (args: CompleteArgument) => invoke<Completions>("complete_argument", args),
   sendPrompt: (args: SendPrompt) => invoke<string>("send_prompt", args),
