@@ -1387,9 +1387,22 @@ fn a_remote_agents_view_renders_and_its_calls_go_through_the_agent() -> Result<(
         {"type": "TEXT_MESSAGE_CHUNK", "messageId": "a3", "delta": "All done."},
         {"type": "RUN_FINISHED", "threadId": "$threadId", "runId": "$runId"}
     ]);
+    let cut_run = json!([
+        {"type": "RUN_STARTED", "threadId": "$threadId", "runId": "$runId"},
+        {"type": "TEXT_MESSAGE_CHUNK", "messageId": "a4", "delta": "Half a"},
+        {"type": "CUT"}
+    ]);
+    let retried_run = json!([
+        {"type": "RUN_STARTED", "threadId": "$threadId", "runId": "$runId"},
+        {"type": "TEXT_MESSAGE_CHUNK", "messageId": "a5", "delta": "The whole answer."},
+        {"type": "RUN_FINISHED", "threadId": "$threadId", "runId": "$runId"}
+    ]);
     let (_agent, agent_url, log) = porthole_e2e::agui_agent(
         scratch.path(),
-        json!({"runs": [clock_run, later_run], "mcpServers": [{"type": "http", "url": mcp_url, "serverId": "clock"}]}),
+        json!({
+            "runs": [clock_run, later_run, cut_run, retried_run],
+            "mcpServers": [{"type": "http", "url": mcp_url, "serverId": "clock"}]
+        }),
     );
     let dir = tempfile::Builder::new().prefix("porthole-views-").tempdir()?;
     std::fs::write(dir.path().join("config.json"), json!({"mcpServers": {}}).to_string())?;
@@ -1496,5 +1509,12 @@ fn a_remote_agents_view_renders_and_its_calls_go_through_the_agent() -> Result<(
     let reason = s.text(&state)?;
     assert!(reason.contains("Unknown server: nope"), "{reason}");
     wait_for_answer(s, "All done.")?;
+
+    // A stream cut mid-reply is shown with what came, and Retry runs the message again.
+    send(s, "One more")?;
+    let error = s.wait_for_element("[data-testid=turn-error]", WAIT)?;
+    assert!(s.text(&error)?.contains("cut"), "{}", s.text(&error)?);
+    s.click(&s.find("[data-testid=turn-error] [data-testid=retry]")?)?;
+    wait_for_answer(s, "The whole answer.")?;
     Ok(())
 }
