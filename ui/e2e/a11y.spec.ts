@@ -142,11 +142,16 @@ for (const theme of ["light", "dark"] as const) {
 
     test("the settings dialog, every tab", async ({ page }) => {
       await openSettings(page);
-      for (const tab of ["model", "servers", "approvals", "general"]) {
+      for (const tab of ["model", "servers", "agents", "approvals", "general"]) {
         await page.getByTestId(`settings-tab-${tab}`).click();
         await expect(page.getByTestId(`settings-tab-${tab}`)).toHaveAttribute("aria-selected", "true");
         await audit(page, `settings, ${tab} tab`);
       }
+      // The agents tab's form, too.
+      await page.getByTestId("settings-tab-agents").click();
+      await page.getByTestId("agent-add").click();
+      await expect(page.getByTestId("agent-form")).toBeVisible();
+      await audit(page, "settings, agents tab with its form");
     });
 
     test("the tools panel with a tool picked", async ({ page }) => {

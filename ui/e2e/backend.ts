@@ -356,10 +356,11 @@ export class FakeBackend {
         return this.#servers;
       case "model_info":
         return { ...this.#model, keySource: "env", error: null } satisfies ModelInfo;
+      // One remote agent in the config (the real window tests talk to one).
       case "list_agents":
+        return [{ name: "helper", url: "https://agents.example/helper" }];
       case "agent_settings":
-        // No remote agents in the config (the real window tests cover them).
-        return [];
+        return [{ name: "helper", url: "https://agents.example/helper", headerNames: ["Authorization"], file: "/profile/config.json", editable: true }];
       case "ui_ready":
       case "clipboard_write_requested":
       case "close_view":
