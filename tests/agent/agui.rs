@@ -7,7 +7,9 @@
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use porthole_e2e::{agui_agent as agent, agui_agent_log as agent_log, example_over_http, porthole_command};
+use porthole_e2e::{
+    agui_agent as agent, agui_agent_log as agent_log, agui_clock_run, example_over_http, porthole_command,
+};
 use porthole_store::{AllowedBy, MessageRole, Store};
 use serde_json::{Value, json};
 
@@ -324,16 +326,7 @@ fn ctrl_c_stops_a_remote_run_and_the_agent_sees_it_go() {
 fn the_mcp_apps_middleware_gives_a_calls_view_with_its_whole_result() {
     let scratch = tempfile::tempdir().unwrap();
     let (_example, mcp_url) = example_over_http("basic-vanillajs");
-    let run_events = json!([
-        {"type": "RUN_STARTED", "threadId": "$threadId", "runId": "$runId"},
-        {"type": "TEXT_MESSAGE_START", "messageId": "a1", "role": "assistant"},
-        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a1", "delta": "Asking the clock."},
-        {"type": "TEXT_MESSAGE_END", "messageId": "a1"},
-        {"type": "TOOL_CALL_START", "toolCallId": "call-time", "toolCallName": "get-time", "parentMessageId": "a1"},
-        {"type": "TOOL_CALL_ARGS", "toolCallId": "call-time", "delta": "{}"},
-        {"type": "TOOL_CALL_END", "toolCallId": "call-time"},
-        {"type": "RUN_FINISHED", "threadId": "$threadId", "runId": "$runId"}
-    ]);
+    let run_events = agui_clock_run();
     let (_agent, url, log) = agent(
         scratch.path(),
         json!({"runs": [run_events], "mcpServers": [{"type": "http", "url": mcp_url, "serverId": "clock"}]}),

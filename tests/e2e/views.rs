@@ -1354,16 +1354,7 @@ fn with_both_metadata_shapes_the_mcp_apps_view_is_shown() -> Result<()> {
 fn a_remote_agents_view_renders_and_its_calls_go_through_the_agent() -> Result<()> {
     let scratch = tempfile::tempdir()?;
     let (_example, mcp_url) = porthole_e2e::example_over_http("basic-vanillajs");
-    let clock_run = json!([
-        {"type": "RUN_STARTED", "threadId": "$threadId", "runId": "$runId"},
-        {"type": "TEXT_MESSAGE_START", "messageId": "a1", "role": "assistant"},
-        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a1", "delta": "Asking the clock."},
-        {"type": "TEXT_MESSAGE_END", "messageId": "a1"},
-        {"type": "TOOL_CALL_START", "toolCallId": "call-time", "toolCallName": "get-time", "parentMessageId": "a1"},
-        {"type": "TOOL_CALL_ARGS", "toolCallId": "call-time", "delta": "{}"},
-        {"type": "TOOL_CALL_END", "toolCallId": "call-time"},
-        {"type": "RUN_FINISHED", "threadId": "$threadId", "runId": "$runId"}
-    ]);
+    let clock_run = porthole_e2e::agui_clock_run();
     let progress_id = "mcp-apps-progress:call-slow";
     let later_run = json!([
         {"type": "RUN_STARTED", "threadId": "$threadId", "runId": "$runId"},

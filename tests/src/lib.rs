@@ -164,6 +164,21 @@ pub fn agui_agent(dir: &Path, mut script: serde_json::Value) -> (Spawned, String
     (process, url, log)
 }
 
+/// A scripted agent's run that says it asks the clock and calls the official basic example's
+/// `get-time` (call `call-time`), which the MCP Apps middleware then runs.
+pub fn agui_clock_run() -> serde_json::Value {
+    serde_json::json!([
+        {"type": "RUN_STARTED", "threadId": "$threadId", "runId": "$runId"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "a1", "role": "assistant"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a1", "delta": "Asking the clock."},
+        {"type": "TEXT_MESSAGE_END", "messageId": "a1"},
+        {"type": "TOOL_CALL_START", "toolCallId": "call-time", "toolCallName": "get-time", "parentMessageId": "a1"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "call-time", "delta": "{}"},
+        {"type": "TOOL_CALL_END", "toolCallId": "call-time"},
+        {"type": "RUN_FINISHED", "threadId": "$threadId", "runId": "$runId"}
+    ])
+}
+
 /// The scripted agent's log: each request's `RunAgentInput`, and `{"closedByClient": runId}`
 /// lines.
 pub fn agui_agent_log(log: &Path) -> Vec<serde_json::Value> {
