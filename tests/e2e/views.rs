@@ -1349,7 +1349,9 @@ fn with_both_metadata_shapes_the_mcp_apps_view_is_shown() -> Result<()> {
 /// example's own HTML on the call's card, read through the agent; the view's button makes a
 /// tool call that goes through the agent to the server, and the audit log records it. Then the
 /// agent's progress activities move the next call's progress bar, and a view naming a server
-/// the middleware does not know fails visibly with the middleware's reason.
+/// the middleware does not know fails visibly with the middleware's reason; a request the agent
+/// does not proxy fails in the view; Stop closes the run's stream; a cut stream is shown and
+/// retried.
 #[test]
 fn a_remote_agents_view_renders_and_its_calls_go_through_the_agent() -> Result<()> {
     let scratch = tempfile::tempdir()?;
@@ -1378,6 +1380,12 @@ fn a_remote_agents_view_renders_and_its_calls_go_through_the_agent() -> Result<(
         {"type": "TEXT_MESSAGE_CHUNK", "messageId": "a3", "delta": "All done."},
         {"type": "RUN_FINISHED", "threadId": "$threadId", "runId": "$runId"}
     ]);
+    let slow_run = json!([
+        {"type": "RUN_STARTED", "threadId": "$threadId", "runId": "$runId"},
+        {"type": "TEXT_MESSAGE_CHUNK", "messageId": "a6", "delta": "Thinking it over"},
+        {"type": "WAIT", "ms": 30000},
+        {"type": "RUN_FINISHED", "threadId": "$threadId", "runId": "$runId"}
+    ]);
     let cut_run = json!([
         {"type": "RUN_STARTED", "threadId": "$threadId", "runId": "$runId"},
         {"type": "TEXT_MESSAGE_CHUNK", "messageId": "a4", "delta": "Half a"},
@@ -1391,7 +1399,7 @@ fn a_remote_agents_view_renders_and_its_calls_go_through_the_agent() -> Result<(
     let (_agent, agent_url, log) = porthole_e2e::agui_agent(
         scratch.path(),
         json!({
-            "runs": [clock_run, later_run, cut_run, retried_run],
+            "runs": [clock_run, later_run, slow_run, cut_run, retried_run],
             "mcpServers": [{"type": "http", "url": mcp_url, "serverId": "clock"}]
         }),
     );
@@ -1475,6 +1483,27 @@ fn a_remote_agents_view_renders_and_its_calls_go_through_the_agent() -> Result<(
         "the view's call is in the audit log: {audit:?}"
     );
 
+    // A request the agent does not proxy (the published middleware proxies no resources/list)
+    // fails in the view with the agent's reason.
+    let frame = s.find(&format!("{card} iframe[data-testid=mcp-app-view]"))?;
+    s.switch_to_frame(&frame)?;
+    let answer = s.execute_async(
+        "return await new Promise((resolve) => {
+           addEventListener('message', (e) => {
+             if (e.data && e.data.id === 4242) resolve(e.data.error ? 'refused: ' + e.data.error.message : 'answered');
+           });
+           parent.postMessage({jsonrpc: '2.0', id: 4242, method: 'resources/list', params: {}}, '*');
+           setTimeout(() => resolve('no answer'), 20000);
+         });",
+    );
+    s.switch_to_parent()?;
+    let answer = answer?;
+    let answer = answer.as_str().unwrap_or_default();
+    assert!(
+        answer.starts_with("refused: ") && answer.contains("not allowed"),
+        "{answer}"
+    );
+
     // Away and back: the stored view is shown again, its HTML read through the agent again.
     leave_and_reopen(s, card)?;
     text_in_view(s, card, "the stored result in the re-created view", &|t| {
@@ -1500,6 +1529,25 @@ fn a_remote_agents_view_renders_and_its_calls_go_through_the_agent() -> Result<(
     let reason = s.text(&state)?;
     assert!(reason.contains("Unknown server: nope"), "{reason}");
     wait_for_answer(s, "All done.")?;
+
+    // Stop aborts the run: the agent sees its stream closed, and what came is kept.
+    send(s, "Take your time")?;
+    s.wait_for("the slow reply's start", WAIT, |s| {
+        Ok(match s.find_all("[data-testid=message][data-role=assistant]")?.last() {
+            Some(last) => s.text(last)?.contains("Thinking it over").then_some(()),
+            None => None,
+        })
+    })?;
+    s.click(&s.find("[data-testid=stop]")?)?;
+    s.wait_for("the agent to see the run stopped", WAIT, |_| {
+        Ok(porthole_e2e::agui_agent_log(&log)
+            .iter()
+            .any(|l| l.get("closedByClient").is_some())
+            .then_some(()))
+    })?;
+    s.wait_for("the composer to take a message again", WAIT, |s| {
+        Ok(s.find_all("[data-testid=stop]")?.is_empty().then_some(()))
+    })?;
 
     // A stream cut mid-reply is shown with what came, and Retry runs the message again.
     send(s, "One more")?;
