@@ -1093,12 +1093,12 @@ impl Views {
         *self.inner.agents.lock().unwrap() = Some(agents);
     }
 
-    /// The stored call's view server, when it is behind the conversation's remote agent.
+    /// The stored call's view server, when it is behind the conversation's remote agent (only
+    /// a conversation with that agent reaches it).
     fn remote_server(&self, conversation_id: &str, server: &str) -> Option<Arc<RemoteViewServer>> {
-        let (agent_name, _) = server.split_once('/')?;
+        let with = self.inner.store.as_ref()?.conversation(conversation_id).ok()??.agent?;
         let agents = self.inner.agents.lock().unwrap().clone()?;
-        let agent = agents(agent_name)?;
-        RemoteViewServer::of_stored(agent, conversation_id, server)
+        RemoteViewServer::of_stored(agents(&with)?, conversation_id, server)
     }
 
     /// Whether a view may be told its call's arguments yet.
