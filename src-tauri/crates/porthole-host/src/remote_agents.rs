@@ -187,10 +187,6 @@ impl RemoteViewServer {
         ))
     }
 
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
     /// An MCP request to the server, through the agent.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, String> {
         self.agent.proxied(&self.thread_id, &self.server, method, params).await
