@@ -8,7 +8,8 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use porthole_e2e::{
-    agui_agent as agent, agui_agent_log as agent_log, agui_clock_run, example_over_http, porthole_command,
+    agui_agent as agent, agui_agent_log as agent_log, agui_clock_run, agui_progress_call, example_over_http,
+    porthole_command,
 };
 use porthole_store::{AllowedBy, MessageRole, Store};
 use serde_json::{Value, json};
@@ -390,19 +391,9 @@ fn the_mcp_apps_middleware_gives_a_calls_view_with_its_whole_result() {
 #[test]
 fn progress_activities_are_the_calls_progress() {
     let scratch = tempfile::tempdir().unwrap();
-    let progress_id = "mcp-apps-progress:call-slow";
-    let run_events = json!([
-        {"type": "RUN_STARTED", "threadId": "$threadId", "runId": "$runId"},
-        {"type": "TOOL_CALL_START", "toolCallId": "call-slow", "toolCallName": "slow_task"},
-        {"type": "TOOL_CALL_ARGS", "toolCallId": "call-slow", "delta": "{}"},
-        {"type": "TOOL_CALL_END", "toolCallId": "call-slow"},
-        {"type": "ACTIVITY_SNAPSHOT", "messageId": progress_id, "activityType": "mcp-apps-progress", "replace": false,
-         "content": {"progress": 1, "total": 4, "toolCallId": "call-slow", "toolName": "slow_task", "serverHash": "h"}},
-        {"type": "ACTIVITY_DELTA", "messageId": progress_id, "activityType": "mcp-apps-progress",
-         "patch": [{"op": "replace", "path": "/progress", "value": 3}, {"op": "add", "path": "/message", "value": "almost there"}]},
-        {"type": "TOOL_CALL_RESULT", "messageId": "t1", "toolCallId": "call-slow", "content": "done", "role": "tool"},
-        {"type": "RUN_FINISHED", "threadId": "$threadId", "runId": "$runId"}
-    ]);
+    let mut run_events = vec![json!({"type": "RUN_STARTED", "threadId": "$threadId", "runId": "$runId"})];
+    run_events.extend(agui_progress_call(0));
+    run_events.push(json!({"type": "RUN_FINISHED", "threadId": "$threadId", "runId": "$runId"}));
     let (_agent, url, _log) = agent(scratch.path(), json!({"runs": [run_events]}));
     let dir = profile(json!({"worker": {"url": url}}));
     let out = run(

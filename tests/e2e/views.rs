@@ -1357,19 +1357,9 @@ fn a_remote_agents_view_renders_and_its_calls_go_through_the_agent() -> Result<(
     let scratch = tempfile::tempdir()?;
     let (_example, mcp_url) = porthole_e2e::example_over_http("basic-vanillajs");
     let clock_run = porthole_e2e::agui_clock_run();
-    let progress_id = "mcp-apps-progress:call-slow";
-    let later_run = json!([
-        {"type": "RUN_STARTED", "threadId": "$threadId", "runId": "$runId"},
-        {"type": "TOOL_CALL_START", "toolCallId": "call-slow", "toolCallName": "slow_task"},
-        {"type": "TOOL_CALL_ARGS", "toolCallId": "call-slow", "delta": "{}"},
-        {"type": "TOOL_CALL_END", "toolCallId": "call-slow"},
-        {"type": "ACTIVITY_SNAPSHOT", "messageId": progress_id, "activityType": "mcp-apps-progress", "replace": false,
-         "content": {"progress": 1, "total": 4, "toolCallId": "call-slow", "toolName": "slow_task", "serverHash": "h"}},
-        {"type": "WAIT", "ms": 1500},
-        {"type": "ACTIVITY_DELTA", "messageId": progress_id, "activityType": "mcp-apps-progress",
-         "patch": [{"op": "replace", "path": "/progress", "value": 3}, {"op": "add", "path": "/message", "value": "almost there"}]},
-        {"type": "WAIT", "ms": 4000},
-        {"type": "TOOL_CALL_RESULT", "messageId": "t1", "toolCallId": "call-slow", "content": "done", "role": "tool"},
+    let mut later_run = vec![json!({"type": "RUN_STARTED", "threadId": "$threadId", "runId": "$runId"})];
+    later_run.extend(porthole_e2e::agui_progress_call(1500));
+    later_run.extend(json!([
         {"type": "TOOL_CALL_START", "toolCallId": "call-lost", "toolCallName": "lost_view"},
         {"type": "TOOL_CALL_ARGS", "toolCallId": "call-lost", "delta": "{\"n\":1}"},
         {"type": "TOOL_CALL_END", "toolCallId": "call-lost"},
@@ -1379,7 +1369,7 @@ fn a_remote_agents_view_renders_and_its_calls_go_through_the_agent() -> Result<(
                      "serverHash": "0000", "serverId": "nope", "toolInput": {"n": 1}}},
         {"type": "TEXT_MESSAGE_CHUNK", "messageId": "a3", "delta": "All done."},
         {"type": "RUN_FINISHED", "threadId": "$threadId", "runId": "$runId"}
-    ]);
+    ]).as_array().cloned().unwrap_or_default());
     let slow_run = json!([
         {"type": "RUN_STARTED", "threadId": "$threadId", "runId": "$runId"},
         {"type": "TEXT_MESSAGE_CHUNK", "messageId": "a6", "delta": "Thinking it over"},

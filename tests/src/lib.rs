@@ -179,6 +179,29 @@ pub fn agui_clock_run() -> serde_json::Value {
     ])
 }
 
+/// A scripted agent's call of `slow_task` (call `call-slow`) whose progress comes as the
+/// middleware forks' `mcp-apps-progress` activity: 1 of 4, then (a JSON-Patch delta) 3 of 4
+/// "almost there", then its result; `pause_ms` between them (none when 0).
+pub fn agui_progress_call(pause_ms: u64) -> Vec<serde_json::Value> {
+    let id = "mcp-apps-progress:call-slow";
+    let pause = (pause_ms > 0).then(|| serde_json::json!({"type": "WAIT", "ms": pause_ms}));
+    [
+        Some(serde_json::json!({"type": "TOOL_CALL_START", "toolCallId": "call-slow", "toolCallName": "slow_task"})),
+        Some(serde_json::json!({"type": "TOOL_CALL_ARGS", "toolCallId": "call-slow", "delta": "{}"})),
+        Some(serde_json::json!({"type": "TOOL_CALL_END", "toolCallId": "call-slow"})),
+        Some(serde_json::json!({"type": "ACTIVITY_SNAPSHOT", "messageId": id, "activityType": "mcp-apps-progress", "replace": false,
+            "content": {"progress": 1, "total": 4, "toolCallId": "call-slow", "toolName": "slow_task", "serverHash": "h"}})),
+        pause.clone(),
+        Some(serde_json::json!({"type": "ACTIVITY_DELTA", "messageId": id, "activityType": "mcp-apps-progress",
+            "patch": [{"op": "replace", "path": "/progress", "value": 3}, {"op": "add", "path": "/message", "value": "almost there"}]})),
+        pause.map(|_| serde_json::json!({"type": "WAIT", "ms": pause_ms * 3})),
+        Some(serde_json::json!({"type": "TOOL_CALL_RESULT", "messageId": "t1", "toolCallId": "call-slow", "content": "done", "role": "tool"})),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
 /// The scripted agent's log: each request's `RunAgentInput`, and `{"closedByClient": runId}`
 /// lines.
 pub fn agui_agent_log(log: &Path) -> Vec<serde_json::Value> {
