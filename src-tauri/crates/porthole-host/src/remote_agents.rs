@@ -161,7 +161,7 @@ pub struct RemoteViewServer {
 }
 
 impl RemoteViewServer {
-    pub fn new(agent: RemoteAgent, thread_id: &str, name: &str, server: ProxiedServer) -> Arc<RemoteViewServer> {
+    fn new(agent: RemoteAgent, thread_id: &str, name: &str, server: ProxiedServer) -> Arc<RemoteViewServer> {
         Arc::new(RemoteViewServer {
             agent,
             thread_id: thread_id.to_string(),

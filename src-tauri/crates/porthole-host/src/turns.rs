@@ -384,18 +384,18 @@ impl Host {
         agent: Option<&str>,
     ) -> AppResult<String> {
         let store = self.store()?;
-        let id = match conversation_id {
-            Some(id) => self.existing_conversation(&id)?.id,
+        let conversation = match conversation_id {
+            Some(id) => self.existing_conversation(&id)?,
             None => {
                 if let Some(agent) = agent {
                     self.remote_agent(agent)?;
                 }
-                store.create_conversation_with(&title_of(&message), agent)?.id
+                store.create_conversation_with(&title_of(&message), agent)?
             }
         };
-        let claim = self.inner.turns.claim(store, &id)?;
-        self.start_turn(id.clone(), message, claim);
-        Ok(id)
+        let claim = self.inner.turns.claim(store, &conversation.id)?;
+        self.start_turn(&conversation, message, claim);
+        Ok(conversation.id)
     }
 
     /// Runs the conversation's last user message again: its replies (messages, tool calls and
@@ -420,7 +420,7 @@ impl Host {
     /// them, and those of the calls that stay are re-created after.
     async fn rerun(&self, conversation_id: &str, replacement: Option<String>) -> AppResult<()> {
         let store = self.store()?.clone();
-        self.existing_conversation(conversation_id)?;
+        let conversation = self.existing_conversation(conversation_id)?;
         // Released on any error below, as the claim is dropped.
         let claim = self.inner.turns.claim(&store, conversation_id)?;
         let point = rewind_point(&store, conversation_id)?;
@@ -445,19 +445,17 @@ impl Host {
             user.parts.retain(|p| !matches!(p, Part::Text { .. }));
             user.parts.insert(0, Part::Text { text });
         }
-        self.start_turn(conversation_id.to_string(), user, claim);
+        self.start_turn(&conversation, user, claim);
         Ok(())
     }
 
     /// Runs a turn, in the background, of a claimed conversation: the model gets the stored
     /// history and then `user`. Without a usable model the message is kept and the reason is
     /// shown where the reply would be. The claim ends with the turn.
-    fn start_turn(&self, conversation_id: String, user: Message, claim: TurnClaim) {
-        let agent = match self.existing_conversation(&conversation_id).map(|c| c.agent) {
-            Ok(Some(name)) => Some(self.remote_agent(&name).map_err(|e| e.message)),
-            _ => None,
-        };
-        if let Some(agent) = agent {
+    fn start_turn(&self, conversation: &porthole_store::Conversation, user: Message, claim: TurnClaim) {
+        let conversation_id = conversation.id.clone();
+        if let Some(name) = &conversation.agent {
+            let agent = self.remote_agent(name).map_err(|e| e.message);
             self.start_remote_turn(conversation_id, user, claim, agent);
             return;
         }

@@ -2871,9 +2871,7 @@ impl HostServices for AppServices {
     }
 
     fn open_link(&self, _server: &str, view_id: &str, url: String) -> BoxFuture<'static, Result<Value, String>> {
-        let views = self.views.clone();
-        let view_id = view_id.to_string();
-        async move { views.open_link(&view_id, url).await }.boxed()
+        link_for(&self.views, view_id, url)
     }
 }
 
@@ -2933,10 +2931,15 @@ impl HostServices for RemoteServices {
     }
 
     fn open_link(&self, _server: &str, view_id: &str, url: String) -> BoxFuture<'static, Result<Value, String>> {
-        let views = self.views.clone();
-        let view_id = view_id.to_string();
-        async move { views.open_link(&view_id, url).await }.boxed()
+        link_for(&self.views, view_id, url)
     }
+}
+
+/// A view's `ui/open-link`, asked of the person (local and remote views alike).
+fn link_for(views: &Views, view_id: &str, url: String) -> BoxFuture<'static, Result<Value, String>> {
+    let views = views.clone();
+    let view_id = view_id.to_string();
+    async move { views.open_link(&view_id, url).await }.boxed()
 }
 
 /// A bridge's audit note in the audit log.
