@@ -377,8 +377,9 @@ fn the_mcp_apps_middleware_gives_a_calls_view_with_its_whole_result() {
     let store = Store::open(&dir.path().join("porthole.db")).unwrap();
     let conversation = store.list_conversations().unwrap().remove(0);
     assert_eq!(
-        conversation.agent, None,
-        "a headless run names its agent on the command line"
+        conversation.agent.as_deref(),
+        Some("clockwork"),
+        "kept with the agent: the window continues it with the agent"
     );
     let call = store.tool_calls(&conversation.id).unwrap().remove(0);
     assert_eq!(call.server, "clockwork/clock");

@@ -306,7 +306,7 @@ async fn run_with_agent(setup: &Setup, store: &Store, name: &str, prompt: String
     let conversation_id = match existing {
         Some(id) => id,
         None => {
-            let id = store.create_conversation(&title_from(&prompt))?.id;
+            let id = store.create_conversation_with(&title_from(&prompt), Some(name))?.id;
             _writer = Some(store.claim_writer(&id)?);
             id
         }
