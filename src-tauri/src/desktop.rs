@@ -306,6 +306,8 @@ pub fn with_host<T: Send + 'static>(
                 setup: setup.take().expect("the app is set up once"),
                 model_flags: ModelFlags::default(),
                 keyring: Arc::new(porthole_secrets::LazyKeyring::new("Porthole")),
+                // The job needs its servers now; there is no main window to wait for.
+                servers_wait_for_window: false,
             };
             let host = Host::start(
                 options,
@@ -362,6 +364,8 @@ pub fn run(
                 setup: setup.take().expect("the app is set up once"),
                 model_flags,
                 keyring: Arc::new(porthole_secrets::LazyKeyring::new("Porthole")),
+                // Off the way to the first paint (BENCHMARKS.md: start-up).
+                servers_wait_for_window: true,
             };
             quit_on_signals(app.handle().clone(), &handle);
             let started = std::time::Instant::now();

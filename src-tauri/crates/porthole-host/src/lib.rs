@@ -95,7 +95,15 @@ pub struct HostOptions {
     pub model_flags: ModelFlags,
     /// The OS keyring for API keys (opened on first need).
     pub keyring: Arc<dyn SecretStore>,
+    /// Whether the servers wait for the window to be ready ([`Host::ui_ready`]) before they
+    /// connect, so that starting their processes does not slow the first paint (at most
+    /// [`SERVERS_WAIT_AT_MOST`]). `false`: they connect at once (the command line, tests).
+    pub servers_wait_for_window: bool,
 }
+
+/// How long servers wait for the window before connecting anyway (a page that never says it is
+/// ready must not leave them unconnected).
+pub const SERVERS_WAIT_AT_MOST: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// The app's state: the servers, the store, the turns running, the views shown, the settings.
 /// Cheap to clone; every clone is the same app.
@@ -124,6 +132,8 @@ pub(crate) struct HostInner {
     pub(crate) scroll_positions: scroll_positions::ScrollPositions,
     /// Hot reload has started (with the main window: the command line has no use for it).
     pub(crate) hot_reload: std::sync::Once,
+    /// Set when the window is ready: the servers waiting for it connect.
+    pub(crate) window_ready: tokio::sync::watch::Sender<bool>,
     pub(crate) info: Mutex<AppInfo>,
     pub(crate) outbox: Arc<dyn Outbox>,
     pub(crate) desktop: Arc<dyn Desktop>,
@@ -174,9 +184,17 @@ impl Host {
         let mut connect = setup.connect_options(mcp_apps, ElicitationPolicy::Ask(questions_tx));
         connect.sampling = Some(sampling_tx);
         connect.roots = Some(roots::source(store.as_ref().ok().cloned()));
+        let window_ready = tokio::sync::watch::channel(false).0;
         let servers = {
             let _entered = runtime.enter();
-            Servers::start(loaded.servers, connect)
+            if options.servers_wait_for_window {
+                let mut ready = window_ready.subscribe();
+                Servers::start_after(loaded.servers, connect, async move {
+                    let _ = tokio::time::timeout(SERVERS_WAIT_AT_MOST, ready.wait_for(|r| *r)).await;
+                })
+            } else {
+                Servers::start(loaded.servers, connect)
+            }
         };
         let context = ModelContext::default();
         let views = Views::new(
@@ -209,6 +227,7 @@ impl Host {
                 ),
                 scroll_positions: scroll_positions::ScrollPositions::new(setup.profile.data_dir().join("scroll.json")),
                 hot_reload: std::sync::Once::new(),
+                window_ready,
                 info: Mutex::new(info),
                 outbox,
                 desktop,
@@ -273,6 +292,7 @@ impl Host {
     /// (views' HTML read ahead; watched servers' files and resources looked at, for hot
     /// reload, which only the app needs).
     pub fn ui_ready(&self) {
+        self.inner.window_ready.send_replace(true);
         self.inner.views.window_ready();
         self.inner.hot_reload.call_once(|| self.start_hot_reload());
     }

@@ -69,6 +69,7 @@ async fn start_with(script: Script) -> App {
                 model: Some("m".into()),
             },
             keyring: Arc::new(MemorySecrets::default()),
+            servers_wait_for_window: false,
         },
         outbox.clone(),
         desktop.clone(),
@@ -1268,10 +1269,102 @@ async fn the_host_emulation_is_kept_with_the_profile() {
             setup,
             model_flags: ModelFlags::default(),
             keyring: Arc::new(MemorySecrets::default()),
+            servers_wait_for_window: false,
         },
         Arc::new(RecordingOutbox::default()),
         Arc::new(RecordingDesktop::default()),
         tokio::runtime::Handle::current(),
     );
     assert_eq!(again.host_emulation().emulation, goose);
+}
+
+/// A host whose servers wait for the window (as the app's are), on the demo server over HTTP.
+async fn host_waiting_for_the_window() -> (Host, tempfile::TempDir) {
+    let url = serve_over_http(DemoServer::new).await;
+    let profile = tempfile::tempdir().unwrap();
+    let config = json!({"mcpServers": {"demo": {"url": url}}});
+    std::fs::write(profile.path().join("config.json"), config.to_string()).unwrap();
+    let host = Host::start(
+        HostOptions {
+            setup: Setup::new(Some(profile.path()), &[]).unwrap(),
+            model_flags: ModelFlags::default(),
+            keyring: Arc::new(MemorySecrets::default()),
+            servers_wait_for_window: true,
+        },
+        Arc::new(RecordingOutbox::default()),
+        Arc::new(RecordingDesktop::default()),
+        tokio::runtime::Handle::current(),
+    );
+    (host, profile)
+}
+
+/// How many sessions the host has started with `server` (its `initialize` requests).
+fn sessions_started(host: &Host, server: &str) -> usize {
+    host.servers()
+        .traffic(server)
+        .entries(0)
+        .iter()
+        .filter(|e| e.method.as_deref() == Some("initialize") && e.kind == porthole_mcp::traffic::MessageKind::Request)
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_apps_servers_connect_once_its_window_is_ready() {
+    let (host, _profile) = host_waiting_for_the_window().await;
+    // The in-process HTTP server connects in a few milliseconds: not before the window is ready.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let demo = host.list_servers().into_iter().find(|s| s.name == "demo").unwrap();
+    assert_eq!(demo.state, ServerState::Connecting, "{demo:?}");
+    assert_eq!(sessions_started(&host, "demo"), 0);
+
+    host.ui_ready();
+    let statuses = tokio::time::timeout(PATIENCE, host.servers().settled()).await.unwrap();
+    assert_eq!(statuses[0].state, ServerState::Connected, "{statuses:?}");
+    assert_eq!(sessions_started(&host, "demo"), 1);
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_before_the_window_is_ready_connects_its_server_once() {
+    let (host, _profile) = host_waiting_for_the_window().await;
+    let outcome = host
+        .servers()
+        .call_tool(
+            "demo",
+            "sha256",
+            json!({"text": "abc"}).as_object().cloned(),
+            Default::default(),
+        )
+        .await
+        .expect("the call connects the server itself");
+    assert!(
+        serde_json::to_string(&outcome.model.content)
+            .unwrap()
+            .contains("ba7816bf"),
+        "{:?}",
+        outcome.model
+    );
+    host.ui_ready();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        sessions_started(&host, "demo"),
+        1,
+        "the window's readiness does not connect it again"
+    );
+    assert_eq!(host.list_servers()[0].state, ServerState::Connected);
+    host.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn servers_connect_anyway_when_the_window_never_says_it_is_ready() {
+    let (host, _profile) = host_waiting_for_the_window().await;
+    let started = Instant::now();
+    let statuses = tokio::time::timeout(PATIENCE, host.servers().settled()).await.unwrap();
+    assert_eq!(statuses[0].state, ServerState::Connected, "{statuses:?}");
+    assert!(
+        started.elapsed() >= porthole_host::SERVERS_WAIT_AT_MOST - Duration::from_millis(100),
+        "connected after {:?}, before the wait was over",
+        started.elapsed()
+    );
+    host.shutdown().await;
 }

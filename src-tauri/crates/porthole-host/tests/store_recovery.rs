@@ -19,6 +19,7 @@ fn start(profile: &Path) -> (Host, Arc<RecordingDesktop>) {
             setup,
             model_flags: ModelFlags::default(),
             keyring: Arc::new(MemorySecrets::default()),
+            servers_wait_for_window: false,
         },
         Arc::new(RecordingOutbox::default()),
         desktop.clone(),

@@ -325,7 +325,42 @@ impl Servers {
     /// Starts connecting to every enabled server at once and returns immediately; watch
     /// [`Servers::subscribe`] or await [`Servers::settled`] for the outcome.
     pub fn start(configs: Vec<ServerConfig>, options: ConnectOptions) -> Servers {
-        let servers = Servers {
+        let servers = Servers::idle(options);
+        let (_, fresh) = servers.install(configs, servers.options.mcp_apps);
+        servers.connect_all(fresh);
+        servers
+    }
+
+    /// As [`Servers::start`], but the connections start once `go` completes (the app's window
+    /// is up, say: a stdio server's process then starts beside the page instead of competing
+    /// with it for the processor). Until then every enabled server shows as connecting; a call
+    /// or reconnect that comes first connects its server itself, and is not connected again.
+    pub fn start_after(
+        configs: Vec<ServerConfig>,
+        options: ConnectOptions,
+        go: impl Future<Output = ()> + Send + 'static,
+    ) -> Servers {
+        let servers = Servers::idle(options);
+        let (_, fresh) = servers.install(configs, servers.options.mcp_apps);
+        let this = servers.clone();
+        tokio::spawn(async move {
+            go.await;
+            for entry in fresh {
+                let this = this.clone();
+                tokio::spawn(async move {
+                    let mut slot = entry.session.lock().await;
+                    if slot.is_none() {
+                        this.connect_locked(&entry, &mut slot, connection::SignIn::IfStored)
+                            .await;
+                    }
+                });
+            }
+        });
+        servers
+    }
+
+    fn idle(options: ConnectOptions) -> Servers {
+        Servers {
             running: Arc::new(std::sync::RwLock::new(Running {
                 entries: Vec::new(),
                 mcp_apps: options.mcp_apps,
@@ -333,10 +368,7 @@ impl Servers {
             statuses: Arc::new(watch::channel(Vec::new()).0),
             traffic: Arc::default(),
             options: Arc::new(options),
-        };
-        let (_, fresh) = servers.install(configs, servers.options.mcp_apps);
-        servers.connect_all(fresh);
-        servers
+        }
     }
 
     /// Changes the running set while it runs: servers whose config (and MCP Apps switch) is
