@@ -26,7 +26,7 @@ ui: deps
 	cd ui && npm run build
 
 build: ui
-	$(CARGO) build -p porthole
+	$(CARGO) build -p porthole -p porthole-demo-server
 
 # The .deb, a tarball and (when Tauri's bundler can fetch its tools) an AppImage of the release
 # build, under $(CARGO_TARGET_DIR)/release/bundle/ (README: Install).
@@ -39,7 +39,7 @@ check: ui
 	cd ui && npm run check
 
 bench: ui
-	$(CARGO) build --release -p porthole -p porthole-baseline-window --features porthole/custom-protocol,porthole-baseline-window/custom-protocol
+	$(CARGO) build --release -p porthole -p porthole-demo-server -p porthole-baseline-window --features porthole/custom-protocol,porthole-baseline-window/custom-protocol
 	$(XVFB) dbus-run-session -- $(CARGO) bench -p porthole-e2e --bench startup
 	$(XVFB) dbus-run-session -- $(CARGO) bench -p porthole-e2e --bench views
 	$(XVFB) dbus-run-session -- $(CARGO) bench -p porthole-e2e --bench streaming

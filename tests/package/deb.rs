@@ -198,6 +198,10 @@ fn the_deb_installs_runs_takes_install_links_and_removes_cleanly() -> Result<()>
         listed.to_string().contains("\"system_monitor\""),
         "the demo server's tools are missing: {tools}"
     );
+    // The demo server ran as the small program installed beside porthole (its log says which).
+    let log = std::fs::read_to_string(fresh.path().join("logs/servers/porthole-demo.log"))
+        .context("the demo server's log")?;
+    assert!(log.contains("porthole-demo-server 0.1.0 on stdio"), "{log}");
 
     // The installed app's window, and a link opened through the desktop's URL handler (as a
     // browser hands one over) reaching it: the same profile, so the running app takes it.
@@ -255,6 +259,7 @@ fn the_tarball_unpacks_to_a_porthole_that_runs() -> Result<()> {
     let top = dir.path().join("porthole-0.1.0");
     assert!(top.join("share/applications/Porthole.desktop").is_file());
     assert!(top.join("share/icons/hicolor/128x128/apps/porthole.png").is_file());
+    assert!(top.join("bin/porthole-demo-server").is_file());
     let version = stdout(&run({
         let mut c = Command::new(top.join("bin/porthole"));
         c.arg("--version");

@@ -420,6 +420,28 @@ pub fn resolve_command(command: &str) -> PathBuf {
     PathBuf::from(command)
 }
 
+/// The program a stdio entry starts, and its arguments. `porthole demo-server` is started as the
+/// `porthole-demo-server` installed beside Porthole when there is one: the same server, without
+/// the window's libraries (WebKitGTK, GTK: 27 MiB of memory against 6, BENCHMARKS.md) loaded into
+/// its process for nothing; else as `porthole demo-server`.
+pub fn resolve_program(command: &str, args: &[String]) -> (PathBuf, Vec<String>) {
+    program_beside(std::env::current_exe().ok(), command, args)
+}
+
+/// [`resolve_program`] for Porthole installed as `exe`.
+fn program_beside(exe: Option<PathBuf>, command: &str, args: &[String]) -> (PathBuf, Vec<String>) {
+    let Some(exe) = exe.filter(|_| command == "porthole") else {
+        return (PathBuf::from(command), args.to_vec());
+    };
+    if args.first().map(String::as_str) == Some("demo-server") {
+        let sibling = exe.with_file_name(format!("porthole-demo-server{}", std::env::consts::EXE_SUFFIX));
+        if sibling.is_file() {
+            return (sibling, args[1..].to_vec());
+        }
+    }
+    (exe, args.to_vec())
+}
+
 /// Connects to one server and completes the handshake, within the server's timeout.
 /// `server_log_dir`, when given, receives the server's stderr as `<dir>/<name>.log`.
 pub async fn connect(
@@ -477,7 +499,8 @@ async fn connect_with(
             env,
             cwd,
         } => {
-            let mut cmd = tokio::process::Command::new(resolve_command(command));
+            let (program, args) = resolve_program(command, args);
+            let mut cmd = tokio::process::Command::new(program);
             cmd.args(args).envs(env);
             if let Some(cwd) = cwd {
                 cmd.current_dir(cwd);
@@ -818,5 +841,32 @@ mod tests {
     fn porthole_means_this_executable() {
         assert_eq!(resolve_command("porthole"), std::env::current_exe().unwrap());
         assert_eq!(resolve_command("npx"), PathBuf::from("npx"));
+    }
+
+    #[test]
+    fn the_demo_server_is_started_as_its_own_program_when_installed_beside_porthole() {
+        let dir = tempfile::tempdir().unwrap();
+        let exe = dir.path().join("porthole");
+        let sibling = dir
+            .path()
+            .join(format!("porthole-demo-server{}", std::env::consts::EXE_SUFFIX));
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let demo = args(&["demo-server", "--flag"]);
+        // Not installed beside it: Porthole's own subcommand.
+        assert_eq!(
+            program_beside(Some(exe.clone()), "porthole", &demo),
+            (exe.clone(), demo.clone())
+        );
+        std::fs::write(&sibling, "").unwrap();
+        assert_eq!(
+            program_beside(Some(exe.clone()), "porthole", &demo),
+            (sibling, args(&["--flag"]))
+        );
+        // Other subcommands and other programs are left as they are.
+        assert_eq!(
+            program_beside(Some(exe.clone()), "porthole", &args(&["tools"])),
+            (exe, args(&["tools"]))
+        );
+        assert_eq!(program_beside(None, "npx", &demo), ("npx".into(), demo.clone()));
     }
 }
