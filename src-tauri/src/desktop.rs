@@ -307,7 +307,7 @@ pub fn with_host<T: Send + 'static>(
                 model_flags: ModelFlags::default(),
                 keyring: Arc::new(porthole_secrets::LazyKeyring::new("Porthole")),
                 // The job needs its servers now; there is no main window to wait for.
-                servers_wait_for_window: false,
+                start_after_window: false,
             };
             let host = Host::start(
                 options,
@@ -365,7 +365,7 @@ pub fn run(
                 model_flags,
                 keyring: Arc::new(porthole_secrets::LazyKeyring::new("Porthole")),
                 // Off the way to the first paint (BENCHMARKS.md: start-up).
-                servers_wait_for_window: true,
+                start_after_window: true,
             };
             quit_on_signals(app.handle().clone(), &handle);
             let started = std::time::Instant::now();

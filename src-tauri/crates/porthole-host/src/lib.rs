@@ -95,15 +95,16 @@ pub struct HostOptions {
     pub model_flags: ModelFlags,
     /// The OS keyring for API keys (opened on first need).
     pub keyring: Arc<dyn SecretStore>,
-    /// Whether the servers wait for the window to be ready ([`Host::ui_ready`]) before they
-    /// connect, so that starting their processes does not slow the first paint (at most
-    /// [`SERVERS_WAIT_AT_MOST`]). `false`: they connect at once (the command line, tests).
-    pub servers_wait_for_window: bool,
+    /// Whether what the window's first paint does not need waits for the window to be ready
+    /// ([`Host::ui_ready`], at most [`WINDOW_WAIT_AT_MOST`]): the servers' connections (their
+    /// processes) and finding whether a model is set up (which opens the keyring). `false`: they
+    /// start at once (the command line, tests).
+    pub start_after_window: bool,
 }
 
-/// How long servers wait for the window before connecting anyway (a page that never says it is
-/// ready must not leave them unconnected).
-pub const SERVERS_WAIT_AT_MOST: std::time::Duration = std::time::Duration::from_secs(3);
+/// How long the host waits for the window before starting anyway (a page that never says it is
+/// ready must not leave the servers unconnected).
+pub const WINDOW_WAIT_AT_MOST: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// The app's state: the servers, the store, the turns running, the views shown, the settings.
 /// Cheap to clone; every clone is the same app.
@@ -184,13 +185,14 @@ impl Host {
         let mut connect = setup.connect_options(mcp_apps, ElicitationPolicy::Ask(questions_tx));
         connect.sampling = Some(sampling_tx);
         connect.roots = Some(roots::source(store.as_ref().ok().cloned()));
+        let start_after_window = options.start_after_window;
         let window_ready = tokio::sync::watch::channel(false).0;
         let servers = {
             let _entered = runtime.enter();
-            if options.servers_wait_for_window {
+            if start_after_window {
                 let mut ready = window_ready.subscribe();
                 Servers::start_after(loaded.servers, connect, async move {
-                    let _ = tokio::time::timeout(SERVERS_WAIT_AT_MOST, ready.wait_for(|r| *r)).await;
+                    let _ = tokio::time::timeout(WINDOW_WAIT_AT_MOST, ready.wait_for(|r| *r)).await;
                 })
             } else {
                 Servers::start(loaded.servers, connect)
@@ -234,9 +236,10 @@ impl Host {
                 runtime: runtime.clone(),
             }),
         };
-        host.inner
-            .views
-            .set_sampler(Arc::new(crate::model::HostSampler::new(Arc::downgrade(&host.inner))));
+        host.inner.views.set_sampler(Arc::new(crate::model::HostSampler::new(
+            Arc::downgrade(&host.inner),
+            start_after_window,
+        )));
         // A stored conversation's remote views reach their servers through its agent, as the
         // config names it now.
         let weak = Arc::downgrade(&host.inner);

@@ -205,13 +205,28 @@ struct SamplerKnown {
 const SAMPLER_RECHECK: std::time::Duration = std::time::Duration::from_secs(30);
 
 impl HostSampler {
-    /// A sampler for `host`; whether a model is set up is found at once, in the background.
-    pub(crate) fn new(host: std::sync::Weak<crate::HostInner>) -> HostSampler {
+    /// A sampler for `host`; whether a model is set up is found in the background: at once, or
+    /// once the window is ready when the host's servers wait for it (opening the keyring is
+    /// then off the way to the first paint; no view can ask before the window is up).
+    pub(crate) fn new(host: std::sync::Weak<crate::HostInner>, wait_for_window: bool) -> HostSampler {
         let sampler = HostSampler {
             host,
             known: Arc::default(),
         };
-        sampler.recheck();
+        match sampler.host.upgrade() {
+            Some(inner) if wait_for_window => {
+                let mut ready = inner.window_ready.subscribe();
+                let later = HostSampler {
+                    host: sampler.host.clone(),
+                    known: sampler.known.clone(),
+                };
+                inner.runtime.spawn(async move {
+                    let _ = tokio::time::timeout(crate::WINDOW_WAIT_AT_MOST, ready.wait_for(|r| *r)).await;
+                    later.recheck();
+                });
+            }
+            _ => sampler.recheck(),
+        }
         sampler
     }
 

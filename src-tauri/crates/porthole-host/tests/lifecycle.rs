@@ -15,7 +15,7 @@ use porthole_host::ports::{RecordingDesktop, RecordingOutbox};
 use porthole_host::{ErrorCode, Host, HostOptions, MAIN_WINDOW, ModelFlags, Outbound, Setup};
 use porthole_mcp::ServerState;
 use porthole_mcp::test_support::serve_over_http;
-use porthole_secrets::MemorySecrets;
+use porthole_secrets::{MemorySecrets, SecretError, SecretStore};
 use porthole_store::{MessageRole, ToolCallStatus, ViewState};
 use serde_json::{Value, json};
 
@@ -69,7 +69,7 @@ async fn start_with(script: Script) -> App {
                 model: Some("m".into()),
             },
             keyring: Arc::new(MemorySecrets::default()),
-            servers_wait_for_window: false,
+            start_after_window: false,
         },
         outbox.clone(),
         desktop.clone(),
@@ -1269,7 +1269,7 @@ async fn the_host_emulation_is_kept_with_the_profile() {
             setup,
             model_flags: ModelFlags::default(),
             keyring: Arc::new(MemorySecrets::default()),
-            servers_wait_for_window: false,
+            start_after_window: false,
         },
         Arc::new(RecordingOutbox::default()),
         Arc::new(RecordingDesktop::default()),
@@ -1280,6 +1280,10 @@ async fn the_host_emulation_is_kept_with_the_profile() {
 
 /// A host whose servers wait for the window (as the app's are), on the demo server over HTTP.
 async fn host_waiting_for_the_window() -> (Host, tempfile::TempDir) {
+    host_waiting_for_the_window_with(Arc::new(MemorySecrets::default())).await
+}
+
+async fn host_waiting_for_the_window_with(keyring: Arc<dyn SecretStore>) -> (Host, tempfile::TempDir) {
     let url = serve_over_http(DemoServer::new).await;
     let profile = tempfile::tempdir().unwrap();
     let config = json!({"mcpServers": {"demo": {"url": url}}});
@@ -1287,9 +1291,12 @@ async fn host_waiting_for_the_window() -> (Host, tempfile::TempDir) {
     let host = Host::start(
         HostOptions {
             setup: Setup::new(Some(profile.path()), &[]).unwrap(),
-            model_flags: ModelFlags::default(),
-            keyring: Arc::new(MemorySecrets::default()),
-            servers_wait_for_window: true,
+            model_flags: ModelFlags {
+                provider: Some(ProviderKind::OpenAi),
+                ..ModelFlags::default()
+            },
+            keyring,
+            start_after_window: true,
         },
         Arc::new(RecordingOutbox::default()),
         Arc::new(RecordingDesktop::default()),
@@ -1362,9 +1369,48 @@ async fn servers_connect_anyway_when_the_window_never_says_it_is_ready() {
     let statuses = tokio::time::timeout(PATIENCE, host.servers().settled()).await.unwrap();
     assert_eq!(statuses[0].state, ServerState::Connected, "{statuses:?}");
     assert!(
-        started.elapsed() >= porthole_host::SERVERS_WAIT_AT_MOST - Duration::from_millis(100),
+        started.elapsed() >= porthole_host::WINDOW_WAIT_AT_MOST - Duration::from_millis(100),
         "connected after {:?}, before the wait was over",
         started.elapsed()
     );
+    host.shutdown().await;
+}
+
+/// A keyring that counts the keys read from it.
+#[derive(Default)]
+struct CountingKeyring {
+    reads: std::sync::atomic::AtomicUsize,
+}
+
+impl SecretStore for CountingKeyring {
+    fn get(&self, _key: &str) -> Result<Option<String>, SecretError> {
+        self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(None)
+    }
+    fn set(&self, _key: &str, _value: &str) -> Result<(), SecretError> {
+        Ok(())
+    }
+    fn delete(&self, _key: &str) -> Result<(), SecretError> {
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_keyring_is_not_opened_before_the_window_is_ready() {
+    let keyring = Arc::new(CountingKeyring::default());
+    let (host, _profile) = host_waiting_for_the_window_with(keyring.clone()).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let reads = || keyring.reads.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(reads(), 0, "nothing read the keyring while the page loads");
+    host.ui_ready();
+    // Whether a model is set up (for views' sampling) is then found, which reads the API key.
+    let deadline = Instant::now() + PATIENCE;
+    while reads() == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the keyring was never read after the window was ready"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     host.shutdown().await;
 }

@@ -55,7 +55,7 @@ async fn a_conversation_with_an_agent_says_when_it_cannot_answer_and_keeps_the_m
             setup: Setup::new(Some(profile.path()), &[]).unwrap(),
             model_flags: ModelFlags::default(),
             keyring: Arc::new(MemorySecrets::default()),
-            servers_wait_for_window: false,
+            start_after_window: false,
         },
         outbox.clone(),
         Arc::new(RecordingDesktop::default()),

@@ -101,7 +101,7 @@ async fn a_full_disk_stops_the_turn_in_the_window_and_keeps_what_was_saved() {
                 model: Some("m".into()),
             },
             keyring: Arc::new(MemorySecrets::default()),
-            servers_wait_for_window: false,
+            start_after_window: false,
         },
         outbox.clone(),
         Arc::new(RecordingDesktop::default()),

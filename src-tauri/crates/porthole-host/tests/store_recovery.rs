@@ -19,7 +19,7 @@ fn start(profile: &Path) -> (Host, Arc<RecordingDesktop>) {
             setup,
             model_flags: ModelFlags::default(),
             keyring: Arc::new(MemorySecrets::default()),
-            servers_wait_for_window: false,
+            start_after_window: false,
         },
         Arc::new(RecordingOutbox::default()),
         desktop.clone(),
