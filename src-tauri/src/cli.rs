@@ -482,21 +482,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::DemoServer) => {
-            // stdout carries the protocol; logs go to stderr, which Porthole files per server.
-            let logging = tracing_subscriber::fmt()
-                .with_writer(std::io::stderr)
-                .with_ansi(false)
-                .with_env_filter(
-                    tracing_subscriber::EnvFilter::try_from_env("PORTHOLE_LOG")
-                        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-                )
-                .try_init();
-            if let Err(e) = logging {
-                eprintln!("porthole demo-server: no log output: {e}");
-            }
-            tracing::info!("porthole demo-server {} on stdio", env!("CARGO_PKG_VERSION"));
-            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            runtime.block_on(porthole_demo_server::serve_stdio())?;
+            porthole_demo_server::run_on_stdio("porthole demo-server")?;
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Tools { json, all }) => headless_command(&cli, |setup| headless::tools(setup, json, all)),

@@ -39,6 +39,26 @@ pub use views::{DemoView, VIEWS};
 /// The MIME type of an MCP App view resource.
 pub const MCP_APP_MIME: &str = "text/html;profile=mcp-app";
 
+/// The whole program `name` (`porthole demo-server`, `porthole-demo-server`): logs to stderr
+/// (stdout carries the protocol; Porthole files a server's stderr), then serves on stdio until
+/// the client closes the pipe.
+pub fn run_on_stdio(name: &str) -> anyhow::Result<()> {
+    let logging = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("PORTHOLE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .try_init();
+    if let Err(e) = logging {
+        eprintln!("{name}: no log output: {e}");
+    }
+    tracing::info!("{name} {} on stdio", env!("CARGO_PKG_VERSION"));
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(serve_stdio())
+}
+
 /// Serves the demo server on stdin/stdout until the client closes the pipe.
 pub async fn serve_stdio() -> anyhow::Result<()> {
     let service = DemoServer::new().serve(rmcp::transport::stdio()).await?;

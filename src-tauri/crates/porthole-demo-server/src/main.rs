@@ -5,18 +5,6 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    // stdout carries the protocol; logs go to stderr, which Porthole files per server.
-    let logging = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("PORTHOLE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .try_init();
-    if let Err(e) = logging {
-        eprintln!("porthole-demo-server: no log output: {e}");
-    }
     if let Some(arg) = std::env::args().nth(1) {
         if arg == "--version" {
             println!("porthole-demo-server {}", env!("CARGO_PKG_VERSION"));
@@ -25,13 +13,7 @@ fn main() -> ExitCode {
         eprintln!("porthole-demo-server: takes no arguments (got {arg:?}); it serves MCP on stdio");
         return ExitCode::from(2);
     }
-    tracing::info!("porthole-demo-server {} on stdio", env!("CARGO_PKG_VERSION"));
-    let served = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(anyhow::Error::from)
-        .and_then(|runtime| runtime.block_on(porthole_demo_server::serve_stdio()));
-    match served {
+    match porthole_demo_server::run_on_stdio("porthole-demo-server") {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("porthole-demo-server: {e:#}");
