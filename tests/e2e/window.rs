@@ -1065,8 +1065,11 @@ fn roots_sampling_and_a_url_question_are_answered_in_the_window() -> Result<()> 
     s.click(&s.find("[data-testid=settings-button]")?)?;
     s.wait_for_element("[data-testid=settings]", WAIT)?;
     s.click(&s.find("[data-testid=settings-tab-general]")?)?;
-    let roots = s.wait_for_element("[data-testid=roots]", WAIT)?;
-    s.send_keys(&roots, &folder_path)?;
+    // Typed into once the settings can take it (the app's servers are starting meanwhile).
+    s.wait_for("the roots field to take text", WAIT, |s| {
+        let roots = s.find("[data-testid=roots]")?;
+        Ok(s.send_keys(&roots, &folder_path).ok())
+    })?;
     s.click(&s.find("[data-testid=roots-save]")?)?;
     s.wait_for_element("[data-testid=roots-saved]", WAIT)?;
     s.click(&s.find("[data-testid=settings-close]")?)?;
@@ -1976,7 +1979,7 @@ fn each_conversation_opens_where_it_was_left_even_after_a_restart() -> Result<()
         )?;
         // Left still: the place is kept (after 0.4 s in the window, 0.5 s more to the file).
         std::thread::sleep(Duration::from_millis(1500));
-        top_message(s)?.context("no message at the top")
+        s.wait_for("a message at the top", WAIT, top_message)
     };
     let comes_back = |s: &porthole_e2e::Session, place: &(String, f64)| -> Result<()> {
         let found = s.wait_for(&format!("{:?} at the top", place.0), WAIT, |s| {
