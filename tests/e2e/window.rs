@@ -1147,7 +1147,14 @@ fn roots_sampling_and_a_url_question_are_answered_in_the_window() -> Result<()> 
         "[data-testid=message][data-role=assistant]",
         &["Listed.", "Sampled.", "Opened."],
     )?;
-    assert_eq!(std::fs::read_to_string(&opened)?.trim(), page);
+    // The browser is its own process: what it was given is read once it has written it.
+    let given = s.wait_for("the browser to be given the page", WAIT, |_| {
+        Ok(std::fs::read_to_string(&opened)
+            .ok()
+            .filter(|t| t.ends_with('\n'))
+            .map(|t| t.trim().to_string()))
+    })?;
+    assert_eq!(given, page);
     Ok(())
 }
 

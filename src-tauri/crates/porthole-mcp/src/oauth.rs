@@ -74,10 +74,14 @@ pub fn open_in_browser(url: &str) -> Result<(), String> {
         Some(browser) => std::process::Command::new(browser),
         None => platform_opener(),
     };
-    cmd.arg(url)
+    let mut child = cmd
+        .arg(url)
         .spawn()
-        .map(drop)
-        .map_err(|e| format!("cannot open the browser: {e}"))
+        .map_err(|e| format!("cannot open the browser: {e}"))?;
+    // Waited for on a thread of its own, so an opener that exits is not left a zombie for as
+    // long as the app runs.
+    std::thread::spawn(move || child.wait());
+    Ok(())
 }
 
 #[cfg(target_os = "macos")]
