@@ -309,7 +309,7 @@ impl ServerHandler for DemoServer {
             .iter()
             .find(|v| v.uri == request.uri)
             .ok_or_else(|| ErrorData::resource_not_found(format!("no resource {}", request.uri), None))?;
-        let mut contents = ResourceContents::text(view.html, view.uri).with_mime_type(MCP_APP_MIME);
+        let mut contents = ResourceContents::text(view.html(), view.uri).with_mime_type(MCP_APP_MIME);
         if let Some(meta) = view.resource_meta() {
             contents = contents.with_meta(meta);
         }

@@ -21,6 +21,10 @@ pub struct LogGuard {
     _file: WorkerGuard,
 }
 
+/// How many log lines may wait for the file at once; past that, new lines are dropped (and
+/// counted by `tracing-appender`) rather than making the code that logs wait for the disk.
+const LOG_QUEUE_LINES: usize = 8192;
+
 const DEFAULT_FILTER: &str = "info,rmcp=warn,tao=warn,wry=warn";
 
 /// How much goes to stderr: everything the file gets (the desktop app), or only errors
@@ -43,7 +47,11 @@ pub fn init_logging(log_dir: &Path, prefix: &str, stderr: Stderr) -> Result<LogG
         .max_log_files(14)
         .build(log_dir)
         .with_context(|| format!("cannot open a log file in {}", log_dir.display()))?;
-    let (file_writer, guard) = tracing_appender::non_blocking(appender);
+    // Lines wait for the file's thread in a queue made up front: the default holds 128,000
+    // (4 MiB of memory from the start, BENCHMARKS.md), far more than a burst of logging needs.
+    let (file_writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .buffered_lines_limit(LOG_QUEUE_LINES)
+        .finish(appender);
 
     let filter = || EnvFilter::try_from_env("PORTHOLE_LOG").unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
     let stderr_filter = match stderr {
