@@ -26,6 +26,11 @@ use tokio::sync::{Notify, watch};
 /// (base64 images, files) fit; a larger one ends the connection with a reason naming this limit.
 pub const MAX_MESSAGE_BYTES: usize = 256 << 20;
 
+/// The line buffer's capacity kept between messages: an ordinary message fits without growing
+/// it, and one large result (a view's HTML, a 50 MB file) does not stay allocated for as long
+/// as the connection lasts.
+const KEPT_LINE_CAPACITY: usize = 64 << 10;
+
 /// How much text that is not JSON-RPC (start-up banners, stray log lines) a server may write to
 /// its stdout before the connection is ended as broken.
 const STRAY_TEXT_LIMIT: usize = 64 << 10;
@@ -400,6 +405,13 @@ impl ChildTransport {
     }
 }
 
+/// `line`, emptied for the next one: its capacity is kept up to [`KEPT_LINE_CAPACITY`].
+fn reuse_line_buffer(mut line: Vec<u8>) -> Vec<u8> {
+    line.clear();
+    line.shrink_to(KEPT_LINE_CAPACITY);
+    line
+}
+
 enum LineRead {
     Line,
     TooLong,
@@ -533,9 +545,7 @@ impl rmcp::transport::Transport<RoleClient> for ChildTransport {
             }
             let line = std::mem::take(&mut self.line);
             let checked = self.check_line(line.strip_suffix(b"\n").unwrap_or(&line));
-            // Keep the buffer's capacity for the next line.
-            self.line = line;
-            self.line.clear();
+            self.line = reuse_line_buffer(line);
             match checked {
                 Ok(Some(message)) => return Some(message),
                 Ok(None) => continue,
@@ -583,6 +593,20 @@ impl Drop for ChildTransport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_large_message_does_not_keep_its_buffer_after_it_is_read() {
+        let small = reuse_line_buffer(Vec::with_capacity(4096));
+        assert!(small.is_empty());
+        assert_eq!(small.capacity(), 4096, "an ordinary buffer is kept as it is");
+        let large = reuse_line_buffer(vec![b'x'; 50 << 20]);
+        assert!(large.is_empty());
+        assert!(
+            large.capacity() <= KEPT_LINE_CAPACITY,
+            "50 MiB kept after the message: {}",
+            large.capacity()
+        );
+    }
 
     #[test]
     fn the_telling_line_is_the_last_error_not_a_trailer_or_a_stack_frame() {
