@@ -21,6 +21,7 @@ pub mod export;
 pub mod headless;
 pub mod hot_reload;
 pub mod live;
+pub mod memory;
 pub mod model;
 pub mod pop_outs;
 pub mod ports;

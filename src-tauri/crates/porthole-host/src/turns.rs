@@ -500,6 +500,7 @@ impl Host {
                 }
                 Err(error) => unanswered(&sink, user, format!("No model can answer: {error}")),
             }
+            crate::memory::give_back_freed_memory_soon(&inner.runtime);
         });
     }
 
@@ -536,6 +537,7 @@ impl Host {
                 }
                 Err(error) => unanswered(&sink, user, format!("The agent cannot answer: {error}")),
             }
+            crate::memory::give_back_freed_memory_soon(&inner.runtime);
         });
     }
 

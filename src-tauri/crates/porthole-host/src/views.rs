@@ -633,10 +633,16 @@ impl Views {
                         (s.name.clone(), uris)
                     })
                     .collect();
+                let read_any = due.iter().any(|(_, uris)| !uris.is_empty());
                 for (server, uris) in due {
                     for uri in uris {
                         this.inner.cache.prefetch(&this.inner.servers, &server, &uri).await;
                     }
+                }
+                if read_any {
+                    // Reading views (hundreds of KB each, as JSON, then checked) leaves freed
+                    // memory behind, just as the app goes idle.
+                    crate::memory::give_back_freed_memory_soon(&this.inner.runtime);
                 }
                 if statuses.changed().await.is_err() {
                     return;
