@@ -15,6 +15,7 @@
 //! The views are built from `ui/demo-views/` with the official `@modelcontextprotocol/ext-apps`
 //! SDK at build time and embedded here, so the demo also proves Porthole interoperates with it.
 
+mod idle;
 mod system;
 mod views;
 
@@ -61,7 +62,10 @@ pub fn run_on_stdio(name: &str) -> anyhow::Result<()> {
 
 /// Serves the demo server on stdin/stdout until the client closes the pipe.
 pub async fn serve_stdio() -> anyhow::Result<()> {
-    let service = DemoServer::new().serve(rmcp::transport::stdio()).await?;
+    let (stdin, stdout) = rmcp::transport::stdio();
+    let (stdout, bursts) = idle::BurstWatch::new(stdout);
+    tokio::spawn(idle::give_back_memory_after(bursts));
+    let service = DemoServer::new().serve((stdin, stdout)).await?;
     service.waiting().await?;
     Ok(())
 }
@@ -313,14 +317,6 @@ impl ServerHandler for DemoServer {
         if let Some(meta) = view.resource_meta() {
             contents = contents.with_meta(meta);
         }
-        // Unpacked and written out as JSON, a view leaves megabytes freed behind in the
-        // allocator; they go back to the system once the answer is out (1.4 MiB at rest).
-        #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        tokio::spawn(async {
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            // SAFETY: malloc_trim takes no pointers and may be called from any thread.
-            unsafe { libc::malloc_trim(0) };
-        });
         Ok(ReadResourceResult::new(vec![contents]).into())
     }
 }
