@@ -14,6 +14,8 @@
 //! entry as the fallback, key by key (content wins); each may also be under `meta` (a Python SDK
 //! quirk the reference host tolerates; `_meta` wins).
 
+use std::sync::Arc;
+
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -134,7 +136,9 @@ impl Permissions {
 pub struct LoadedView {
     /// The `ui://` URI that was requested.
     pub uri: String,
-    pub html: String,
+    /// Shared: the cache and every view showing it hold this one copy (an SDK-built view is
+    /// ~600 KB; 50 of its views held 30 MB of copies, BENCHMARKS.md).
+    pub html: Arc<str>,
     /// SHA-256 of the HTML's UTF-8 bytes, lowercase hex.
     pub sha256: String,
     pub csp: CspOutcome,
@@ -344,7 +348,7 @@ pub fn check_contents(uri: &str, read: &Value, listing_meta: Option<&Value>) -> 
     };
     Ok(LoadedView {
         uri: uri.to_string(),
-        html,
+        html: html.into(),
         sha256,
         csp,
         permissions,
@@ -611,7 +615,7 @@ mod tests {
     #[test]
     fn text_and_its_hash() {
         let view = check_contents(URI, &read_text(MIME, HTML), None).unwrap();
-        assert_eq!(view.html, HTML);
+        assert_eq!(&*view.html, HTML);
         assert_eq!(view.uri, URI);
         assert_eq!(view.sha256.len(), 64);
         assert_eq!(view.sha256, format!("{:x}", Sha256::digest(HTML.as_bytes())));

@@ -30,7 +30,11 @@ pub struct ServedView {
     pub owner_webview: String,
     /// The origin (host name) it is served on: its server's.
     pub origin: String,
-    pub html: String,
+    /// The view's HTML as checked (shared with the view cache and other views of it).
+    pub html: Arc<str>,
+    /// What goes into the document's head before the view's own scripts (the storage shim,
+    /// the inspector's hooks): put in each time the document is served.
+    pub script: String,
     /// The `Content-Security-Policy` header value.
     pub csp: String,
     /// The devices the person let this view use (Permission-Policy feature names, e.g.
@@ -167,7 +171,7 @@ impl ViewTokens {
             entry.used = true;
         }
         Ok(Served {
-            html: entry.view.html.clone(),
+            html: crate::view_storage::inject(&entry.view.html, &entry.view.script),
             csp: entry.view.csp.clone(),
             permissions_policy: permissions_policy(&entry.view.devices),
         })
@@ -279,7 +283,8 @@ mod tests {
             view_id: id.into(),
             owner_webview: owner.into(),
             origin: "srv".into(),
-            html: format!("<p>{id}</p>"),
+            html: format!("<p>{id}</p>").into(),
+            script: String::new(),
             csp: "default-src 'none'".into(),
             devices: Vec::new(),
             minted_at: at,
@@ -299,6 +304,22 @@ mod tests {
             some.contains("microphone=()") && some.contains("usb=()"),
             "never more than the four: {some}"
         );
+    }
+
+    #[test]
+    fn a_served_document_has_its_script_in_its_head_and_the_shared_html_stays_as_it_was() {
+        let tokens = ViewTokens::new();
+        let html: Arc<str> = "<html><head><title>t</title></head><body>x</body></html>".into();
+        let mut one = view("v1", "main", Instant::now());
+        one.html = html.clone();
+        one.script = "<script>shim()</script>".into();
+        let token = tokens.mint(one);
+        let served = tokens.serve(&token, "srv", "main", Instant::now()).unwrap();
+        assert_eq!(
+            served.html,
+            "<html><head><script>shim()</script><title>t</title></head><body>x</body></html>"
+        );
+        assert_eq!(&*html, "<html><head><title>t</title></head><body>x</body></html>");
     }
 
     #[test]

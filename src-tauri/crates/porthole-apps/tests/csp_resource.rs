@@ -356,7 +356,7 @@ fn mime_variants_and_legacy() {
         "text/html+skybridge",
     ] {
         let view = check_contents(URI, &read(vec![text_item(ok, HTML)]), None).unwrap();
-        assert_eq!(view.html, HTML, "{ok}");
+        assert_eq!(&*view.html, HTML, "{ok}");
     }
     for bad in ["text/html", "text/plain", "text/html;profile=mcp"] {
         let reason = refused(check_contents(URI, &read(vec![text_item(bad, HTML)]), None));
@@ -370,7 +370,7 @@ fn blob_is_decoded_and_bad_base64_refused() {
     let b64 = base64::engine::general_purpose::STANDARD.encode(HTML);
     let item = json!({"uri": URI, "mimeType": MIME, "blob": b64});
     let view = check_contents(URI, &read(vec![item]), None).unwrap();
-    assert_eq!(view.html, HTML);
+    assert_eq!(&*view.html, HTML);
     assert_eq!(view.sha256, sha_hex(HTML.as_bytes()));
     // Line-wrapped base64 (as some encoders write it) is fine too.
     let wrapped: String = b64
@@ -380,7 +380,7 @@ fn blob_is_decoded_and_bad_base64_refused() {
         .collect::<Vec<_>>()
         .join("\n");
     let item = json!({"uri": URI, "mimeType": MIME, "blob": wrapped});
-    assert_eq!(check_contents(URI, &read(vec![item]), None).unwrap().html, HTML);
+    assert_eq!(check_contents(URI, &read(vec![item]), None).unwrap().html, HTML.into());
 
     let bad = json!({"uri": URI, "mimeType": MIME, "blob": "not base64!!"});
     assert!(refused(check_contents(URI, &read(vec![bad]), None)).contains("base64"));
@@ -422,10 +422,10 @@ fn the_item_with_the_requested_uri_is_chosen() {
     let other = json!({"uri": "ui://srv/other.html", "mimeType": MIME, "text": "<p>other</p>"});
     let mine = json!({"uri": URI, "mimeType": MIME, "text": "<p>mine</p>"});
     let view = check_contents(URI, &read(vec![other.clone(), mine]), None).unwrap();
-    assert_eq!(view.html, "<p>mine</p>");
+    assert_eq!(&*view.html, "<p>mine</p>");
     // No item has the requested URI: the first one.
     let view = check_contents(URI, &read(vec![other]), None).unwrap();
-    assert_eq!(view.html, "<p>other</p>");
+    assert_eq!(&*view.html, "<p>other</p>");
     assert_eq!(view.uri, URI);
     // The chosen item's MIME type decides, not another item's.
     let wrong = json!({"uri": URI, "mimeType": "text/html", "text": "<p>mine</p>"});
@@ -570,7 +570,7 @@ async fn load_view_from_the_demo_server() {
         .expect("system_monitor's view is a demo view");
     let view = load_view(&servers, "demo", &uri).await.unwrap();
     assert_eq!(view.uri, "ui://porthole-demo/system-monitor.html");
-    assert_eq!(view.html, expected.html());
+    assert_eq!(*view.html, *expected.html());
     assert_eq!(view.sha256, sha_hex(expected.html().as_bytes()));
     assert_eq!(view.prefers_border, Some(true));
     assert_eq!(view.csp.policy, build_csp(None).policy);

@@ -150,6 +150,10 @@ async fn a_view_is_read_once_and_again_only_after_the_server_says_it_changed() {
     let (again, source) = cache.load(&servers, "changing", URI).await.unwrap();
     assert_eq!(source, Source::Cache);
     assert_eq!(again.sha256, first.sha256, "the same checked view, with its hash");
+    assert!(
+        std::sync::Arc::ptr_eq(&again.html, &first.html),
+        "each view of it shares the one copy of its HTML"
+    );
     assert_eq!(reads(), 1, "the server was asked once");
     eventually("the cache to subscribe to the view's URI", || {
         shared.subscribed.lock().unwrap().as_slice() == [URI]
