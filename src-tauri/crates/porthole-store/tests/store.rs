@@ -1446,6 +1446,20 @@ fn search_puts_titles_first_then_whole_words_then_word_beginnings_newest_first()
     let order: Vec<Option<i64>> = hits.iter().map(|h| h.message_id).collect();
     assert_eq!(order, [None, Some(new_whole.1), Some(old_whole.1), Some(beginning.1)]);
     assert_eq!(hits[0].conversation_id, titled.id);
+    // Each message's own snippet and conversation, whole word or word beginning.
+    let shown: Vec<(String, String)> = hits[1..]
+        .iter()
+        .map(|h| (h.conversation_title.clone(), marked(&h.snippet)))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("Again".to_string(), "[deploy] again".to_string()),
+            ("Fridays".to_string(), "we [deploy] on fridays".to_string()),
+            ("Failure".to_string(), "the [deployment] failed".to_string()),
+        ]
+    );
+    assert_eq!(hits[3].role, Some(MessageRole::User));
     assert!(
         hits.windows(2).all(|w| w[0].rank <= w[1].rank),
         "rank follows the order"
