@@ -337,8 +337,9 @@ describe("ViewFrame far from sight", () => {
     vi.useRealTimers();
   });
 
-  /** A transcript with call-1's card, its view v1 ready on it. */
-  function cardWithView() {
+  /** A transcript with call-1's card, its view v1 ready on it (and its card near sight, unless
+   * `near` is false: then the observer has said nothing yet). */
+  function cardWithView(near = true) {
     const transcript = new Transcript();
     for (const e of [
       ev.user("Weather?"),
@@ -351,6 +352,11 @@ describe("ViewFrame far from sight", () => {
     views.handle(state("call-1", "v1", "ready"));
     flushSync();
     const container = () => utils.getByTestId("view");
+    // The observer's first word: the card is near sight.
+    if (near) {
+      FakeZoneObserver.move(container(), true);
+      flushSync();
+    }
     const frame = () => utils.queryByTestId("mcp-app-view") as HTMLIFrameElement | null;
     const stateLine = () => utils.getByTestId("view-state");
     /** The card leaves (false) or enters (true) the zone, and `ms` pass. */
@@ -473,6 +479,54 @@ describe("ViewFrame far from sight", () => {
     expect(reopenViews).toHaveBeenCalledExactlyOnceWith("c1", "call-1");
   });
 
+  it("gives a view its frame only once its card has been near sight", () => {
+    const { frame, move, stateLine, wait } = cardWithView(false);
+    expect(frame()).toBeNull();
+    expect(stateLine().dataset.state).toBe("ready");
+    wait(SETTLE_MS - 1);
+    expect(frame()).toBeNull();
+    move(true);
+    const first = frame();
+    expect(first?.getAttribute("src")).toBe("mcpview://localhost/v1-token");
+    // Once shown, it stays while the card hovers at the edge.
+    move(false, SETTLE_MS - 1);
+    expect(frame()).toBe(first);
+    expect(teardownView).not.toHaveBeenCalled();
+    expect(closeView).not.toHaveBeenCalled();
+  });
+
+  it("never loads a view whose card was far out of sight from the start: closes it without a teardown, keeps its place, and makes it when the card comes near", async () => {
+    const { frame, move, wait, stateLine } = cardWithView(false);
+    move(false, SETTLE_MS - 1);
+    expect(frame()).toBeNull();
+    expect(closeView).not.toHaveBeenCalled();
+    wait(1);
+    // Parked with nothing to tell: Rust closes it, no frame is ever made, no teardown is asked.
+    expect(closeView).toHaveBeenCalledExactlyOnceWith("v1");
+    expect(teardownView).not.toHaveBeenCalled();
+    expect(views.get("call-1")).toMatchObject({ viewId: "v1", state: "parked", leaving: false });
+    expect(stateLine().dataset.state).toBe("parked");
+    expect(frame()).toBeNull();
+    for (let i = 0; i < 3; i++) await Promise.resolve();
+    flushSync();
+    // Rust's word that it is closed leaves it parked.
+    views.handle({ type: "closed", viewId: "v1" });
+    flushSync();
+    expect(stateLine().dataset.state).toBe("parked");
+    expect(frame()).toBeNull();
+
+    // The card comes near: the call's view is made, and shown.
+    move(true, SETTLE_MS);
+    expect(reopenViews).toHaveBeenCalledExactlyOnceWith("c1", "call-1");
+    views.handle(state("call-1", "v2", "loading"));
+    views.handle(opened("call-1", "v2"));
+    flushSync();
+    move(true);
+    expect(frame()?.getAttribute("src")).toBe("mcpview://localhost/v2-token");
+    expect(closeView).toHaveBeenCalledOnce();
+    expect(teardownView).not.toHaveBeenCalled();
+  });
+
   it("does not park a view that comes back within 500 ms, however often it hovers at the edge", () => {
     const { frame, move, wait } = cardWithView();
     const first = frame();
@@ -514,6 +568,9 @@ describe("ViewFrame far from sight", () => {
     views.handle(opened("call-1", "v2"));
     views.handle(state("call-1", "v2", "ready"));
     flushSync();
+    // The new view's card is watched afresh: its frame comes with the observer's first word.
+    expect(frame()).toBeNull();
+    move(true);
     const second = frame();
     expect(second).not.toBeNull();
     expect(second).not.toBe(first);
@@ -564,6 +621,7 @@ describe("ViewFrame far from sight", () => {
     views.handle(opened("call-1", "v3"));
     flushSync();
     expect(closeView).toHaveBeenCalledExactlyOnceWith("v1");
+    move(true);
     expect(frame()).not.toBeNull();
     move(false, SETTLE_MS);
     expect(stateLine().dataset.state).toBe("parked");

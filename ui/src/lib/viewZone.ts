@@ -34,6 +34,12 @@ function currentFactory(): ZoneObserverFactory | null {
   return typeof IntersectionObserver === "function" ? browserFactory : null;
 }
 
+/** Whether cards can be watched at all (without an IntersectionObserver, every view stays alive
+ * and is shown at once). */
+export function zoneWatchable(): boolean {
+  return currentFactory() !== null;
+}
+
 /** Tells `onChange` whether `target` is within ZONE_MARGIN of the visible part of the
  * transcript it is in (of the window, outside a transcript), first as soon as the observer
  * knows, then on every change. Without an IntersectionObserver nothing is ever reported (the

@@ -325,19 +325,21 @@ export class ViewRegistry {
    * ui/resource-teardown to the view, whose frame stays (unseen, `leaving`) and relayed for
    * until Rust is done with it (answered, or ~2 s), then forgets it; so does the window, without
    * asking Rust to close it. Only a loading or ready view shown inline is parked (not one full
-   * screen or in a corner, which is still on screen). Returns whether it was parked. */
-  park(viewId: string, reserve: number | null = null): boolean {
+   * screen or in a corner, which is still on screen). A view whose frame was never shown
+   * (`shown` false: its card was far out of sight from the start) has nothing to tell: Rust
+   * closes it without a teardown, and nothing stays. Returns whether it was parked. */
+  park(viewId: string, reserve: number | null = null, shown = true): boolean {
     const entry = this.byViewId(viewId);
     if (!entry || entry.mode !== "inline" || (entry.state !== "loading" && entry.state !== "ready")) return false;
     if (this.#closed.has(viewId) || this.#tearing.has(viewId)) return false;
     entry.state = "parked";
-    entry.leaving = true;
+    entry.leaving = shown;
     entry.reason = null;
     entry.reserve = reserve !== null && Number.isFinite(reserve) && reserve > 0 ? Math.round(reserve) : null;
     this.#tearing.add(viewId);
     let teardown: Promise<void>;
     try {
-      teardown = api.teardownView(viewId);
+      teardown = shown ? api.teardownView(viewId) : api.closeView(viewId);
     } catch (e) {
       teardown = Promise.reject(e);
     }
