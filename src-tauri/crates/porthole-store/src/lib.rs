@@ -931,23 +931,39 @@ impl Store {
             )?
             .query_map(params![prefix, sql_limit(limit)], search_hit)?
             .collect::<rusqlite::Result<Vec<SearchHit>>>()?;
-        // The newest matching message of each conversation, for up to `limit` conversations
-        // besides those a title hit may list (snippets are made for these only).
+        // The newest matching message of each conversation, read only as far as what is listed
+        // needs: titles keep at most half of `limit` when messages match too, so messages are
+        // read until `limit` minus those titles are found from conversations no title lists
+        // (the conversations of titles past that half may be listed by a message meanwhile).
+        let kept_titles = titles.len().min(limit.div_ceil(2));
+        let wanted = limit - kept_titles;
         let mut newest: Vec<(String, i64, &String)> = Vec::new();
-        let mut conversations = std::collections::HashSet::new();
-        for fts in [&exact, &prefix] {
-            let mut stmt = inner.conn.prepare_cached(
-                "SELECT m.conversation_id, m.id
-                 FROM message_fts
-                 JOIN messages AS m ON m.id = message_fts.rowid
-                 WHERE message_fts MATCH ?1
-                 ORDER BY message_fts.rowid DESC",
-            )?;
-            let mut rows = stmt.query(params![fts])?;
-            while newest.len() < limit + titles.len() {
-                let Some(row) = rows.next()? else { break };
-                let conversation: String = row.get(0)?;
-                if conversations.insert(conversation.clone()) {
+        {
+            let titled: std::collections::HashSet<&str> =
+                titles.iter().map(|t| t.conversation_id.as_str()).collect();
+            let kept: std::collections::HashSet<&str> =
+                titles[..kept_titles].iter().map(|t| t.conversation_id.as_str()).collect();
+            let mut conversations = std::collections::HashSet::new();
+            let mut untitled = 0;
+            for fts in [&exact, &prefix] {
+                let mut stmt = inner.conn.prepare_cached(
+                    "SELECT m.conversation_id, m.id
+                     FROM message_fts
+                     JOIN messages AS m ON m.id = message_fts.rowid
+                     WHERE message_fts MATCH ?1
+                     ORDER BY message_fts.rowid DESC",
+                )?;
+                let mut rows = stmt.query(params![fts])?;
+                while untitled < wanted {
+                    let Some(row) = rows.next()? else { break };
+                    let conversation: String = row.get(0)?;
+                    if kept.contains(conversation.as_str()) || conversations.contains(&conversation) {
+                        continue;
+                    }
+                    if !titled.contains(conversation.as_str()) {
+                        untitled += 1;
+                    }
+                    conversations.insert(conversation.clone());
                     newest.push((conversation, row.get(1)?, fts));
                 }
             }

@@ -1474,6 +1474,56 @@ fn search_puts_titles_first_then_whole_words_then_word_beginnings_newest_first()
     assert_eq!(hits.len(), 4);
 }
 
+/// With more matches than room: titles keep half, and the rest are the newest matching messages
+/// of conversations not already listed, a conversation whose title did not make the cut included.
+#[test]
+fn search_fills_what_titles_leave_with_the_newest_messages_of_other_conversations() {
+    let store = Store::open_in_memory().unwrap();
+    let titled: Vec<String> = ["Alpha notes", "Alpha plans", "Alpha ideas"]
+        .iter()
+        .map(|t| store.create_conversation(t).unwrap().id)
+        .collect();
+    let say = |c: &str, t: &str| {
+        store
+            .append_message(c, MessageRole::User, &text(t), MessageStatus::Complete)
+            .unwrap()
+    };
+    let others: Vec<String> = (0..4).map(|i| store.create_conversation(&format!("Other {i}")).unwrap().id).collect();
+    // Oldest first: every titled conversation and every other one says alpha.
+    let mut said = Vec::new();
+    for c in titled.iter().chain(others.iter()) {
+        said.push((c.clone(), say(c, "alpha again")));
+    }
+    // Then the titled ones again, newest of all.
+    for c in &titled {
+        said.push((c.clone(), say(c, "alpha once more")));
+    }
+    let hits = store.search("alpha", 4).unwrap();
+    let titles: Vec<&str> = hits.iter().filter(|h| h.message_id.is_none()).map(|h| h.conversation_id.as_str()).collect();
+    assert_eq!(titles.len(), 2, "titles keep half: {hits:?}");
+    let messages: Vec<(String, Option<i64>)> = hits
+        .iter()
+        .filter(|h| h.message_id.is_some())
+        .map(|h| (h.conversation_id.clone(), h.message_id))
+        .collect();
+    // The two newest messages of conversations not listed by a kept title.
+    let mut listed = std::collections::HashSet::new();
+    let expected: Vec<(String, Option<i64>)> = said
+        .iter()
+        .rev()
+        .filter(|(c, _)| !titles.contains(&c.as_str()) && listed.insert(c.clone()))
+        .take(2)
+        .map(|(c, id)| (c.clone(), Some(*id)))
+        .collect();
+    assert_eq!(messages, expected);
+    // The titled conversation past the cut is among them, by its newest message.
+    assert!(titled.iter().any(|t| !titles.contains(&t.as_str()) && messages[0].0 == *t));
+    // With room for all, the title that did not make the cut is listed by its title again.
+    let hits = store.search("alpha", 10).unwrap();
+    assert_eq!(hits.iter().filter(|h| h.message_id.is_none()).count(), 3);
+    assert_eq!(hits.len(), 7, "three titles, then the four others by message: {hits:?}");
+}
+
 /// A conversation is listed once: by its title when that matches, else by its newest matching
 /// message, however many of its messages match.
 #[test]
