@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Instant;
 
 use anyhow::{Context, Result};
 use futures::FutureExt;
@@ -121,7 +122,7 @@ fn serve_view(host: &Host, label: &str, request: &http::Request<Vec<u8>>) -> htt
             .unwrap_or_else(|_| http::Response::new(Vec::new()));
     }
     let served = if matches!(*request.method(), http::Method::GET | http::Method::HEAD) {
-        host.views().serve_document(&token, &origin, label)
+        host.views().tokens().serve(&token, &origin, label, Instant::now())
     } else {
         Err(porthole_apps::tokens::NotServed::Unknown)
     };

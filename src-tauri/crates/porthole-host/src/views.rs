@@ -406,8 +406,6 @@ struct Inner {
     emulation: Mutex<HostEmulation>,
     /// Remote agents by name (set by the app; see [`Views::set_agents`]).
     agents: Mutex<Option<AgentsByName>>,
-    /// Views' documents served: the memory a burst of them leaves is given back after it.
-    served: Arc<crate::memory::AfterBurst>,
 }
 
 /// The most bridge messages an observation keeps, and the most characters of each.
@@ -602,7 +600,6 @@ impl Views {
                 observations: Mutex::new(HashMap::new()),
                 emulation: Mutex::new(emulation),
                 agents: Mutex::new(None),
-                served: crate::memory::AfterBurst::new(),
                 store,
             }),
         }
@@ -878,24 +875,6 @@ impl Views {
     /// The tokens the `mcpview` scheme handler serves from.
     pub fn tokens(&self) -> &ViewTokens {
         &self.inner.tokens
-    }
-
-    /// A view's document for the `mcpview` scheme handler: what [`ViewTokens::serve`] says of
-    /// `token` for this origin and webview, now. Each document served is a copy of the view's
-    /// HTML (600 KB for a view built with the SDK) handed to the engine and freed; once a burst
-    /// of them (a reply with many views, a transcript opened) is over, that memory is given
-    /// back: 50 documents left the app holding 30 MiB it no longer used (BENCHMARKS.md).
-    pub fn serve_document(
-        &self,
-        token: &str,
-        origin: &str,
-        webview_label: &str,
-    ) -> Result<porthole_apps::tokens::Served, porthole_apps::tokens::NotServed> {
-        let served = self.inner.tokens.serve(token, origin, webview_label, std::time::Instant::now());
-        if served.is_ok() {
-            self.inner.served.event(&self.inner.runtime);
-        }
-        served
     }
 
     /// Tells the webview that shows the event's view (the main window when it has none). What a
