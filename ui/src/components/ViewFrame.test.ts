@@ -480,12 +480,15 @@ describe("ViewFrame far from sight", () => {
   });
 
   it("gives a view its frame only once its card has been near sight", () => {
-    const { frame, move, stateLine, wait } = cardWithView(false);
+    const { frame, move, stateLine, wait, queryByTestId } = cardWithView(false);
     expect(frame()).toBeNull();
     expect(stateLine().dataset.state).toBe("ready");
+    // Its place is held, as tall as the frame will be.
+    expect(queryByTestId("view-waiting")?.style.getPropertyValue("--view-height")).toBe("320px");
     wait(SETTLE_MS - 1);
     expect(frame()).toBeNull();
     move(true);
+    expect(queryByTestId("view-waiting")).toBeNull();
     const first = frame();
     expect(first?.getAttribute("src")).toBe("mcpview://localhost/v1-token");
     // Once shown, it stays while the card hovers at the edge.
@@ -496,9 +499,10 @@ describe("ViewFrame far from sight", () => {
   });
 
   it("never loads a view whose card was far out of sight from the start: closes it without a teardown, keeps its place, and makes it when the card comes near", async () => {
-    const { frame, move, wait, stateLine } = cardWithView(false);
+    const { frame, move, wait, stateLine, queryByTestId } = cardWithView(false);
     move(false, SETTLE_MS - 1);
     expect(frame()).toBeNull();
+    expect(queryByTestId("view-waiting")).not.toBeNull();
     expect(closeView).not.toHaveBeenCalled();
     wait(1);
     // Parked with nothing to tell: Rust closes it, no frame is ever made, no teardown is asked.
@@ -507,6 +511,7 @@ describe("ViewFrame far from sight", () => {
     expect(views.get("call-1")).toMatchObject({ viewId: "v1", state: "parked", leaving: false });
     expect(stateLine().dataset.state).toBe("parked");
     expect(frame()).toBeNull();
+    expect(queryByTestId("view-waiting")).toBeNull();
     for (let i = 0; i < 3; i++) await Promise.resolve();
     flushSync();
     // Rust's word that it is closed leaves it parked.
