@@ -1064,9 +1064,18 @@ fn roots_sampling_and_a_url_question_are_answered_in_the_window() -> Result<()> 
     // Roots: a folder given in the settings.
     s.click(&s.find("[data-testid=settings-button]")?)?;
     s.wait_for_element("[data-testid=settings]", WAIT)?;
-    s.click(&s.find("[data-testid=settings-tab-general]")?)?;
-    // Typed into once the settings can take it (the app's servers are starting meanwhile).
+    // Typed into once the settings can take it (the app's servers are starting meanwhile), on
+    // the General tab (chosen again if a click went astray).
     s.wait_for("the roots field to take text", WAIT, |s| {
+        let general = s.find("[data-testid=settings-tab-general]")?;
+        if s.attribute(&general, "aria-selected")?.as_deref() != Some("true") {
+            s.click(&general)?;
+            return Ok(None);
+        }
+        // Read from Rust first (what is typed before would be replaced).
+        if s.attribute(&s.find("[data-testid=roots-save]")?, "disabled")?.is_some() {
+            return Ok(None);
+        }
         let roots = s.find("[data-testid=roots]")?;
         Ok(s.send_keys(&roots, &folder_path).ok())
     })?;

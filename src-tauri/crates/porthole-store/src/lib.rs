@@ -939,10 +939,11 @@ impl Store {
         let wanted = limit - kept_titles;
         let mut newest: Vec<(String, i64, &String)> = Vec::new();
         {
-            let titled: std::collections::HashSet<&str> =
-                titles.iter().map(|t| t.conversation_id.as_str()).collect();
-            let kept: std::collections::HashSet<&str> =
-                titles[..kept_titles].iter().map(|t| t.conversation_id.as_str()).collect();
+            let titled: std::collections::HashSet<&str> = titles.iter().map(|t| t.conversation_id.as_str()).collect();
+            let kept: std::collections::HashSet<&str> = titles[..kept_titles]
+                .iter()
+                .map(|t| t.conversation_id.as_str())
+                .collect();
             let mut conversations = std::collections::HashSet::new();
             let mut untitled = 0;
             for fts in [&exact, &prefix] {
@@ -975,7 +976,11 @@ impl Store {
         let mut snippets: std::collections::HashMap<i64, String> =
             std::collections::HashMap::with_capacity(newest.len());
         for fts in [&exact, &prefix] {
-            let chosen: Vec<i64> = newest.iter().filter(|(_, _, f)| *f == fts).map(|(_, id, _)| *id).collect();
+            let chosen: Vec<i64> = newest
+                .iter()
+                .filter(|(_, _, f)| *f == fts)
+                .map(|(_, id, _)| *id)
+                .collect();
             let Some(oldest) = chosen.iter().min() else { continue };
             let mut stmt = inner.conn.prepare_cached(
                 "SELECT message_fts.rowid,
@@ -1000,7 +1005,9 @@ impl Store {
              WHERE m.id = ?1",
         )?;
         for (_, message_id, _) in &newest {
-            let Some(snippet) = snippets.remove(message_id) else { continue };
+            let Some(snippet) = snippets.remove(message_id) else {
+                continue;
+            };
             let hit = message.query_row(params![message_id], |row| {
                 Ok(SearchHit {
                     conversation_id: row.get(0)?,

@@ -1488,7 +1488,9 @@ fn search_fills_what_titles_leave_with_the_newest_messages_of_other_conversation
             .append_message(c, MessageRole::User, &text(t), MessageStatus::Complete)
             .unwrap()
     };
-    let others: Vec<String> = (0..4).map(|i| store.create_conversation(&format!("Other {i}")).unwrap().id).collect();
+    let others: Vec<String> = (0..4)
+        .map(|i| store.create_conversation(&format!("Other {i}")).unwrap().id)
+        .collect();
     // Oldest first: every titled conversation and every other one says alpha.
     let mut said = Vec::new();
     for c in titled.iter().chain(others.iter()) {
@@ -1499,7 +1501,11 @@ fn search_fills_what_titles_leave_with_the_newest_messages_of_other_conversation
         said.push((c.clone(), say(c, "alpha once more")));
     }
     let hits = store.search("alpha", 4).unwrap();
-    let titles: Vec<&str> = hits.iter().filter(|h| h.message_id.is_none()).map(|h| h.conversation_id.as_str()).collect();
+    let titles: Vec<&str> = hits
+        .iter()
+        .filter(|h| h.message_id.is_none())
+        .map(|h| h.conversation_id.as_str())
+        .collect();
     assert_eq!(titles.len(), 2, "titles keep half: {hits:?}");
     let messages: Vec<(String, Option<i64>)> = hits
         .iter()
@@ -1517,7 +1523,11 @@ fn search_fills_what_titles_leave_with_the_newest_messages_of_other_conversation
         .collect();
     assert_eq!(messages, expected);
     // The titled conversation past the cut is among them, by its newest message.
-    assert!(titled.iter().any(|t| !titles.contains(&t.as_str()) && messages[0].0 == *t));
+    assert!(
+        titled
+            .iter()
+            .any(|t| !titles.contains(&t.as_str()) && messages[0].0 == *t)
+    );
     // With room for all, the title that did not make the cut is listed by its title again.
     let hits = store.search("alpha", 10).unwrap();
     assert_eq!(hits.iter().filter(|h| h.message_id.is_none()).count(), 3);
