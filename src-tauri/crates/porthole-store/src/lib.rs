@@ -981,7 +981,9 @@ impl Store {
                 .filter(|(_, _, f)| *f == fts)
                 .map(|(_, id, _)| *id)
                 .collect();
-            let Some(oldest) = chosen.iter().min() else { continue };
+            let Some(oldest) = chosen.iter().min().copied() else {
+                continue;
+            };
             let mut stmt = inner.conn.prepare_cached(
                 "SELECT message_fts.rowid,
                         CASE WHEN message_fts.rowid IN (SELECT value FROM json_each(?3))
@@ -990,7 +992,7 @@ impl Store {
                  WHERE message_fts MATCH ?1 AND message_fts.rowid >= ?2
                  ORDER BY message_fts.rowid DESC",
             )?;
-            let ids = serde_json::Value::from(chosen.clone()).to_string();
+            let ids = serde_json::Value::from(chosen).to_string();
             let mut rows = stmt.query(params![fts, oldest, ids])?;
             while let Some(row) = rows.next()? {
                 if let Some(snippet) = row.get::<_, Option<String>>(1)? {
@@ -1008,21 +1010,19 @@ impl Store {
             let Some(snippet) = snippets.remove(message_id) else {
                 continue;
             };
-            let hit = message.query_row(params![message_id], |row| {
-                Ok(SearchHit {
-                    conversation_id: row.get(0)?,
-                    conversation_title: row.get(1)?,
-                    message_id: row.get(2)?,
-                    role: row.get(3)?,
-                    snippet,
-                    rank: 0.0,
+            let hit = message
+                .query_row(params![message_id], |row| {
+                    Ok(SearchHit {
+                        conversation_id: row.get(0)?,
+                        conversation_title: row.get(1)?,
+                        message_id: row.get(2)?,
+                        role: row.get(3)?,
+                        snippet,
+                        rank: 0.0,
+                    })
                 })
-            });
-            match hit {
-                Ok(hit) => messages.push(hit),
-                Err(rusqlite::Error::QueryReturnedNoRows) => {}
-                Err(e) => return Err(e.into()),
-            }
+                .optional()?;
+            messages.extend(hit);
         }
         // Titles take at most half when messages match too; messages fill what titles leave,
         // and a conversation listed by its title is not listed again.
