@@ -17,8 +17,6 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    // Before any thread starts: the allocator's arenas are fixed then.
-    porthole_host::memory::limit_arenas();
     // SIGPIPE stays ignored (Rust's default): a stdio server that exits makes writes to it fail
     // with an error Porthole reports, where the signal would kill Porthole. Printing to a closed
     // stdout (`porthole tools | head`) stops the command quietly where it prints (`headless`).
