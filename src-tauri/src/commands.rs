@@ -3,11 +3,10 @@
 //! `porthole-host/src/command_list.rs`, which also feeds `generate_handler!` here, the ACL
 //! manifest in `build.rs`, the capabilities and the front end's typed client.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use porthole_host::contract::*;
-use porthole_host::window_events::WindowEvents;
 use porthole_host::{AppError, Host};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -268,22 +267,6 @@ fn answer_approval(host: State<'_, Host>, Args(a): Args<AnswerApproval>) -> Answ
 // messages reach the bridge in the order the view sent them (async commands run concurrently and
 // could reorder a notification and the answer after it). The bridge runs the view's requests on
 // the runtime it was made on.
-/// The asking page starts listening for its window's events.
-#[tauri::command]
-fn open_events(events: State<'_, Arc<WindowEvents>>, webview: Webview, _: Args<NoArgs>) -> u64 {
-    events.open(webview.label())
-}
-
-/// The asking window's next events, once there are some (`None`: its page listens no more).
-#[tauri::command]
-async fn next_events(
-    events: State<'_, Arc<WindowEvents>>,
-    webview: Webview,
-    Args(a): Args<NextEvents>,
-) -> Answer<Option<Vec<porthole_host::Outbound>>> {
-    Ok(events.next(webview.label(), a.generation).await)
-}
-
 #[tauri::command]
 fn view_message(host: State<'_, Host>, webview: Webview, Args(a): Args<ViewMessage>) -> Answer<()> {
     host.view_message(webview.label(), &a.view_id, a.message)

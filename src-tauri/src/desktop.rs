@@ -1,5 +1,5 @@
-//! The desktop shell: the app's start, the `mcpview` scheme that serves views, and the adapters through which `porthole-host` reaches the windows
-//! (its [`WindowEvents`], which the windows ask for with `next_events`) and the desktop ([`TauriDesktop`]). Everything the app does lives in `porthole-host`.
+//! The desktop shell: the app's start, the `mcpview` scheme that serves views, and the adapters through which `porthole-host` reaches the windows ([`WindowOutbox`])
+//! and the desktop ([`TauriDesktop`]). Everything the app does lives in `porthole-host`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -9,16 +9,18 @@ use anyhow::{Context, Result};
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use porthole_apps::theme::Theme;
-use porthole_host::window_events::WindowEvents;
-use porthole_host::{Desktop, Host, HostOptions, MAIN_WINDOW, ModelFlags, POP_OUT_PREFIX, Setup};
-use tauri::{AppHandle, Manager, WebviewUrl, WebviewWindowBuilder};
+use porthole_host::{Desktop, Host, HostOptions, MAIN_WINDOW, ModelFlags, Outbound, Outbox, POP_OUT_PREFIX, Setup};
+use tauri::{AppHandle, Emitter, Manager, WebviewUrl, WebviewWindowBuilder};
 
-/// The queue of the app's events for its windows: the host's outbox, and what `next_events`
-/// answers from (a Tauri state).
-fn window_events(app: &tauri::App) -> Arc<WindowEvents> {
-    let events = Arc::new(WindowEvents::new());
-    app.manage(events.clone());
-    events
+/// Sends the app's events to the window they are addressed to.
+struct WindowOutbox(AppHandle);
+
+impl Outbox for WindowOutbox {
+    fn send(&self, window: &str, event: Outbound) {
+        if let Err(e) = self.0.emit_to(window, event.name(), &event) {
+            tracing::warn!(window, event = event.name(), "an event did not reach its window: {e}");
+        }
+    }
 }
 
 fn tauri_theme(theme: Theme) -> tauri::Theme {
@@ -143,7 +145,6 @@ fn serve_view(host: &Host, label: &str, request: &http::Request<Vec<u8>>) -> htt
 fn window_closed(window: &tauri::Window) {
     let label = window.label().to_string();
     let app = window.app_handle().clone();
-    app.state::<Arc<WindowEvents>>().close(&label);
     if label == MAIN_WINDOW {
         for (other, window) in app.webview_windows() {
             if other.starts_with(POP_OUT_PREFIX)
@@ -310,7 +311,7 @@ pub fn with_host<T: Send + 'static>(
             };
             let host = Host::start(
                 options,
-                window_events(app),
+                Arc::new(WindowOutbox(app.handle().clone())),
                 Arc::new(TauriDesktop(app.handle().clone())),
                 handle.clone(),
             );
@@ -370,7 +371,7 @@ pub fn run(
             let started = std::time::Instant::now();
             let host = Host::start(
                 options,
-                window_events(app),
+                Arc::new(WindowOutbox(app.handle().clone())),
                 Arc::new(TauriDesktop(app.handle().clone())),
                 handle,
             );

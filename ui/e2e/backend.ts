@@ -1,6 +1,6 @@
 // The fake back end of the Playwright flows: the Rust commands the window invokes, answered from
-// memory, and the turn events Rust would send, handed to the window as the answers to its
-// `next_events` requests, as porthole-host's `window_events` does. It runs in the page (installed by harness.ts before the app starts).
+// memory, and the turn events Rust would emit, sent as `chat-event`s through the mocked event
+// plugin. It runs in the page (installed by harness.ts before the app starts).
 //
 // A turn is scripted by what was sent: a message naming the weather asks for the `get_weather`
 // tool (which waits for the person's approval); anything else is answered "Echo: <text>",
@@ -8,6 +8,7 @@
 // events (src/lib/testing/turns.ts `record`). The settings and the tools panel's Run check their
 // input as the Rust commands do and refuse with the same reasons. A command it does not know is
 // rejected as Tauri rejects one, and noted for the flow to fail on.
+import { emit } from "@tauri-apps/api/event";
 import type {
   AppError,
   AppInfo,
@@ -32,8 +33,6 @@ import type {
   TurnEvent,
   ViewEvent,
 } from "../src/lib/api";
-import type { AppEvents } from "../src/lib/generated/events";
-import type { Outbound } from "../src/lib/generated/Outbound";
 import { ev, record, textBlock } from "../src/lib/testing/turns";
 import { SEEDED, type HarnessControl, type Invocation } from "./control";
 
@@ -336,37 +335,9 @@ export class FakeBackend {
     waiting: () => [...this.#gates.keys()],
   };
 
-  /** The window's events: queued once its page listens (`open_events`), handed over as the
-   * answer to its open `next_events` request. */
-  #events: { generation: number; queue: Outbound[]; wake: (() => void) | null } = { generation: 0, queue: [], wake: null };
-
-  /** Sends the window event `name` (dropped when the page does not listen yet, as Rust does). */
-  async emit<K extends keyof AppEvents>(name: K, payload: AppEvents[K]): Promise<void> {
-    if (this.#events.generation === 0) return;
-    this.#events.queue.push({ event: name, payload } as Outbound);
-    const wake = this.#events.wake;
-    this.#events.wake = null;
-    wake?.();
-  }
-
-  async #nextEvents(generation: number): Promise<Outbound[] | null> {
-    while (this.#events.generation === generation) {
-      if (this.#events.queue.length) return this.#events.queue.splice(0);
-      await new Promise<void>((resolve) => (this.#events.wake = resolve));
-    }
-    return null;
-  }
-
   /** The mocked IPC's handler: resolves with the command's answer, or rejects with its
    * `{code, message}` error (as the Rust commands do). */
   async invoke(cmd: string, args: Args): Promise<unknown> {
-    // How the window hears events, not something it asks of the app: not noted.
-    if (cmd === "open_events") {
-      this.#events.wake?.();
-      this.#events = { generation: this.#events.generation + 1, queue: [], wake: null };
-      return this.#events.generation;
-    }
-    if (cmd === "next_events") return this.#nextEvents(args.generation as number);
     this.#invocations.push({ cmd, args: structuredClone(args) });
     try {
       return await this.#command(cmd, args);
@@ -651,7 +622,7 @@ export class FakeBackend {
       if (!entry.enabled) return [{ ...structuredClone(connected), state: "disabled" as const, error: null, tools: [], mcpApps }];
       return [{ ...structuredClone(connected), mcpApps }];
     });
-    await this.emit("servers-changed", this.#servers);
+    await emit("servers-changed", this.#servers);
     return structuredClone(settings);
   }
 
@@ -745,7 +716,7 @@ export class FakeBackend {
         state: "expired",
         reason: "the view's resource is kept for 7 days",
       };
-      await this.emit("view-event", event);
+      await emit("view-event", event);
     }
   }
 
@@ -834,7 +805,7 @@ export class FakeBackend {
         if (!this.#threads.has(id)) return;
         thread.events.push(event);
         const payload: ChatEvent = { conversationId: id, event };
-        await this.emit("chat-event", payload);
+        await emit("chat-event", payload);
       },
       unlessStopped: (step) => Promise.race([step, stopping]),
       stopped: () => stopped,

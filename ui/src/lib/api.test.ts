@@ -1,6 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { afterQueuedTasks, errorMessage, isAppError, windowEvents, type EventSource } from "./api";
-import type { Outbound } from "./generated/Outbound";
+import { afterQueuedTasks, errorMessage, isAppError } from "./api";
 
 describe("errorMessage", () => {
   it("shows a command's AppError by its message, not its code", () => {
@@ -39,83 +38,5 @@ describe("afterQueuedTasks", () => {
     deliver(3);
     expect(seen).toEqual([1, 2]);
     await vi.waitFor(() => expect(seen).toEqual([1, 2, 3]));
-  });
-});
-
-/** A stand-in for Rust's `window_events`: batches handed to the page's open request. */
-function scriptedSource() {
-  const requests: Array<{ generation: number; answer: (batch: Outbound[] | null) => void; fail: (e: unknown) => void }> = [];
-  let opens = 0;
-  const source: EventSource = {
-    open: async () => ++opens,
-    next: (generation) => new Promise((answer, fail) => requests.push({ generation, answer, fail })),
-  };
-  const settled = () => new Promise((resolve) => setTimeout(resolve, 0));
-  return { source, requests, opens: () => opens, settled };
-}
-
-const settledEvent = (id: number): Outbound => ({ event: "sampling-settled", payload: { id } });
-
-describe("windowEvents", () => {
-  it("hands each batch's events, in order, to the handlers of their names, asking for the next batch first", async () => {
-    const { source, requests, opens, settled } = scriptedSource();
-    const events = windowEvents(source);
-    const seen: string[] = [];
-    await events.listen("sampling-settled", (s) => seen.push(`settled ${s.id}`));
-    await events.listen("servers-changed", (servers) => seen.push(`servers ${servers.length}`));
-    expect(opens()).toBe(1);
-    await vi.waitFor(() => expect(requests).toHaveLength(1));
-    expect(requests[0].generation).toBe(1);
-    requests[0].answer([settledEvent(1), { event: "servers-changed", payload: [] }, settledEvent(2)]);
-    await settled();
-    expect(seen).toEqual(["settled 1", "servers 0", "settled 2"]);
-    // One request open at a time, sent again as soon as the batch came.
-    expect(requests).toHaveLength(2);
-  });
-
-  it("goes on past a handler that throws, and stops handing events to one that unlistened", async () => {
-    const { source, requests, settled } = scriptedSource();
-    const events = windowEvents(source);
-    const error = vi.spyOn(console, "error").mockImplementation(() => {});
-    const seen: number[] = [];
-    await events.listen("sampling-settled", () => {
-      throw new Error("broken handler");
-    });
-    const unlisten = await events.listen("sampling-settled", (s) => seen.push(s.id));
-    await vi.waitFor(() => expect(requests).toHaveLength(1));
-    requests[0].answer([settledEvent(1), settledEvent(2)]);
-    await settled();
-    expect(seen).toEqual([1, 2]);
-    expect(error).toHaveBeenCalledTimes(2);
-    unlisten();
-    requests[1].answer([settledEvent(3)]);
-    await settled();
-    expect(seen).toEqual([1, 2]);
-    error.mockRestore();
-  });
-
-  it("asks again after a failed request, and stops once Rust says another page listens", async () => {
-    vi.useFakeTimers();
-    try {
-      const { source, requests } = scriptedSource();
-      const events = windowEvents(source);
-      const error = vi.spyOn(console, "error").mockImplementation(() => {});
-      const seen: number[] = [];
-      await events.listen("sampling-settled", (s) => seen.push(s.id));
-      await vi.waitFor(() => expect(requests).toHaveLength(1));
-      requests[0].fail("the IPC broke");
-      await vi.advanceTimersByTimeAsync(1000);
-      expect(requests).toHaveLength(2);
-      requests[1].answer([settledEvent(5)]);
-      await vi.advanceTimersByTimeAsync(0);
-      expect(seen).toEqual([5]);
-      expect(requests).toHaveLength(3);
-      requests[2].answer(null);
-      await vi.advanceTimersByTimeAsync(1000);
-      expect(requests).toHaveLength(3);
-      error.mockRestore();
-    } finally {
-      vi.useRealTimers();
-    }
   });
 });

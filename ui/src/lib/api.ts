@@ -2,6 +2,8 @@
 // generated from the Rust types into ./generated (`PORTHOLE_BLESS=1 cargo test -p porthole-host
 // --test contract`); this file gives them the names and call shapes the components use.
 // Nothing else imports @tauri-apps/api.
+import { listen, type UnlistenFn } from "@tauri-apps/api/event";
+import { getCurrentWebview } from "@tauri-apps/api/webview";
 import type { AppError } from "./generated/AppError";
 import type { AttachmentRef } from "./generated/AttachmentRef";
 import type { CompletionTarget } from "./generated/CompletionTarget";
@@ -19,7 +21,6 @@ import type { JsonValue } from "./generated/serde_json/JsonValue";
 import type { HostEmulation } from "./generated/HostEmulation";
 import { commands } from "./generated/commands";
 import type { AppEvents } from "./generated/events";
-import type { Outbound } from "./generated/Outbound";
 
 export type { AgentDraft } from "./generated/AgentDraft";
 export type { AgentEntry } from "./generated/AgentEntry";
@@ -120,97 +121,11 @@ export function errorMessage(e: unknown): string {
   return JSON.stringify(e) ?? String(e);
 }
 
-/** Stops a handler given to one of the `on…` functions. */
-export type UnlistenFn = () => void;
-
-/** How a window's page gets the events Rust sends it: `open` starts listening (a generation),
- * `next` answers with the next batch once there is one (`null`: another page of this window
- * listens now, or the window is closing). */
-export interface EventSource {
-  open: () => Promise<number>;
-  next: (generation: number) => Promise<Outbound[] | null>;
-}
-
-/** How long a failed `next` waits before asking again. */
-const RETRY_MS = 500;
-
-/** The events Rust sends this window (`porthole-host`'s `window_events`): one request is kept
- * open and answered with whatever was sent since, in order; the next one is sent before the
- * batch is handed out, so Rust can answer it while the page works. Each event goes to the
- * handlers listening for its name when it arrives; nothing is kept for a handler that comes
- * later (as with Tauri's own events, which this replaces: each of those was a script the engine
- * evaluated, and that needs a JavaScriptCore VM in the app's process). `listen` resolves once
- * Rust queues this page's events. */
-export function windowEvents(source: EventSource) {
-  type Entry = { handler: (payload: never) => void };
-  const handlers = new Map<string, Set<Entry>>();
-  let opened: Promise<void> | null = null;
-
-  const handOut = (batch: Outbound[]) => {
-    for (const event of batch) {
-      for (const entry of [...(handlers.get(event.event) ?? [])]) {
-        // One handler's failure is its own: the others, and the events after, still go out.
-        try {
-          (entry.handler as (payload: unknown) => void)(event.payload);
-        } catch (e) {
-          console.error(`the ${event.event} event could not be handled:`, e);
-        }
-      }
-    }
-  };
-
-  const ask = (generation: number): Promise<Outbound[] | null> =>
-    source.next(generation).catch(async (e) => {
-      console.error("the window's events could not be read; asking again:", e);
-      await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
-      return ask(generation);
-    });
-
-  const run = async (generation: number) => {
-    let pending = ask(generation);
-    for (;;) {
-      const batch = await pending;
-      if (batch === null) return;
-      pending = ask(generation);
-      handOut(batch);
-    }
-  };
-
-  return {
-    listen<K extends keyof AppEvents>(name: K, handler: (payload: AppEvents[K]) => void): Promise<UnlistenFn> {
-      const entry: Entry = { handler };
-      let entries = handlers.get(name);
-      if (!entries) handlers.set(name, (entries = new Set()));
-      entries.add(entry);
-      if (!opened) {
-        opened = source.open().then(
-          (generation) => void run(generation),
-          (e) => {
-            opened = null;
-            throw e;
-          },
-        );
-      }
-      return opened.then(
-        () => () => void entries.delete(entry),
-        (e) => {
-          entries.delete(entry);
-          throw e;
-        },
-      );
-    },
-  };
-}
-
-const here = windowEvents({
-  open: () => commands.openEvents(),
-  next: (generation) => commands.nextEvents({ generation }),
-});
-
-/** Listens for `name` sent to this window (Rust sends each event to the window it concerns; a
- * pop-out window's view events go to it alone). */
+/** Listens for `name` sent to this window: Rust sends each event to the window it concerns
+ * (`emit_to` its label; a pop-out window's view events go to it alone), and a plain `listen`
+ * would hear every window's. */
 function listenHere<K extends keyof AppEvents>(name: K, handler: (payload: AppEvents[K]) => void): Promise<UnlistenFn> {
-  return here.listen(name, handler);
+  return listen<AppEvents[K]>(name, (e) => handler(e.payload), { target: getCurrentWebview().label });
 }
 
 /** Calls `handler` with each payload in order, but in a task of its own after whatever the

@@ -98,10 +98,6 @@ macro_rules! app_command_list {
             }
             // The main window and pop-out windows; each checks the asking window shows the view.
             shared: {
-                // The app's events for the asking window (`window_events`): start listening
-                // (a generation), then ask for the next batch, one request open at a time.
-                open_events: NoArgs => u64,
-                next_events: NextEvents => Option<Vec<Outbound>>,
                 view_message: ViewMessage => (),
                 close_view: ViewRef => (),
                 set_view_display_mode: SetViewDisplayMode => (),

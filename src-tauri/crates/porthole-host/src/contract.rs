@@ -26,7 +26,6 @@ use crate::attachments::{AttachmentInfo, AttachmentRef, ResourceList};
 use crate::conversations::{ConversationList, StoredConversation};
 use crate::error::AppError;
 use crate::model::ModelInfo;
-use crate::ports::Outbound;
 use crate::prompts::{CompletionTarget, Completions, PromptList};
 use crate::questions::{ElicitationAction, Question};
 use crate::remote_agents::{AgentEntry, AgentSummary};
@@ -62,9 +61,6 @@ macro_rules! args {
 }
 
 args! {
-    /// The next events for the asking window, for the page that started listening with
-    /// `open_events` and got `generation`.
-    NextEvents { #[ts(type = "number")] generation: u64 }
     /// A server's question answered: `accept` (with `content`, an object), `decline` or `cancel`.
     AnswerElicitation { #[ts(type = "number")] id: u64, action: ElicitationAction, content: Option<Value> }
     ConversationRef { id: String }
@@ -372,11 +368,13 @@ fn collect_type_names(ts: &str, into: &mut BTreeMap<String, ()>) {
     }
 }
 
-/// The permissions a capability grants, for windows of `kind`: `allow-<command>` for each
-/// command those windows may call. None of Tauri's own (the app's events come as answers to
-/// `next_events`, not through Tauri's event plugin).
+/// The permissions a capability grants, for windows of `kind`: listening for events, and
+/// `allow-<command>` for each command those windows may call.
 pub fn capability_permissions(pop_out: bool) -> Vec<String> {
-    let mut permissions = Vec::new();
+    let mut permissions = vec![
+        "core:event:allow-listen".to_string(),
+        "core:event:allow-unlisten".to_string(),
+    ];
     for spec in commands() {
         let allowed = match spec.windows {
             Windows::Main => !pop_out,
@@ -427,8 +425,6 @@ mod tests {
         let pop_out = capability_permissions(true);
         assert!(pop_out.contains(&"allow-view-message".to_string()));
         assert!(pop_out.contains(&"allow-pop-out-ready".to_string()));
-        assert!(pop_out.contains(&"allow-next-events".to_string()));
-        assert!(!pop_out.iter().any(|p| p.starts_with("core:")), "{pop_out:?}");
         assert!(!pop_out.contains(&"allow-send-message".to_string()));
         let main = capability_permissions(false);
         assert!(main.contains(&"allow-send-message".to_string()));

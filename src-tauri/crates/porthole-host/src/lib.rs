@@ -43,7 +43,6 @@ pub mod turns;
 pub mod view_cache;
 pub mod view_origins;
 pub mod views;
-pub mod window_events;
 pub mod window_placement;
 pub mod workbench;
 

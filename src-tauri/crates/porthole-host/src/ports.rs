@@ -11,7 +11,6 @@ use futures::future::BoxFuture;
 use porthole_apps::theme::Theme;
 use porthole_mcp::ServerStatus;
 use serde::Serialize;
-use ts_rs::TS;
 
 use crate::questions::Question;
 use crate::sampling::{SamplingSettled, ServerSampling};
@@ -24,33 +23,24 @@ pub const MAIN_WINDOW: &str = "main";
 /// The prefix of every pop-out window's label (`view-1`, `view-2`, …).
 pub const POP_OUT_PREFIX: &str = "view-";
 
-/// One event for a window: its name (`event`, as the window listens for it) and its
-/// `payload`. Windows get them in batches, as the answer to their `next_events` request
-/// (`porthole-host`'s `window_events`).
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(tag = "event", content = "payload")]
+/// One event for a window, with the name the window listens for.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
 pub enum Outbound {
     /// `chat-event`: a conversation's turn (or tools-panel run) moved on.
-    #[serde(rename = "chat-event")]
     Chat(ChatEvent),
     /// `view-event`: a tool call's view, as the window shows it.
-    #[serde(rename = "view-event")]
     View(ViewEvent),
     /// `servers-changed`: every server's state, after any change.
-    #[serde(rename = "servers-changed")]
     ServersChanged(Vec<ServerStatus>),
     /// `elicitation-requested`: a server asks the person something.
-    #[serde(rename = "elicitation-requested")]
     Question(Question),
     /// `sampling-requested`: a server asks the model something (the person decides), or its
     /// answer waits to be sent back.
-    #[serde(rename = "sampling-requested")]
     Sampling(ServerSampling),
     /// `sampling-settled`: the window stops asking about a sampling request.
-    #[serde(rename = "sampling-settled")]
     SamplingSettled(SamplingSettled),
     /// `server-install-requested`: an install link was opened; the person is asked.
-    #[serde(rename = "server-install-requested")]
     ServerInstall(crate::server_install::ServerInstallRequest),
 }
 

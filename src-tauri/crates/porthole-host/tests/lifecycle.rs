@@ -384,7 +384,7 @@ async fn an_approved_call_shows_its_view_and_the_model_gets_the_result() {
         .outbox
         .sent()
         .into_iter()
-        .map(|(_, event)| serde_json::to_value(&event).unwrap()["payload"].clone())
+        .map(|(_, event)| serde_json::to_value(&event).unwrap())
         .collect();
     let told_view = sent
         .iter()

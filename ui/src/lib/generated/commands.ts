@@ -38,8 +38,6 @@ import type { McpAppsSwitch } from "./McpAppsSwitch";
 import type { ModelInfo } from "./ModelInfo";
 import type { ModelSettings } from "./ModelSettings";
 import type { ModelTest } from "./ModelTest";
-import type { NextEvents } from "./NextEvents";
-import type { Outbound } from "./Outbound";
 import type { PreviewPrompt } from "./PreviewPrompt";
 import type { PreviewView } from "./PreviewView";
 import type { PromptList } from "./PromptList";
@@ -171,8 +169,6 @@ export const commands = {
   previewView: (args: PreviewView) => invoke<ViewPreview>("preview_view", args),
   hostEmulation: () => invoke<HostEmulationState>("host_emulation"),
   setHostEmulation: (args: SetHostEmulation) => invoke<HostEmulationState>("set_host_emulation", args),
-  openEvents: () => invoke<number>("open_events"),
-  nextEvents: (args: NextEvents) => invoke<Array<Outbound> | null>("next_events", args),
   viewMessage: (args: ViewMessage) => invoke<void>("view_message", args),
   closeView: (args: ViewRef) => invoke<void>("close_view", args),
   setViewDisplayMode: (args: SetViewDisplayMode) => invoke<void>("set_view_display_mode", args),
