@@ -140,6 +140,23 @@ describe("Sidebar: search", () => {
     expect(queryAllByTestId("search-empty")).toEqual([]);
   });
 
+  it("is a search box to a screen reader, and its clear button empties it and gives the box the keyboard", async () => {
+    const { getByTestId, queryByTestId, getAllByTestId, getByRole } = setup();
+    const box = getByTestId("conversation-search") as HTMLInputElement;
+    expect(getByRole("searchbox", { name: "Search conversations" })).toBe(box);
+    // A plain text field (WebKitGTK's own search field costs the page its SVG code).
+    expect(box.type).toBe("text");
+    expect(queryByTestId("conversation-search-clear")).toBeNull();
+    await fireEvent.input(box, { target: { value: "zebra" } });
+    const clear = getByTestId("conversation-search-clear");
+    expect(clear.getAttribute("aria-label")).toBe("Clear the search");
+    await fireEvent.click(clear);
+    expect(box.value).toBe("");
+    expect(document.activeElement).toBe(box);
+    await waitFor(() => expect(getAllByTestId("conversation")).toHaveLength(2));
+    expect(queryByTestId("conversation-search-clear")).toBeNull();
+  });
+
   it("shows the answer to the latest query, not a slower one to an earlier query", async () => {
     const answers = { ra: deferred<SearchHit[]>(), rain: deferred<SearchHit[]>() };
     const search = vi.fn((q: string) => answers[q as keyof typeof answers].promise);
