@@ -24,6 +24,16 @@ describe("Composer", () => {
     expect(box.value).toBe("");
   });
 
+  it("says when the person writes (what the window fetches the Markdown renderer on), not when the box is only shown or clicked", async () => {
+    const onWriting = vi.fn();
+    const { getByTestId } = render(Composer, { onSend: () => {}, onReady: () => {}, onWriting });
+    const box = getByTestId("composer");
+    await fireEvent.click(box);
+    expect(onWriting).not.toHaveBeenCalled();
+    await fireEvent.input(box, { target: { value: "h" } });
+    expect(onWriting).toHaveBeenCalledOnce();
+  });
+
   it("does not send blank text", async () => {
     const onSend = vi.fn();
     const { getByTestId } = render(Composer, { onSend, onReady: () => {} });

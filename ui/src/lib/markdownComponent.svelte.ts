@@ -1,7 +1,9 @@
 // The Markdown renderer (components/Markdown.svelte with marked, DOMPurify and lib/markdown.ts)
 // is not part of the window's first paint: building marked's grammar alone is tens of
-// milliseconds of the start-up (BENCHMARKS.md). The window fetches it as soon as its composer is
-// ready; a reply shown before it is there is shown as plain text, then rendered in place.
+// milliseconds of the start-up, and holding it costs the page 2.4 MiB (BENCHMARKS.md). The
+// window fetches it when it is first needed: the person writes in the composer, or a reply is
+// shown (a conversation opened, a prompt sent). A reply shown before it is there is shown as
+// plain text, then rendered in place.
 import type { Component } from "svelte";
 
 type MarkdownProps = { text: string; streaming?: boolean };
