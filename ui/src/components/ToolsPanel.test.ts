@@ -93,6 +93,11 @@ describe("ToolsPanel", () => {
     expect(getAllByTestId("tool-entry").map((e) => e.dataset.toolName)).toEqual(["forecast"]);
     await fireEvent.input(getByTestId("tools-search"), { target: { value: "nothing like it" } });
     expect(queryByText(/No tool matches/)).toBeTruthy();
+    // The search box's own clear button (not WebKitGTK's `type="search"` one) shows every tool again.
+    expect((getByTestId("tools-search") as HTMLInputElement).type).toBe("text");
+    await fireEvent.click(getByTestId("tools-search-clear"));
+    expect(queryByText(/No tool matches/)).toBeNull();
+    expect(getAllByTestId("tool-entry").length).toBeGreaterThan(1);
 
     await fireEvent.click(getByTestId("tools-panel-close"));
     expect(onClose).toHaveBeenCalledOnce();
