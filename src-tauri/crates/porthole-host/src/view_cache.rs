@@ -50,10 +50,19 @@ struct Entries {
     clock: u64,
 }
 
+/// One read of a view from its server, and its answer once there.
+type Reading = tokio::sync::OnceCell<Result<LoadedView, Refusal>>;
+
+/// The reads under way, per server, URI and resources version.
+type Readings = HashMap<(String, String, u64), Arc<Reading>>;
+
 /// The cache (cheap to clone; clones share it).
 #[derive(Clone)]
 pub struct ViewCache {
     entries: Arc<Mutex<Entries>>,
+    /// The reads under way: views of one tool that open together (a reply calling it many
+    /// times) wait for the one read and share its copy.
+    reading: Arc<Mutex<Readings>>,
     /// Off: every view is read from its server (`PORTHOLE_VIEW_CACHE=off`, for measuring).
     enabled: bool,
 }
@@ -62,6 +71,7 @@ impl Default for ViewCache {
     fn default() -> Self {
         ViewCache {
             entries: Arc::default(),
+            reading: Arc::default(),
             enabled: true,
         }
     }
@@ -83,24 +93,57 @@ impl ViewCache {
     }
 
     /// View `uri` of `server`: from the cache when it was read at the server's current
-    /// resources version, else read (and checked) now and kept.
+    /// resources version, else read (and checked) now and kept. Loads of the same view that
+    /// start together make one read: the others wait for it and take its answer (each would otherwise ask the server and hold a copy of its own, 600 KB
+    /// for a view built on the SDK; a refusal is shared too, so a dead server is waited for once).
     pub async fn load(&self, servers: &Servers, server: &str, uri: &str) -> Result<(LoadedView, Source), Refusal> {
-        let version = servers.resources_version(server).filter(|_| self.enabled);
-        if let Some(version) = version
-            && let Some(view) = self.get(server, uri, version)
-        {
+        let Some(version) = servers.resources_version(server).filter(|_| self.enabled) else {
+            return Ok((load_view(servers, server, uri).await?, Source::Server));
+        };
+        if let Some(view) = self.get(server, uri, version) {
             return Ok(((*view).clone(), Source::Cache));
         }
-        let view = load_view(servers, server, uri).await?;
-        if let Some(version) = version {
-            let first_time = self.put(server, uri, version, view.clone());
-            if first_time {
-                // Told of changes to it from now on, where the server offers that.
-                let (servers, server, uri) = (servers.clone(), server.to_string(), uri.to_string());
-                tokio::spawn(async move { servers.subscribe_resource(&server, &uri).await });
+        let key = (server.to_string(), uri.to_string(), version);
+        let read = self.reading.lock().unwrap().entry(key.clone()).or_default().clone();
+        // Whoever gets here first reads (a waiter takes over if that call is dropped); whoever
+        // is done first takes the read off the list, so a later view goes by the cache again.
+        let asked = std::sync::atomic::AtomicBool::new(false);
+        let answer = read
+            .get_or_init(|| {
+                asked.store(true, std::sync::atomic::Ordering::Relaxed);
+                self.read(servers, server, uri, version)
+            })
+            .await
+            .clone();
+        {
+            let mut reading = self.reading.lock().unwrap();
+            if reading.get(&key).is_some_and(|r| Arc::ptr_eq(r, &read)) {
+                reading.remove(&key);
             }
         }
-        Ok((view, Source::Server))
+        answer.map(|view| {
+            (
+                view,
+                if asked.into_inner() {
+                    Source::Server
+                } else {
+                    Source::Cache
+                },
+            )
+        })
+    }
+
+    /// Reads `uri` of `server` and keeps it at `version` (the version before the read: a change
+    /// during it makes the next view read again).
+    async fn read(&self, servers: &Servers, server: &str, uri: &str, version: u64) -> Result<LoadedView, Refusal> {
+        let view = load_view(servers, server, uri).await?;
+        let first_time = self.put(server, uri, version, view.clone());
+        if first_time {
+            // Told of changes to it from now on, where the server offers that.
+            let (servers, server, uri) = (servers.clone(), server.to_string(), uri.to_string());
+            tokio::spawn(async move { servers.subscribe_resource(&server, &uri).await });
+        }
+        Ok(view)
     }
 
     /// Reads `uri` of `server` into the cache unless it is there at the current version.

@@ -3,7 +3,7 @@
 //! the server says its resources changed (`resources/list_changed`, `resources/updated` for the
 //! URI the cache subscribed to) or the connection is made anew.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -22,12 +22,15 @@ use serde_json::json;
 
 const URI: &str = "ui://changing/view.html";
 
-/// What the server's view is now, how often it was read, and which URIs were subscribed to.
+/// What the server's view is now, how often it was read, and which URIs were subscribed to;
+/// whether its reads are slow (200 ms) and whether they fail.
 #[derive(Clone, Default)]
 struct Shared {
     revision: Arc<AtomicUsize>,
     reads: Arc<AtomicUsize>,
     subscribed: Arc<Mutex<Vec<String>>>,
+    slow: Arc<AtomicBool>,
+    failing: Arc<AtomicBool>,
 }
 
 #[derive(Clone)]
@@ -107,6 +110,12 @@ impl ServerHandler for ChangingView {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         self.0.reads.fetch_add(1, Ordering::SeqCst);
+        if self.0.slow.load(Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        if self.0.failing.load(Ordering::SeqCst) {
+            return Err(ErrorData::internal_error("the disk is gone", None));
+        }
         let contents = ResourceContents::text(self.html(), request.uri).with_mime_type(porthole_mcp::MCP_APP_MIME);
         Ok(ReadResourceResult::new(vec![contents]).into())
     }
@@ -205,5 +214,44 @@ async fn a_view_is_read_once_and_again_only_after_the_server_says_it_changed() {
     // Forgotten with the server.
     cache.forget_server("changing");
     assert_eq!(cache.size(), (0, 0));
+    servers.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn views_that_open_together_make_one_read_and_share_its_copy_or_its_refusal() {
+    let shared = Shared::default();
+    shared.slow.store(true, Ordering::SeqCst);
+    let server = shared.clone();
+    let url = serve_over_http(move || ChangingView(server.clone())).await;
+    let config = ServerConfig::http("changing", &url).with_timeout(Duration::from_secs(10));
+    let servers = Servers::start(vec![config], ConnectOptions::default());
+    let statuses = servers.settled().await;
+    assert_eq!(statuses[0].state, ServerState::Connected, "{:?}", statuses[0].error);
+    let cache = ViewCache::default();
+    let reads = || shared.reads.load(Ordering::SeqCst);
+
+    // A reply that calls the tool 20 times: its views open at once.
+    let answers = futures::future::join_all((0..20).map(|_| cache.load(&servers, "changing", URI))).await;
+    assert_eq!(reads(), 1, "one resources/read for the 20 views");
+    let views: Vec<_> = answers.into_iter().map(|a| a.unwrap()).collect();
+    assert!(
+        views.iter().all(|(v, _)| Arc::ptr_eq(&v.html, &views[0].0.html)),
+        "the 20 views share one copy of the HTML"
+    );
+    let from_server = views.iter().filter(|(_, source)| *source == Source::Server).count();
+    assert_eq!(from_server, 1, "one of them read it; the others took its answer");
+
+    // A read that fails is waited for once, not once per view, and is not kept: the next view
+    // asks again.
+    cache.forget("changing", URI);
+    shared.failing.store(true, Ordering::SeqCst);
+    let answers = futures::future::join_all((0..20).map(|_| cache.load(&servers, "changing", URI))).await;
+    assert_eq!(reads(), 2, "one resources/read for the 20 views that failed");
+    assert!(answers.iter().all(|a| a.is_err()), "each view is told it failed");
+    shared.failing.store(false, Ordering::SeqCst);
+    let (view, source) = cache.load(&servers, "changing", URI).await.unwrap();
+    assert_eq!(source, Source::Server);
+    assert!(view.html.contains("revision 0"));
+    assert_eq!(reads(), 3);
     servers.shutdown().await;
 }
