@@ -26,8 +26,8 @@
 //!    in the empty Tauri window of the start-up benchmark (same WebKitGTK; Porthole's own CSP
 //!    allows frames from `mcpview:` only, so a bare frame cannot be made in its window), with a
 //!    few lines of in-page host answering `ui/initialize` and posting the result.
-//! 2. Memory with 1 and with 50 views in one transcript (one reply calling the tool 50 times),
-//!    for two views: the bench server's `stamp` (3 KB) and the demo server's folder view
+//! 2. Memory with 1 and with 50 views in one transcript (one reply calling the tool 50 times,
+//!    the view cache on as users have it), for two views: the bench server's `stamp` (3 KB) and the demo server's folder view
 //!    (`list_directory`, about 600 KB built with React and the official ext-apps SDK):
 //!    RSS and PSS (from `/proc/<pid>/smaps_rollup`, as the start-up benchmark) of the porthole
 //!    process and all its descendants (WebKit's web and network processes, the bench server).
@@ -739,7 +739,9 @@ fn memory_with(kind: &ViewKind, n: usize, keep_all_live: bool) -> Result<MemoryR
         .map(|i| FakeToolCall::new(format!("call_{i}"), kind.tool(), kind.arguments()))
         .collect();
     let chat = chat_with(vec![Reply::ToolCalls { text: None, calls }, Reply::text("Done.")], kind)?;
-    let app = launch_with(&chat, false, kind)?;
+    // The view cache as users have it (on): the views of a tool share its one copy of the HTML.
+    // (Off, each view read its own, and the app process held a 600 KB copy per live SDK view.)
+    let app = launch_with(&chat, true, kind)?;
     let card = kind.card();
     let s = &app.session;
     let pid = porthole_pid(chat.dir.path())?;
