@@ -16,6 +16,7 @@
 //! SDK at build time and embedded here, so the demo also proves Porthole interoperates with it.
 
 mod idle;
+mod stdio;
 mod system;
 mod views;
 
@@ -62,10 +63,11 @@ pub fn run_on_stdio(name: &str) -> anyhow::Result<()> {
 
 /// Serves the demo server on stdin/stdout until the client closes the pipe.
 pub async fn serve_stdio() -> anyhow::Result<()> {
-    let (stdin, stdout) = rmcp::transport::stdio();
-    let (stdout, bursts) = idle::BurstWatch::new(stdout);
+    let (stdout, bursts) = idle::BurstWatch::new(stdio::stdout());
     tokio::spawn(idle::give_back_memory_after(bursts));
-    let service = DemoServer::new().serve((stdin, stdout)).await?;
+    let service = DemoServer::new()
+        .serve((stdio::answers(stdout), stdio::requests()))
+        .await?;
     service.waiting().await?;
     Ok(())
 }
