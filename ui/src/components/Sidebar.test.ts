@@ -140,6 +140,20 @@ describe("Sidebar: search", () => {
     expect(queryAllByTestId("search-empty")).toEqual([]);
   });
 
+  it("says which part to fetch when the pointer or the keyboard reaches the Settings, Tools or Workbench button", async () => {
+    const onWarm = vi.fn();
+    const onOpenSettings = vi.fn();
+    const { getByTestId } = setup({ onWarm, onOpenSettings });
+    expect(onWarm).not.toHaveBeenCalled();
+    await fireEvent.pointerEnter(getByTestId("settings-button"));
+    expect(onWarm).toHaveBeenLastCalledWith("settings");
+    await fireEvent.focus(getByTestId("workbench-button"));
+    expect(onWarm).toHaveBeenLastCalledWith("workbench");
+    await fireEvent.pointerEnter(getByTestId("tools-button"));
+    expect(onWarm).toHaveBeenLastCalledWith("workbench");
+    expect(onOpenSettings).not.toHaveBeenCalled();
+  });
+
   it("is a search box to a screen reader, and its clear button empties it and gives the box the keyboard", async () => {
     const { getByTestId, queryByTestId, getAllByTestId, getByRole } = setup();
     const box = getByTestId("conversation-search") as HTMLInputElement;
