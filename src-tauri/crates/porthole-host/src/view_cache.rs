@@ -94,8 +94,9 @@ impl ViewCache {
 
     /// View `uri` of `server`: from the cache when it was read at the server's current
     /// resources version, else read (and checked) now and kept. Loads of the same view that
-    /// start together make one read: the others wait for it and take its answer (each would otherwise ask the server and hold a copy of its own, 600 KB
-    /// for a view built on the SDK; a refusal is shared too, so a dead server is waited for once).
+    /// start together make one read: the others wait for it and take its answer (each would
+    /// otherwise ask the server and hold a copy of its own, 600 KB for a view built on the SDK;
+    /// a refusal is shared too, so a dead server is waited for once).
     pub async fn load(&self, servers: &Servers, server: &str, uri: &str) -> Result<(LoadedView, Source), Refusal> {
         let Some(version) = servers.resources_version(server).filter(|_| self.enabled) else {
             return Ok((load_view(servers, server, uri).await?, Source::Server));
