@@ -682,7 +682,7 @@ async fn view_context_reaches_the_next_request_and_leaves_when_the_view_closes()
 struct EveryViewRenders;
 
 impl ViewReports for EveryViewRenders {
-    fn settle(&self, _: &str) -> BoxFuture<'static, ViewState> {
+    fn settle(&self, _: &str, _: &Value) -> BoxFuture<'static, ViewState> {
         async { ViewState::Rendered { description: None } }.boxed()
     }
 }

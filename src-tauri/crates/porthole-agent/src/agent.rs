@@ -99,17 +99,19 @@ pub enum ViewState {
     Failed(String),
 }
 
-/// The MCP Apps host's answer to "did this call's view render?". `settle` may wait a little
-/// for a view that is still loading; it must resolve.
+/// The MCP Apps host's answer to "did this call's view render?". `settle` is handed the call's
+/// view-facing result (the whole `CallToolResult`) as soon as the call returns, so the host can
+/// give it to the view at once — a view still starting gets it right after its input — and may
+/// then wait a little for a view that is still loading; it must resolve.
 pub trait ViewReports: Send + Sync {
-    fn settle(&self, call_id: &str) -> BoxFuture<'static, ViewState>;
+    fn settle(&self, call_id: &str, result: &Value) -> BoxFuture<'static, ViewState>;
 }
 
 /// No views at all: headless runs.
 pub struct NoViews;
 
 impl ViewReports for NoViews {
-    fn settle(&self, _: &str) -> BoxFuture<'static, ViewState> {
+    fn settle(&self, _: &str, _: &Value) -> BoxFuture<'static, ViewState> {
         async { ViewState::None }.boxed()
     }
 }
@@ -898,7 +900,7 @@ impl ToolRunner {
         };
         match result {
             Ok(outcome) => {
-                let view_state = self.views.settle(&call_id).await;
+                let view_state = self.views.settle(&call_id, &outcome.view).await;
                 let model = ModelFacing {
                     content: model_content(&outcome.model, &view_state),
                     is_error: outcome.model.is_error,

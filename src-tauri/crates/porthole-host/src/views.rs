@@ -1055,6 +1055,8 @@ impl Views {
                 }
                 let Some(bridge) = self.bridge(&view_id) else { return };
                 match status {
+                    // Usually given when the call returned (`ViewReports::settle`); the bridge
+                    // takes only a call's first outcome.
                     CallStatus::Ok | CallStatus::Error => bridge.tool_result(view.clone()),
                     CallStatus::Denied => bridge.tool_cancelled("the user denied the call"),
                     CallStatus::Cancelled => bridge.tool_cancelled("the call was cancelled"),
@@ -2752,8 +2754,19 @@ struct ConversationViews {
 }
 
 impl ViewReports for ConversationViews {
-    fn settle(&self, call_id: &str) -> BoxFuture<'static, ViewState> {
-        let phase = self.views.view_for(&self.conversation_id, call_id).and_then(|id| {
+    fn settle(&self, call_id: &str, result: &Value) -> BoxFuture<'static, ViewState> {
+        let view_id = self.views.view_for(&self.conversation_id, call_id);
+        // The view has its result now, not once it has started: the bridge holds it with the
+        // input until `initialized`, then sends both before the card hears the view is ready (its
+        // re-render would otherwise come between them). A result naming another view is given to
+        // that one when the call's end replaces the view.
+        if let Some(id) = &view_id
+            && self.views.replacement_uri(id, result).is_none()
+            && let Some(bridge) = self.views.bridge(id)
+        {
+            bridge.tool_result(result.clone());
+        }
+        let phase = view_id.and_then(|id| {
             self.views
                 .inner
                 .live

@@ -15,6 +15,7 @@ use porthole_host::ports::{RecordingDesktop, RecordingOutbox};
 use porthole_host::{ErrorCode, Host, HostOptions, MAIN_WINDOW, ModelFlags, Outbound, Setup};
 use porthole_mcp::ServerState;
 use porthole_mcp::test_support::serve_over_http;
+use porthole_mcp::traffic::MessageKind;
 use porthole_secrets::{MemorySecrets, SecretError, SecretStore};
 use porthole_store::{MessageRole, ToolCallStatus, ViewState};
 use serde_json::{Value, json};
@@ -333,10 +334,19 @@ async fn an_approved_call_shows_its_view_and_the_model_gets_the_result() {
     })
     .await;
 
-    // The view opens while the call runs; the turn waits for it to start.
+    // The view opens while the call runs; the turn waits for it to start. The call returns
+    // meanwhile, and the view is still told nothing of it.
     let view_id = app.opened(MAIN_WINDOW, "call_1", &[]).await;
+    app.wait_for("the server to answer tools/call", |app| {
+        let traffic = app.host.server_traffic("demo", 0).unwrap();
+        traffic
+            .iter()
+            .any(|e| e.method.as_deref() == Some("tools/call") && e.kind == MessageKind::Response)
+            .then_some(())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(app.chat_of(&id, "done").is_empty(), "the turn waits for the view");
-    tokio::time::sleep(Duration::from_millis(300)).await;
     let early = app.frame_methods(MAIN_WINDOW, &view_id);
     assert!(
         early.iter().all(|m| !m.starts_with("ui/notifications/tool-")),
@@ -380,6 +390,10 @@ async fn an_approved_call_shows_its_view_and_the_model_gets_the_result() {
     assert!(!summary.is_empty(), "{result}");
     // The view is told its result before the card hears the call ended: the window delivers
     // the view's message first instead of after re-rendering the transcript.
+    app.wait_for("the card to hear the call ended", |app| {
+        (!app.chat_of(&id, "tool_call_finished").is_empty()).then_some(())
+    })
+    .await;
     let sent: Vec<Value> = app
         .outbox
         .sent()
@@ -395,6 +409,28 @@ async fn an_approved_call_shows_its_view_and_the_model_gets_the_result() {
     assert!(
         told_view.is_some() && told_card.is_some() && told_view < told_card,
         "view told at {told_view:?}, card at {told_card:?}"
+    );
+    // A view that started after its call returned gets the input and the result one after the
+    // other, as soon as it has initialized, and only then does the card hear it is ready (the
+    // window's re-render for that would otherwise hold the result back).
+    let to_view: Vec<String> = sent
+        .iter()
+        .filter(|e| e["viewId"] == view_id.as_str())
+        .filter_map(|e| match e["type"].as_str() {
+            Some("state") => e["state"].as_str().map(|s| format!("state {s}")),
+            _ => e["message"]["method"].as_str().map(str::to_string),
+        })
+        .filter(|m| m.starts_with("state") || m.starts_with("ui/notifications/tool-"))
+        .collect();
+    assert_eq!(
+        to_view,
+        [
+            "state loading",
+            "ui/notifications/tool-input",
+            "ui/notifications/tool-result",
+            "state ready"
+        ],
+        "what the window heard of the view, in order"
     );
 
     let done = app.turn_end(&id, 1).await;
