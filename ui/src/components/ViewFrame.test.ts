@@ -479,6 +479,23 @@ describe("ViewFrame far from sight", () => {
     expect(reopenViews).toHaveBeenCalledExactlyOnceWith("c1", "call-1");
   });
 
+  it("gives a view whose card the layout puts in sight its frame at once, before the observer's first word", () => {
+    FakeZoneObserver.layout = true;
+    const { frame } = cardWithView(false);
+    expect(frame()?.getAttribute("src")).toBe("mcpview://localhost/v1-token");
+  });
+
+  it("waits for the observer when the layout puts the card far out of sight, or cannot tell", () => {
+    for (const layout of [false, null]) {
+      FakeZoneObserver.layout = layout;
+      const { frame, move, unmount } = cardWithView(false);
+      expect(frame()).toBeNull();
+      move(true);
+      expect(frame()?.getAttribute("src")).toBe("mcpview://localhost/v1-token");
+      unmount();
+    }
+  });
+
   it("gives a view its frame only once its card has been near sight", () => {
     const { frame, move, stateLine, wait, queryByTestId } = cardWithView(false);
     expect(frame()).toBeNull();

@@ -4,21 +4,49 @@
 // The observer comes from a replaceable factory: jsdom has no IntersectionObserver, and tests
 // drive a fake one by hand.
 
-/** How far beyond the transcript's visible part (above and below) a view stays alive. */
-export const ZONE_MARGIN = "1500px 0px";
+/** How far beyond the transcript's visible part (above and below) a view stays alive, in px. */
+export const ZONE_MARGIN_PX = 1500;
+/** The same, as the observer's root margin. */
+export const ZONE_MARGIN = `${ZONE_MARGIN_PX}px 0px`;
 /** How long a view must stay out of (or back in) the zone before it is parked (or re-created),
  * so that one hovering at the edge is not closed and reopened over and over (ms). */
 export const SETTLE_MS = 500;
 
-/** What ViewFrame needs of an IntersectionObserver. */
+/** What ViewFrame needs of an IntersectionObserver. `insideNow`, when the observer has it, judges
+ * from the layout as it is now what the first callback will say (null: it cannot tell), so that
+ * a card already in sight does not wait a frame for that callback to get its view's frame. */
 export interface ZoneObserver {
   observe(target: Element): void;
   disconnect(): void;
+  insideNow?(target: Element): boolean | null;
 }
 
 export type ZoneObserverFactory = (callback: IntersectionObserverCallback, options: IntersectionObserverInit) => ZoneObserver;
 
-const browserFactory: ZoneObserverFactory = (callback, options) => new IntersectionObserver(callback, options);
+const browserFactory: ZoneObserverFactory = (callback, options) => {
+  const observer = new IntersectionObserver(callback, options);
+  const root = options.root instanceof Element ? options.root : null;
+  return {
+    observe: (target) => observer.observe(target),
+    disconnect: () => observer.disconnect(),
+    insideNow: (target) => insideByLayout(target, root),
+  };
+};
+
+/** Whether `target` is within ZONE_MARGIN_PX of `root`'s box (of the window, without a root),
+ * as the layout stands now: the observer's question, asked at once. Null when `target` has no
+ * box (not laid out). Reading the boxes lays the page out, as its next frame would. */
+export function insideByLayout(target: Element, root: Element | null): boolean | null {
+  if (target.getClientRects().length === 0) return null;
+  const box = target.getBoundingClientRect();
+  const area = root ? root.getBoundingClientRect() : { top: 0, bottom: window.innerHeight, left: 0, right: window.innerWidth };
+  return (
+    box.bottom >= area.top - ZONE_MARGIN_PX &&
+    box.top <= area.bottom + ZONE_MARGIN_PX &&
+    box.right >= area.left &&
+    box.left <= area.right
+  );
+}
 
 let factory: ZoneObserverFactory | null = null;
 
@@ -41,9 +69,10 @@ export function zoneWatchable(): boolean {
 }
 
 /** Tells `onChange` whether `target` is within ZONE_MARGIN of the visible part of the
- * transcript it is in (of the window, outside a transcript), first as soon as the observer
- * knows, then on every change. Without an IntersectionObserver nothing is ever reported (the
- * view stays alive). Returns the function that stops watching. */
+ * transcript it is in (of the window, outside a transcript), first at once when the layout
+ * tells (else as soon as the observer knows), then on every change. Without an
+ * IntersectionObserver nothing is ever reported (the view stays alive). Returns the function
+ * that stops watching. */
 export function watchZone(target: Element, onChange: (inside: boolean) => void): () => void {
   const make = currentFactory();
   if (!make) return () => {};
@@ -56,5 +85,7 @@ export function watchZone(target: Element, onChange: (inside: boolean) => void):
     { root, rootMargin: ZONE_MARGIN, threshold: 0 },
   );
   observer.observe(target);
+  const now = observer.insideNow?.(target) ?? null;
+  if (now !== null) onChange(now);
   return () => observer.disconnect();
 }

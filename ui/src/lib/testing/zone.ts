@@ -4,6 +4,9 @@ import { setZoneObserverFactory, type ZoneObserver } from "../viewZone";
 
 export class FakeZoneObserver implements ZoneObserver {
   static all: FakeZoneObserver[] = [];
+  /** What every fake's `insideNow` says: the layout's word before the first callback (null:
+   * none, so only `move` tells). */
+  static layout: boolean | null = null;
   targets: Element[] = [];
   disconnected = false;
 
@@ -20,6 +23,10 @@ export class FakeZoneObserver implements ZoneObserver {
 
   disconnect() {
     this.disconnected = true;
+  }
+
+  insideNow(): boolean | null {
+    return FakeZoneObserver.layout;
   }
 
   /** The live observers watching `target`. */
@@ -39,9 +46,11 @@ export class FakeZoneObserver implements ZoneObserver {
 /** Installs the fake; returns the function that puts the previous factory back. */
 export function installFakeZone(): () => void {
   FakeZoneObserver.all = [];
+  FakeZoneObserver.layout = null;
   const previous = setZoneObserverFactory((callback, options) => new FakeZoneObserver(callback, options));
   return () => {
     setZoneObserverFactory(previous);
     FakeZoneObserver.all = [];
+    FakeZoneObserver.layout = null;
   };
 }
