@@ -589,7 +589,13 @@ impl Views {
                 without_view: Mutex::new(Default::default()),
                 downloads: Mutex::new(HashMap::new()),
                 theme: Mutex::new(theme),
-                cache: ViewCache::from_env(),
+                cache: ViewCache::from_env().on_disk_in(
+                    store
+                        .as_ref()
+                        .and_then(|s| s.path())
+                        .and_then(|p| p.parent())
+                        .map(std::path::Path::to_path_buf),
+                ),
                 origins: ViewOrigins::new(store.clone()),
                 sampler: Mutex::new(None),
                 samples: Mutex::new(HashMap::new()),

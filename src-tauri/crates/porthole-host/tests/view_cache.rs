@@ -255,3 +255,61 @@ async fn views_that_open_together_make_one_read_and_share_its_copy_or_its_refusa
     assert_eq!(reads(), 3);
     servers.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_view_no_one_shows_waits_on_disk_and_comes_back_whole_without_asking_the_server() {
+    let shared = Shared::default();
+    let server = shared.clone();
+    let url = serve_over_http(move || ChangingView(server.clone())).await;
+    let config = ServerConfig::http("changing", &url).with_timeout(Duration::from_secs(10));
+    let servers = Servers::start(vec![config], ConnectOptions::default());
+    let statuses = servers.settled().await;
+    assert_eq!(statuses[0].state, ServerState::Connected, "{:?}", statuses[0].error);
+    let folder = tempfile::tempdir().unwrap();
+    let cache = ViewCache::default().on_disk_in(Some(folder.path().to_path_buf()));
+    let reads = || shared.reads.load(Ordering::SeqCst);
+
+    // Read ahead, as when a server connects: nothing shows it, so none of it stays in memory.
+    cache.prefetch(&servers, "changing", URI).await;
+    assert_eq!(reads(), 1);
+    let (views, bytes) = cache.size();
+    assert!(views == 1 && bytes > 0, "{views} views, {bytes} bytes");
+    assert_eq!(cache.in_memory(), 0, "the HTML waits on disk");
+    // In a file without a name: the folder lists nothing, and nothing is left behind.
+    assert_eq!(std::fs::read_dir(folder.path()).unwrap().count(), 0);
+
+    // A view opens: its HTML comes back from the file, the same as the server's.
+    let (first, source) = cache.load(&servers, "changing", URI).await.unwrap();
+    assert_eq!(source, Source::Cache);
+    assert_eq!(reads(), 1, "the server is not asked again");
+    assert!(first.html.contains("revision 0"), "{}", first.html);
+    assert_eq!(first.html.len(), bytes);
+    assert_eq!(cache.in_memory(), bytes, "in memory while a view shows it");
+    // A second view of it shares the first's copy.
+    let (second, _) = cache.load(&servers, "changing", URI).await.unwrap();
+    assert!(
+        Arc::ptr_eq(&first.html, &second.html),
+        "one copy for the views showing it"
+    );
+
+    // Both views close: back to disk only; the next view reads it back again.
+    drop((first, second));
+    assert_eq!(cache.in_memory(), 0);
+    let (third, source) = cache.load(&servers, "changing", URI).await.unwrap();
+    assert_eq!(source, Source::Cache);
+    assert!(third.html.contains("revision 0"));
+    assert_eq!(reads(), 1);
+
+    // Without a folder to write in, the HTML stays in memory, and views still get it.
+    let nowhere = ViewCache::default().on_disk_in(Some(folder.path().join("missing")));
+    nowhere.prefetch(&servers, "changing", URI).await;
+    assert_eq!(
+        nowhere.in_memory(),
+        bytes,
+        "kept in memory when it cannot be written out"
+    );
+    let (kept, source) = nowhere.load(&servers, "changing", URI).await.unwrap();
+    assert_eq!(source, Source::Cache);
+    assert_eq!(kept.html, third.html);
+    servers.shutdown().await;
+}
