@@ -8,20 +8,9 @@
 //! reads the resource again. Entries are kept up to [`MAX_BYTES`] of HTML in all, the least
 //! recently used going first. What is cached is the checked [`LoadedView`] (HTML, SHA-256,
 //! CSP): the audit log records the hash of what is actually served either way.
-//!
-//! While no view shows it, an entry's HTML waits on disk rather than in memory (views read
-//! ahead when a server connects are most of what the app held at rest: 600 KB for each view
-//! built on the SDK): in a file of the profile's data folder that has no name (unlinked, so
-//! the system removes it when the app ends, however it ends), read back when the next view
-//! of it opens — a fraction of a millisecond from the page cache. The views showing it share
-//! one copy, which the entry finds again while any of them lives. Without a folder, or when
-//! the file cannot be written, the HTML stays in memory.
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 
 use porthole_apps::resource::{LoadedView, Refusal, load_view};
 use porthole_mcp::Servers;
@@ -49,32 +38,9 @@ impl Source {
 
 struct Entry {
     version: u64,
-    /// The checked view; its `html` is empty while `html` below is on disk.
-    view: LoadedView,
-    html: Held,
+    view: Arc<LoadedView>,
     /// When it was last used (a counter): the smallest goes first.
     used: u64,
-}
-
-/// Where an entry's HTML is.
-enum Held {
-    /// In memory (no folder to put it in, or the file could not be written).
-    Memory(Arc<str>),
-    /// In an unnamed file of `len` bytes; `shown` is the copy views hold, while one lives.
-    Disk {
-        file: Arc<Mutex<File>>,
-        len: usize,
-        shown: Weak<str>,
-    },
-}
-
-impl Entry {
-    fn len(&self) -> usize {
-        match &self.html {
-            Held::Memory(html) => html.len(),
-            Held::Disk { len, .. } => *len,
-        }
-    }
 }
 
 #[derive(Default)]
@@ -99,8 +65,6 @@ pub struct ViewCache {
     reading: Arc<Mutex<Readings>>,
     /// Off: every view is read from its server (`PORTHOLE_VIEW_CACHE=off`, for measuring).
     enabled: bool,
-    /// The folder where HTML no view shows waits (none: it stays in memory).
-    folder: Option<PathBuf>,
 }
 
 impl Default for ViewCache {
@@ -109,7 +73,6 @@ impl Default for ViewCache {
             entries: Arc::default(),
             reading: Arc::default(),
             enabled: true,
-            folder: None,
         }
     }
 }
@@ -123,12 +86,6 @@ impl ViewCache {
             enabled: !off,
             ..ViewCache::default()
         }
-    }
-
-    /// The same cache, keeping the HTML no view shows in unnamed files in `folder` (the
-    /// profile's data folder) instead of in memory.
-    pub fn on_disk_in(self, folder: Option<PathBuf>) -> ViewCache {
-        ViewCache { folder, ..self }
     }
 
     pub fn is_enabled(&self) -> bool {
@@ -145,7 +102,7 @@ impl ViewCache {
             return Ok((load_view(servers, server, uri).await?, Source::Server));
         };
         if let Some(view) = self.get(server, uri, version) {
-            return Ok((view, Source::Cache));
+            return Ok(((*view).clone(), Source::Cache));
         }
         let key = (server.to_string(), uri.to_string(), version);
         let read = self.reading.lock().unwrap().entry(key.clone()).or_default().clone();
@@ -197,80 +154,28 @@ impl ViewCache {
         }
     }
 
-    /// The entry at `version`, its HTML shared with the views showing it, or read back from its
-    /// file (outside the lock) when none does. A file that cannot be read is a miss.
-    fn get(&self, server: &str, uri: &str, version: u64) -> Option<LoadedView> {
-        let key = (server.to_string(), uri.to_string());
-        let (file, len) = {
-            let mut entries = self.entries.lock().unwrap();
-            entries.clock += 1;
-            let now = entries.clock;
-            let entry = entries.by_key.get_mut(&key)?;
-            if entry.version != version {
-                return None;
-            }
-            entry.used = now;
-            match &entry.html {
-                Held::Memory(html) => return Some(with_html(&entry.view, html.clone())),
-                Held::Disk { shown, file, len } => match shown.upgrade() {
-                    Some(html) => return Some(with_html(&entry.view, html)),
-                    None => (file.clone(), *len),
-                },
-            }
-        };
-        let html = match read_back(&file, len) {
-            Ok(html) => html,
-            Err(e) => {
-                tracing::warn!(server, uri, "a cached view could not be read back: {e}");
-                self.forget(server, uri);
-                return None;
-            }
-        };
+    fn get(&self, server: &str, uri: &str, version: u64) -> Option<Arc<LoadedView>> {
         let mut entries = self.entries.lock().unwrap();
-        let entry = entries.by_key.get_mut(&key)?;
+        entries.clock += 1;
+        let now = entries.clock;
+        let entry = entries.by_key.get_mut(&(server.to_string(), uri.to_string()))?;
         if entry.version != version {
             return None;
         }
-        if let Held::Disk { file: kept, shown, .. } = &mut entry.html
-            && Arc::ptr_eq(kept, &file)
-        {
-            // Another view may have read it back meanwhile: theirs is the copy to share.
-            match shown.upgrade() {
-                Some(theirs) => return Some(with_html(&entry.view, theirs)),
-                None => *shown = Arc::downgrade(&html),
-            }
-        }
-        Some(with_html(&entry.view, html))
+        entry.used = now;
+        Some(entry.view.clone())
     }
 
     /// Keeps `view`; `true` when the URI was not cached before (at any version).
     fn put(&self, server: &str, uri: &str, version: u64, view: LoadedView) -> bool {
         let size = view.html.len();
-        // Written before the lock is taken; the view being shown holds the copy in memory.
-        let html = match self.folder.as_deref().map(|folder| write_out(folder, &view.html)) {
-            Some(Ok(file)) => Held::Disk {
-                file: Arc::new(Mutex::new(file)),
-                len: size,
-                shown: Arc::downgrade(&view.html),
-            },
-            Some(Err(e)) => {
-                tracing::warn!(
-                    server,
-                    uri,
-                    "a view's HTML is kept in memory: it could not be written out: {e}"
-                );
-                Held::Memory(view.html.clone())
-            }
-            None => Held::Memory(view.html.clone()),
-        };
-        let view = with_html(&view, Arc::from(""));
         let mut entries = self.entries.lock().unwrap();
         entries.clock += 1;
         let used = entries.clock;
         let key = (server.to_string(), uri.to_string());
         let old = entries.by_key.remove(&key);
         if let Some(old) = &old {
-            entries.bytes -= old.len();
+            entries.bytes -= old.view.html.len();
         }
         if size > MAX_BYTES {
             return old.is_none();
@@ -285,7 +190,7 @@ impl ViewCache {
                 break;
             };
             if let Some(gone) = entries.by_key.remove(&oldest) {
-                entries.bytes -= gone.len();
+                entries.bytes -= gone.view.html.len();
             }
         }
         entries.bytes += size;
@@ -293,32 +198,11 @@ impl ViewCache {
             key,
             Entry {
                 version,
-                view,
-                html,
+                view: Arc::new(view),
                 used,
             },
         );
         old.is_none()
-    }
-
-    /// How many bytes of cached HTML are in memory: held by the cache itself, or shared with
-    /// views that show it.
-    pub fn in_memory(&self) -> usize {
-        let entries = self.entries.lock().unwrap();
-        entries
-            .by_key
-            .values()
-            .map(|e| match &e.html {
-                Held::Memory(html) => html.len(),
-                Held::Disk { shown, len, .. } => {
-                    if shown.strong_count() > 0 {
-                        *len
-                    } else {
-                        0
-                    }
-                }
-            })
-            .sum()
     }
 
     /// Forgets every view of `server` (removed, or its view data cleared).
@@ -327,7 +211,7 @@ impl ViewCache {
         let keys: Vec<_> = entries.by_key.keys().filter(|(s, _)| s == server).cloned().collect();
         for key in keys {
             if let Some(gone) = entries.by_key.remove(&key) {
-                entries.bytes -= gone.len();
+                entries.bytes -= gone.view.html.len();
             }
         }
     }
@@ -336,7 +220,7 @@ impl ViewCache {
     pub fn forget(&self, server: &str, uri: &str) {
         let mut entries = self.entries.lock().unwrap();
         if let Some(gone) = entries.by_key.remove(&(server.to_string(), uri.to_string())) {
-            entries.bytes -= gone.len();
+            entries.bytes -= gone.view.html.len();
         }
     }
 
@@ -345,27 +229,4 @@ impl ViewCache {
         let entries = self.entries.lock().unwrap();
         (entries.by_key.len(), entries.bytes)
     }
-}
-
-/// `view` with `html` as its HTML.
-fn with_html(view: &LoadedView, html: Arc<str>) -> LoadedView {
-    LoadedView { html, ..view.clone() }
-}
-
-/// `html` in a new file of `folder` that has no name: only this handle reaches it, and the
-/// system frees it when the handle is closed (the entry goes, or the app ends).
-fn write_out(folder: &std::path::Path, html: &str) -> std::io::Result<File> {
-    let mut file = tempfile::tempfile_in(folder)?;
-    file.write_all(html.as_bytes())?;
-    Ok(file)
-}
-
-/// The `len` bytes of HTML `file` holds (it was written as UTF-8 and is read whole).
-fn read_back(file: &Mutex<File>, len: usize) -> std::io::Result<Arc<str>> {
-    let mut bytes = vec![0; len];
-    let mut file = file.lock().unwrap();
-    file.seek(SeekFrom::Start(0))?;
-    file.read_exact(&mut bytes)?;
-    let html = String::from_utf8(bytes).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
-    Ok(Arc::from(html))
 }

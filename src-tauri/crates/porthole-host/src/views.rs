@@ -589,13 +589,7 @@ impl Views {
                 without_view: Mutex::new(Default::default()),
                 downloads: Mutex::new(HashMap::new()),
                 theme: Mutex::new(theme),
-                cache: ViewCache::from_env().on_disk_in(
-                    store
-                        .as_ref()
-                        .and_then(|s| s.path())
-                        .and_then(|p| p.parent())
-                        .map(std::path::Path::to_path_buf),
-                ),
+                cache: ViewCache::from_env(),
                 origins: ViewOrigins::new(store.clone()),
                 sampler: Mutex::new(None),
                 samples: Mutex::new(HashMap::new()),
