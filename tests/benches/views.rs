@@ -88,7 +88,12 @@ fn row(label: &str, mut values: Vec<f64>) -> Option<f64> {
 
 fn ratio(label: &str, a: Option<f64>, b: Option<f64>) {
     match (a, b) {
-        (Some(a), Some(b)) if b > 0.0 => println!("  {:>7.1}x  {label}  ({a:.2} / {b:.2} ms)", a / b),
+        // Pages time in whole milliseconds: a baseline under half of one is no base for a ratio.
+        (Some(a), Some(b)) if b >= 0.5 => println!("  {:>7.1}x  {label}  ({a:.2} / {b:.2} ms)", a / b),
+        (Some(a), Some(b)) => println!(
+            "  {:>8}  {label}  ({a:.2} / {b:.2} ms: the baseline is under the page clock's 1 ms)",
+            "n/a"
+        ),
         _ => println!("  {:>8}  {label}", "n/a"),
     }
 }
