@@ -27,8 +27,9 @@
 //!    allows frames from `mcpview:` only, so a bare frame cannot be made in its window), with a
 //!    few lines of in-page host answering `ui/initialize` and posting the result.
 //! 2. Memory with 1 and with 50 views in one transcript (one reply calling the tool 50 times,
-//!    the view cache on as users have it), for two views: the bench server's `stamp` (3 KB) and the demo server's folder view
-//!    (`list_directory`, about 600 KB built with React and the official ext-apps SDK):
+//!    the view cache on as users have it), for two views: the bench server's `stamp` (3 KB)
+//!    and the demo server's folder view (`list_directory`, about 600 KB built with React and
+//!    the official ext-apps SDK):
 //!    RSS and PSS (from `/proc/<pid>/smaps_rollup`, as the start-up benchmark) of the porthole
 //!    process and all its descendants (WebKit's web and network processes, the bench server).
 //!    Porthole parks (tears down) views whose cards are far out of sight, so this is measured
