@@ -382,11 +382,12 @@ pub fn run(
             }
             let placement = host.main_window_placement(&screens(app.handle()));
             app.manage(host);
-            let builder = crate::windows::guarded(WebviewWindowBuilder::new(
+            crate::desktop_font::read();
+            let builder = crate::desktop_font::named(crate::windows::guarded(WebviewWindowBuilder::new(
                 app,
                 MAIN_WINDOW,
                 WebviewUrl::App("index.html".into()),
-            ))
+            )))
             .title("Porthole")
             // The theme chosen in Settings, for the engine too (`prefers-color-scheme` in views).
             .theme(host_theme(&app.state::<Host>()))

@@ -10,6 +10,7 @@ mod cli;
 mod clipboard_guard;
 mod commands;
 mod desktop;
+mod desktop_font;
 mod windows;
 
 use std::process::ExitCode;

@@ -72,11 +72,11 @@ pub fn guarded<'a, R: tauri::Runtime, M: Manager<R>>(
 /// decides which view and when). It runs the app's own page (`index.html#popout`) under the same
 /// rules as the main window, with the view-window capability (the view commands only).
 pub fn open_pop_out(app: &AppHandle, label: &str, title: &str) -> Result<(), String> {
-    let window = guarded(WebviewWindowBuilder::new(
+    let window = crate::desktop_font::named(guarded(WebviewWindowBuilder::new(
         app,
         label,
         WebviewUrl::App("index.html#popout".into()),
-    ))
+    )))
     .title(title)
     .inner_size(720.0, 560.0)
     .min_inner_size(320.0, 240.0)
@@ -113,19 +113,23 @@ pub fn open_view_window(
     } else {
         "index.html#bare-light"
     };
-    guarded(WebviewWindowBuilder::new(app, label, WebviewUrl::App(page.into())))
-        .title("Porthole")
-        .theme(Some(if dark { tauri::Theme::Dark } else { tauri::Theme::Light }))
-        .inner_size(f64::from(width), f64::from(height))
-        .resizable(false)
-        .decorations(false)
-        .skip_taskbar(true)
-        .focused(false)
-        .position(0.0, 0.0)
-        .visible(shown)
-        .build()
-        .map(drop)
-        .map_err(|e| e.to_string())
+    crate::desktop_font::named(guarded(WebviewWindowBuilder::new(
+        app,
+        label,
+        WebviewUrl::App(page.into()),
+    )))
+    .title("Porthole")
+    .theme(Some(if dark { tauri::Theme::Dark } else { tauri::Theme::Light }))
+    .inner_size(f64::from(width), f64::from(height))
+    .resizable(false)
+    .decorations(false)
+    .skip_taskbar(true)
+    .focused(false)
+    .position(0.0, 0.0)
+    .visible(shown)
+    .build()
+    .map(drop)
+    .map_err(|e| e.to_string())
 }
 
 /// A PNG of what the window `label` shows (WebKitGTK's snapshot of the visible part).

@@ -302,6 +302,61 @@ fn dark_system_theme_gives_a_dark_window() -> Result<()> {
     Ok(())
 }
 
+/// The page's text is drawn in the desktop's interface font (GTK's `gtk-font-name`, here from a
+/// settings file; a monospace family, so it is neither of the engine's default fonts), which
+/// the app names for the page (src-tauri/src/desktop_font.rs).
+#[test]
+fn the_page_is_in_the_desktops_font() -> Result<()> {
+    let dir = profile();
+    let gtk = tempfile::tempdir()?;
+    std::fs::create_dir_all(gtk.path().join("gtk-3.0"))?;
+    std::fs::write(
+        gtk.path().join("gtk-3.0/settings.ini"),
+        "[Settings]\ngtk-font-name=DejaVu Sans Mono 11\n",
+    )?;
+    let config_dirs = gtk.path().display().to_string();
+    let app = App::launch(dir.path(), &[], &[("XDG_CONFIG_DIRS", config_dirs.as_str())])?;
+    // One line of text as wide as the page draws it, and as wide in each named font.
+    let widths = app.session.execute(
+        r#"const width = (family) => {
+             const probe = document.createElement("span");
+             probe.textContent = "Porthole draws this in the desktop's font";
+             probe.style.whiteSpace = "pre";
+             probe.style.position = "absolute";
+             if (family) probe.style.fontFamily = family;
+             document.querySelector("main.chat").appendChild(probe);
+             const w = probe.getBoundingClientRect().width;
+             probe.remove();
+             return w;
+           };
+           return [width(null), width('"DejaVu Sans Mono"'), width("sans-serif"), width("serif")];"#,
+        json!([]),
+    )?;
+    let w: Vec<f64> = widths
+        .as_array()
+        .context("widths")?
+        .iter()
+        .filter_map(|v| v.as_f64())
+        .collect();
+    assert_eq!(w.len(), 4, "{widths}");
+    assert!(
+        (w[0] - w[1]).abs() < 0.5,
+        "the page's text is not in DejaVu Sans Mono: {w:?}"
+    );
+    assert!(
+        (w[1] - w[2]).abs() > 5.0 && (w[1] - w[3]).abs() > 5.0,
+        "the desktop's font cannot be told from the engine's defaults here: {w:?}"
+    );
+    // Named by the app, before the page ran: the page's first style does not read GTK's
+    // settings itself (`system-ui` would, ~11 ms of start-up).
+    let named = app.session.execute(
+        r#"return getComputedStyle(document.documentElement).getPropertyValue("--desktop-font").trim();"#,
+        json!([]),
+    )?;
+    assert_eq!(named, json!("\"DejaVu Sans Mono\""));
+    Ok(())
+}
+
 fn background(app: &App) -> Result<String> {
     app.session
         .wait_for_element("[data-testid=server][data-state=connected]", WAIT)?;
