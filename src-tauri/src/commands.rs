@@ -69,11 +69,14 @@ fn list_servers(host: State<'_, Host>, _: Args<NoArgs>) -> Vec<porthole_mcp::Ser
     host.list_servers()
 }
 
-/// Called once by the front end when the composer can take input. With
-/// `PORTHOLE_REPORT_READY=1` it prints `porthole-ready <ms since start>` on stdout, which is how
-/// the start-up benchmark measures.
+/// Called once by the front end when the composer can take input: the window is shown (it is
+/// built hidden; desktop.rs). With `PORTHOLE_REPORT_READY=1` it prints `porthole-ready <ms since
+/// start>` on stdout, which is how the start-up benchmark measures.
 #[tauri::command]
-fn ui_ready(host: State<'_, Host>, _: Args<NoArgs>) {
+fn ui_ready(host: State<'_, Host>, window: tauri::WebviewWindow, _: Args<NoArgs>) {
+    if let Err(e) = window.show() {
+        tracing::warn!("the window cannot be shown: {e}");
+    }
     host.ui_ready();
     let ms = STARTED.get().map(|t| t.elapsed().as_millis()).unwrap_or(0);
     tracing::info!(ms, "composer ready");

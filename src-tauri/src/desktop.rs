@@ -391,7 +391,13 @@ pub fn run(
             .title("Porthole")
             // The theme chosen in Settings, for the engine too (`prefers-color-scheme` in views).
             .theme(host_theme(&app.state::<Host>()))
-            .min_inner_size(640.0, 480.0);
+            .min_inner_size(640.0, 480.0)
+            // Shown once its composer is ready (`ui_ready`; at most 3 s on): WebKitGTK's first
+            // draw of a web view waits up to 500 ms for the web process, which, while it starts
+            // loading the page, may itself be waiting on this process: half a second of nothing
+            // in one start in three (BENCHMARKS.md, session 25). Shown ready, the window also
+            // never shows a blank page first.
+            .visible(false);
             // Where it was when it last closed (moved onto a screen if none shows it now).
             let builder = match placement {
                 Some(p) => builder
@@ -401,6 +407,15 @@ pub fn run(
                 None => builder.inner_size(1180.0, 800.0),
             };
             let window = builder.build()?;
+            {
+                let (window, host) = (window.clone(), app.state::<Host>().inner().clone());
+                tauri::async_runtime::spawn(async move {
+                    host.window_ready_at_most().await;
+                    if let Err(e) = window.show() {
+                        tracing::warn!("the window cannot be shown: {e}");
+                    }
+                });
+            }
             if let Some(listener) = listener.take() {
                 let handle = app.handle().clone();
                 listener.serve(move |handover| launched_again(&handle, handover));
