@@ -68,6 +68,20 @@ fn window_opens_with_title_sidebar_transcript_and_composer() -> Result<()> {
     let composer = s.find("[data-testid=composer]")?;
     assert_eq!(s.property(&composer, "tagName")?, "TEXTAREA");
     s.find("[data-testid=send]")?;
+    // On screen (the window is built hidden and shown once its composer is ready), with the
+    // keyboard in the composer.
+    s.wait_for(
+        "the window on screen, its composer focused",
+        Duration::from_secs(5),
+        |s| {
+            let v = s.execute(
+                r#"return document.visibilityState === "visible"
+                 && document.activeElement?.dataset.testid === "composer";"#,
+                json!([]),
+            )?;
+            Ok((v == json!(true)).then_some(()))
+        },
+    )?;
     // A fresh profile was created in the folder we passed with --profile.
     assert!(dir.path().join("config.json").is_file());
     assert!(dir.path().join("logs").is_dir());
