@@ -5,8 +5,8 @@
 //! first style on the way to the composer (22 → 11 ms for the whole first style, 2 vCPU;
 //! BENCHMARKS.md, session 25). The app process has those settings at hand: it names the family
 //! in `--desktop-font` on the page's root element before the page's own code runs. `styles.css`
-//! falls back to `system-ui` without it (other platforms, or no GTK setting). As with
-//! `system-ui`, a window opened before the desktop's font changed keeps the old one.
+//! falls back to `system-ui` without it (other platforms, or no GTK setting). The family is
+//! read once, at start: a change of the desktop's font shows from the next start.
 
 use std::sync::OnceLock;
 
