@@ -10,7 +10,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use porthole_apps::theme::Theme;
 use porthole_host::{Desktop, Host, HostOptions, MAIN_WINDOW, ModelFlags, Outbound, Outbox, POP_OUT_PREFIX, Setup};
-use tauri::{AppHandle, Emitter, Manager, WebviewUrl, WebviewWindowBuilder};
+use tauri::{AppHandle, Emitter, Manager};
 
 /// Sends the app's events to the window they are addressed to.
 struct WindowOutbox(AppHandle);
@@ -383,21 +383,17 @@ pub fn run(
             let placement = host.main_window_placement(&screens(app.handle()));
             app.manage(host);
             crate::desktop_font::read();
-            let builder = crate::desktop_font::named(crate::windows::guarded(WebviewWindowBuilder::new(
-                app,
-                MAIN_WINDOW,
-                WebviewUrl::App("index.html".into()),
-            )))
-            .title("Porthole")
-            // The theme chosen in Settings, for the engine too (`prefers-color-scheme` in views).
-            .theme(host_theme(&app.state::<Host>()))
-            .min_inner_size(640.0, 480.0)
-            // Shown once its composer is ready (`ui_ready`; at most 3 s on): WebKitGTK's first
-            // draw of a web view waits up to 500 ms for the web process, which, while it starts
-            // loading the page, may itself be waiting on this process: half a second of nothing
-            // in one start in three (BENCHMARKS.md, session 25). Shown ready, the window also
-            // never shows a blank page first.
-            .visible(false);
+            let builder = crate::windows::app_window(app, MAIN_WINDOW, "index.html")
+                .title("Porthole")
+                // The theme chosen in Settings, for the engine too (`prefers-color-scheme` in views).
+                .theme(host_theme(&app.state::<Host>()))
+                .min_inner_size(640.0, 480.0)
+                // Shown once its composer is ready (`ui_ready`; at most 3 s on): WebKitGTK's first
+                // draw of a web view waits up to 500 ms for the web process, which, while it starts
+                // loading the page, may itself be waiting on this process: half a second of nothing
+                // in one start in three (BENCHMARKS.md, session 25). Shown ready, the window also
+                // never shows a blank page first.
+                .visible(false);
             // Where it was when it last closed (moved onto a screen if none shows it now).
             let builder = match placement {
                 Some(p) => builder
@@ -408,10 +404,13 @@ pub fn run(
             };
             let window = builder.build()?;
             {
-                let (window, host) = (window.clone(), app.state::<Host>().inner().clone());
+                // `ui_ready` shows it; a page that never says so is shown 3 s on all the same.
+                let window = window.clone();
                 tauri::async_runtime::spawn(async move {
-                    host.window_ready_at_most().await;
-                    if let Err(e) = window.show() {
+                    tokio::time::sleep(porthole_host::WINDOW_WAIT_AT_MOST).await;
+                    if !window.is_visible().unwrap_or(true)
+                        && let Err(e) = window.show()
+                    {
                         tracing::warn!("the window cannot be shown: {e}");
                     }
                 });

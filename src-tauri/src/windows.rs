@@ -68,20 +68,30 @@ pub fn guarded<'a, R: tauri::Runtime, M: Manager<R>>(
         })
 }
 
+/// A window of the app's own page (`page`, e.g. `index.html#popout`): under the rules every
+/// window follows ([`guarded`]), with the desktop's font named in its page.
+pub fn app_window<'a, R: tauri::Runtime, M: Manager<R>>(
+    manager: &'a M,
+    label: &str,
+    page: &str,
+) -> WebviewWindowBuilder<'a, R, M> {
+    crate::desktop_font::named(guarded(WebviewWindowBuilder::new(
+        manager,
+        label,
+        WebviewUrl::App(page.into()),
+    )))
+}
+
 /// Opens the pop-out window `label`: a view in a window of its own (`porthole_host::pop_outs`
 /// decides which view and when). It runs the app's own page (`index.html#popout`) under the same
 /// rules as the main window, with the view-window capability (the view commands only).
 pub fn open_pop_out(app: &AppHandle, label: &str, title: &str) -> Result<(), String> {
-    let window = crate::desktop_font::named(guarded(WebviewWindowBuilder::new(
-        app,
-        label,
-        WebviewUrl::App("index.html#popout".into()),
-    )))
-    .title(title)
-    .inner_size(720.0, 560.0)
-    .min_inner_size(320.0, 240.0)
-    .build()
-    .map_err(|e| e.to_string())?;
+    let window = app_window(app, label, "index.html#popout")
+        .title(title)
+        .inner_size(720.0, 560.0)
+        .min_inner_size(320.0, 240.0)
+        .build()
+        .map_err(|e| e.to_string())?;
     // The same clipboard guard as the main window (GTK: on the main thread).
     #[cfg(target_os = "linux")]
     {
@@ -113,23 +123,19 @@ pub fn open_view_window(
     } else {
         "index.html#bare-light"
     };
-    crate::desktop_font::named(guarded(WebviewWindowBuilder::new(
-        app,
-        label,
-        WebviewUrl::App(page.into()),
-    )))
-    .title("Porthole")
-    .theme(Some(if dark { tauri::Theme::Dark } else { tauri::Theme::Light }))
-    .inner_size(f64::from(width), f64::from(height))
-    .resizable(false)
-    .decorations(false)
-    .skip_taskbar(true)
-    .focused(false)
-    .position(0.0, 0.0)
-    .visible(shown)
-    .build()
-    .map(drop)
-    .map_err(|e| e.to_string())
+    app_window(app, label, page)
+        .title("Porthole")
+        .theme(Some(if dark { tauri::Theme::Dark } else { tauri::Theme::Light }))
+        .inner_size(f64::from(width), f64::from(height))
+        .resizable(false)
+        .decorations(false)
+        .skip_taskbar(true)
+        .focused(false)
+        .position(0.0, 0.0)
+        .visible(shown)
+        .build()
+        .map(drop)
+        .map_err(|e| e.to_string())
 }
 
 /// A PNG of what the window `label` shows (WebKitGTK's snapshot of the visible part).

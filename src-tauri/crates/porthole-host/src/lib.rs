@@ -301,14 +301,6 @@ impl Host {
         self.inner.hot_reload.call_once(|| self.start_hot_reload());
     }
 
-    /// Resolves once the window has said its composer is ready ([`Host::ui_ready`]), or
-    /// [`WINDOW_WAIT_AT_MOST`] after it is first awaited, whichever comes first: what the window
-    /// waits for before it is first shown.
-    pub async fn window_ready_at_most(&self) {
-        let mut ready = self.inner.window_ready.subscribe();
-        let _ = tokio::time::timeout(WINDOW_WAIT_AT_MOST, ready.wait_for(|r| *r)).await;
-    }
-
     pub fn app_info(&self) -> AppInfo {
         self.inner.info.lock().unwrap().clone()
     }
