@@ -119,6 +119,36 @@ async fn a_hanging_call_times_out_and_a_cancelled_one_stops() {
     servers.shutdown().await;
 }
 
+/// Closing a connection while the server still has a long answer to give (the app quitting
+/// while a view is being read, say) does not wait out the 3 s the specification gives a server
+/// to exit: what it writes after its stdin closed is read and dropped, so it finishes and ends
+/// by itself. (Unread, its answer filled the pipe, it blocked there until it was signalled, and
+/// the app took 3 s to quit.)
+#[tokio::test]
+async fn closing_a_server_that_is_still_answering_does_not_wait_for_it_to_be_killed() {
+    let servers = start(vec![test_server("t")]).await;
+    let (progress, mut heard) = tokio::sync::mpsc::unbounded_channel();
+    let options = CallOptions {
+        progress: Some(progress),
+        ..Default::default()
+    };
+    let calling = servers.clone();
+    let call = tokio::spawn(async move {
+        let arguments = args(json!({"bytes": 8 << 20, "delay_ms": 300}));
+        calling.call_tool("t", "big", arguments, options).await
+    });
+    // The server has the request: it answers 8 MiB in 300 ms, after its stdin has closed.
+    heard.recv().await.expect("the server says it has begun");
+    let started = Instant::now();
+    servers.shutdown().await;
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(2),
+        "closing took {took:?}: the server was left blocked on a full pipe until it was signalled"
+    );
+    assert!(call.await.unwrap().is_err(), "the call ends with the connection");
+}
+
 #[tokio::test]
 async fn a_server_killed_mid_call_is_reported_and_restarted_on_next_use() {
     let servers = start(vec![test_server("t")]).await;

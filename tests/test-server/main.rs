@@ -13,7 +13,8 @@
 //! (adds a tool `extra` and sends `notifications/tools/list_changed`), `headers` (the HTTP headers
 //! the server saw, over HTTP), `ask` (an elicitation request; returns the answer), `log` (a log notification),
 //! `forecast {city}` (a UI tool, linked to its view only for clients with MCP Apps: text with the
-//! full JSON plus `structuredContent`: the kagent case), `big {bytes}` (a text result that long),
+//! full JSON plus `structuredContent`: the kagent case), `big {bytes, delay_ms}` (a text result that
+//! long; with `delay_ms`, a progress notification "begun", then the answer that much later),
 //! `length {text}` (how many bytes `text` has), `burst {count}` (that many progress notifications
 //! back to back, "step N", then a result), `edit_note {topic}` (edits a note: see below), and the broken ones: `abort` (the process aborts
 //! mid-call: SIGABRT), `exit_soon` (answers, then exits with status 4), `garbage` (writes a line
@@ -113,7 +114,7 @@ impl ServerHandler for TestServer {
             tool(
                 "big",
                 "A text result of the given number of bytes.",
-                json!({"type": "object", "properties": {"bytes": {"type": "integer"}}}),
+                json!({"type": "object", "properties": {"bytes": {"type": "integer"}, "delay_ms": {"type": "integer"}}}),
             ),
             tool(
                 "length",
@@ -316,6 +317,19 @@ impl TestServer {
             }
             "big" => {
                 let bytes = args.get("bytes").and_then(Value::as_u64).unwrap_or(0) as usize;
+                // `delay_ms`: it says it has begun (a progress notification), then answers so
+                // much later, whatever happens meanwhile (the client closing, say).
+                if let Some(ms) = args.get("delay_ms").and_then(Value::as_u64) {
+                    // Not awaited here: rmcp's notification resolves only once its server loop
+                    // has noted it written, which a closing stdin may pre-empt; the answer would
+                    // then never come.
+                    if let Some(token) = context.meta.get_progress_token() {
+                        let begun = ProgressNotificationParam::new(token, 0.0).with_message("begun");
+                        let peer = context.peer.clone();
+                        tokio::spawn(async move { peer.notify_progress(begun).await });
+                    }
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                }
                 Ok(CallToolResult::success(vec![ContentBlock::text("x".repeat(bytes))]))
             }
             "length" => {

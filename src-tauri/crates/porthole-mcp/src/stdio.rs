@@ -405,6 +405,21 @@ impl ChildTransport {
     }
 }
 
+/// Reads `stdout` to its end, dropping what it reads, then waits for ever (the server's exit
+/// ends the wait; its stdout may be held open by a child it left behind).
+async fn drain(stdout: &mut BufReader<ChildStdout>) {
+    loop {
+        match stdout.fill_buf().await {
+            Ok([]) | Err(_) => break,
+            Ok(read) => {
+                let n = read.len();
+                stdout.consume(n);
+            }
+        }
+    }
+    std::future::pending::<()>().await;
+}
+
 /// `line`, emptied for the next one: its capacity is kept up to [`KEPT_LINE_CAPACITY`].
 fn reuse_line_buffer(mut line: Vec<u8>) -> Vec<u8> {
     line.clear();
@@ -556,10 +571,13 @@ impl rmcp::transport::Transport<RoleClient> for ChildTransport {
 
     /// Closes the server's stdin and gives it 3 s to exit, then SIGTERM and 2 s, then SIGKILL
     /// (the stdio shutdown of the MCP specification); what is left of its group is ended too.
+    /// Meanwhile whatever it still writes is read and dropped: a server in the middle of a long
+    /// answer would otherwise block on the full pipe, never see its stdin close, and be
+    /// signalled 3 s on instead of ending by itself at once.
     async fn close(&mut self) -> Result<(), Self::Error> {
         self.closed = true;
         drop(self.stdin.lock().await.take());
-        let exited = |exit: &mut watch::Receiver<Option<ExitStatus>>, within: Duration| {
+        let exited = |exit: &watch::Receiver<Option<ExitStatus>>, within: Duration| {
             let mut exit = exit.clone();
             async move {
                 tokio::time::timeout(within, exit.wait_for(Option::is_some))
@@ -567,13 +585,20 @@ impl rmcp::transport::Transport<RoleClient> for ChildTransport {
                     .is_ok()
             }
         };
-        if !exited(&mut self.exit, Duration::from_secs(3)).await {
-            #[cfg(unix)]
-            self.group.signal(libc::SIGTERM);
-            if !exited(&mut self.exit, Duration::from_secs(2)).await {
-                self.group.kill();
-                exited(&mut self.exit, Duration::from_secs(1)).await;
+        let (exit, group, stdout) = (&self.exit, &self.group, &mut self.stdout);
+        let ended = async {
+            if !exited(exit, Duration::from_secs(3)).await {
+                #[cfg(unix)]
+                group.signal(libc::SIGTERM);
+                if !exited(exit, Duration::from_secs(2)).await {
+                    group.kill();
+                    exited(exit, Duration::from_secs(1)).await;
+                }
             }
+        };
+        tokio::select! {
+            () = ended => {}
+            () = drain(stdout) => {}
         }
         // Children the server left behind go with it.
         self.group.kill();
