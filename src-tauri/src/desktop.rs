@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -180,7 +181,11 @@ fn quit_on_signals(app: tauri::AppHandle, runtime: &tokio::runtime::Handle) {
 }
 
 /// The app has begun to end: a launch on its profile starts an app of its own.
-static ENDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static ENDING: AtomicBool = AtomicBool::new(false);
+/// The host's shutdown has begun (once, whatever asked the app to end).
+static STOPPING: AtomicBool = AtomicBool::new(false);
+/// The host has shut down: the app may end.
+static STOPPED: AtomicBool = AtomicBool::new(false);
 
 /// Another launch on this profile: the main window comes forward and is handed its install
 /// link. `false` when the app is ending (that launch then starts its own).
@@ -188,7 +193,7 @@ fn launched_again(app: &AppHandle, handover: porthole_host::single_instance::Han
     let Some(window) = app.get_webview_window(MAIN_WINDOW) else {
         return false;
     };
-    if ENDING.load(std::sync::atomic::Ordering::SeqCst) {
+    if ENDING.load(Ordering::SeqCst) {
         return false;
     }
     tracing::info!(
@@ -404,15 +409,21 @@ pub fn run(
             };
             let window = builder.build()?;
             {
-                // `ui_ready` shows it; a page that never says so is shown 3 s on all the same.
+                // `ui_ready` shows it; a page that never says so is shown 3 s on all the same. On
+                // the window's own thread: asked from here, `is_visible` blocks a worker of the
+                // async runtime until that thread answers, which it does not while the app
+                // stops (the quit hung when the two met).
                 let window = window.clone();
                 tauri::async_runtime::spawn(async move {
                     tokio::time::sleep(porthole_host::WINDOW_WAIT_AT_MOST).await;
-                    if !window.is_visible().unwrap_or(true)
-                        && let Err(e) = window.show()
-                    {
-                        tracing::warn!("the window cannot be shown: {e}");
-                    }
+                    let shown = window.clone();
+                    let _ = window.run_on_main_thread(move || {
+                        if !shown.is_visible().unwrap_or(true)
+                            && let Err(e) = shown.show()
+                        {
+                            tracing::warn!("the window cannot be shown: {e}");
+                        }
+                    });
                 });
             }
             if let Some(listener) = listener.take() {
@@ -428,14 +439,31 @@ pub fn run(
         .build(tauri::generate_context!())
         .context("cannot start the window")?;
 
-    app.run(|handle, event| {
-        if let tauri::RunEvent::ExitRequested { .. } | tauri::RunEvent::Exit = event {
-            ENDING.store(true, std::sync::atomic::Ordering::SeqCst);
+    app.run(|handle, event| match event {
+        // The servers are stopped and the store left sound before the app ends, while its event
+        // loop runs on: whatever waits on the windows' thread meanwhile is answered.
+        tauri::RunEvent::ExitRequested { code, api, .. } => {
+            ENDING.store(true, Ordering::SeqCst);
+            // A restart cannot be held back (Tauri ignores `prevent_exit` for it): it stops below.
+            if code != Some(tauri::RESTART_EXIT_CODE) && !STOPPED.load(Ordering::SeqCst) {
+                api.prevent_exit();
+                if !STOPPING.swap(true, Ordering::SeqCst) {
+                    let handle = handle.clone();
+                    tauri::async_runtime::spawn(async move {
+                        handle.state::<Host>().shutdown().await;
+                        STOPPED.store(true, Ordering::SeqCst);
+                        // The same exit again, now let through.
+                        handle.exit(code.unwrap_or(0));
+                    });
+                }
+            }
         }
-        if let tauri::RunEvent::Exit = event {
-            let host = handle.state::<Host>();
-            tauri::async_runtime::block_on(host.shutdown());
+        // A restart (or an end that did not ask first): stopped here, the event loop held.
+        tauri::RunEvent::Exit if !STOPPED.load(Ordering::SeqCst) => {
+            ENDING.store(true, Ordering::SeqCst);
+            tauri::async_runtime::block_on(handle.state::<Host>().shutdown());
         }
+        _ => {}
     });
     drop(runtime);
     Ok(())
