@@ -11,9 +11,9 @@
 //!    `text_delta` line on its stdout to its `done` line, per delta; then the stored reply is
 //!    checked whole.
 //! 2. The window: from sending the message to the reply shown complete, per delta; then a
-//!    reply of 5,000 deltas paced at 500 a second, with the transcript's text length sampled on
-//!    every animation frame in the page: how far the window is behind the stream (its lag) in
-//!    the first and in the last fifth of it.
+//!    reply of 5,000 deltas paced at 500 a second (`PORTHOLE_BENCH_PACED_DELTAS` for another
+//!    length), with the transcript's text length sampled on every animation frame in the page:
+//!    how far the window is behind the stream (its lag) in each fifth of it.
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
@@ -40,6 +40,15 @@ fn sizes() -> Vec<usize> {
 }
 const PIECE: &str = "word ";
 const PACED_DELTAS: usize = 5_000;
+
+/// The paced reply's length; `PORTHOLE_BENCH_PACED_DELTAS=15000` makes it longer (30 s).
+fn paced_deltas() -> usize {
+    std::env::var("PORTHOLE_BENCH_PACED_DELTAS")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(PACED_DELTAS)
+}
 const PACED_PER_SECOND: u64 = 500;
 
 fn profile() -> Result<tempfile::TempDir> {
@@ -185,10 +194,11 @@ fn in_window() -> Result<()> {
     drop(app);
 
     println!();
-    println!("   {PACED_DELTAS} deltas at {PACED_PER_SECOND} a second: the window's lag behind the stream");
+    let paced = paced_deltas();
+    println!("   {paced} deltas at {PACED_PER_SECOND} a second: the window's lag behind the stream");
     let script = Script {
         chunk_delay_ms: 1000 / PACED_PER_SECOND,
-        ..Script::new(vec![Reply::stream(PIECE, PACED_DELTAS)])
+        ..Script::new(vec![Reply::stream(PIECE, paced)])
     };
     let (_fake, _dir, app) = window(&runtime, script)?;
     let s = &app.session;
@@ -204,7 +214,7 @@ fn in_window() -> Result<()> {
          requestAnimationFrame(tick);",
         json!([]),
     )?;
-    send_and_wait(&app, "paced", PIECE.len() * PACED_DELTAS)?;
+    send_and_wait(&app, "paced", PIECE.len() * paced)?;
     let samples = s.execute("return window.__streamSamples;", json!([]))?;
     let samples: Vec<(f64, f64)> = samples
         .as_array()
@@ -222,7 +232,7 @@ fn in_window() -> Result<()> {
         .iter()
         .map(|&(t, chars)| (chars, (t - t0) - (chars - c0) / rate_per_ms))
         .collect();
-    let total = (PIECE.len() * PACED_DELTAS) as f64;
+    let total = (PIECE.len() * paced) as f64;
     let median = |part: Vec<f64>| -> f64 {
         let mut part = part;
         part.sort_by(f64::total_cmp);
@@ -235,6 +245,18 @@ fn in_window() -> Result<()> {
             .map(|l| l.1)
             .collect(),
     );
+    let fifths: Vec<String> = (0..5)
+        .map(|k| {
+            let (from, to) = (total * k as f64 / 5.0, total * (k + 1) as f64 / 5.0);
+            let part = lags
+                .iter()
+                .filter(|(c, _)| *c >= from && *c < to)
+                .map(|l| l.1)
+                .collect();
+            format!("{:.1}", median(part))
+        })
+        .collect();
+    println!("  lag, median in each fifth of the reply: {} ms", fifths.join(", "));
     let frames: Vec<f64> = samples.windows(2).map(|w| w[1].0 - w[0].0).collect();
     println!(
         "  lag, median: {first:.1} ms in the first fifth, {last:.1} ms in the last fifth (growth {:+.1} ms); \
