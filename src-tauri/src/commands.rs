@@ -351,9 +351,17 @@ async fn pop_out_view(host: State<'_, Host>, webview: Webview, Args(a): Args<Vie
     host.pop_out_view(webview.label(), &a.view_id).await
 }
 
+/// A view window's page asks for its view. A pop-out, built hidden (windows.rs), is shown now;
+/// the windows of a check or a picture stay as they were made (shown only when asked to be).
 #[tauri::command]
 fn pop_out_ready(host: State<'_, Host>, webview: Webview, _: Args<NoArgs>) -> Answer<String> {
-    host.pop_out_ready(webview.label())
+    let tool = host.pop_out_ready(webview.label())?;
+    if !webview.label().starts_with(porthole_host::live::LIVE_PREFIX)
+        && let Err(e) = webview.window().show()
+    {
+        tracing::warn!("the pop-out cannot be shown: {e}");
+    }
+    Ok(tool)
 }
 
 #[tauri::command]

@@ -408,24 +408,8 @@ pub fn run(
                 None => builder.inner_size(1180.0, 800.0),
             };
             let window = builder.build()?;
-            {
-                // `ui_ready` shows it; a page that never says so is shown 3 s on all the same. On
-                // the window's own thread: asked from here, `is_visible` blocks a worker of the
-                // async runtime until that thread answers, which it does not while the app
-                // stops (the quit hung when the two met).
-                let window = window.clone();
-                tauri::async_runtime::spawn(async move {
-                    tokio::time::sleep(porthole_host::WINDOW_WAIT_AT_MOST).await;
-                    let shown = window.clone();
-                    let _ = window.run_on_main_thread(move || {
-                        if !shown.is_visible().unwrap_or(true)
-                            && let Err(e) = shown.show()
-                        {
-                            tracing::warn!("the window cannot be shown: {e}");
-                        }
-                    });
-                });
-            }
+            // `ui_ready` shows it; a page that never says so is shown 3 s on all the same.
+            crate::windows::show_at_most_after(&window, porthole_host::WINDOW_WAIT_AT_MOST);
             if let Some(listener) = listener.take() {
                 let handle = app.handle().clone();
                 listener.serve(move |handover| launched_again(&handle, handover));

@@ -82,16 +82,40 @@ pub fn app_window<'a, R: tauri::Runtime, M: Manager<R>>(
     )))
 }
 
+/// Shows `window` `wait` from now unless something showed it first (a window built hidden until
+/// its page says it is ready, whose page never does). Asked on the window's own thread: from
+/// a worker of the async runtime, `is_visible` would block it until that thread answers, which
+/// it does not while the app is stopping (the quit hung when the two met).
+pub fn show_at_most_after(window: &tauri::WebviewWindow, wait: std::time::Duration) {
+    let window = window.clone();
+    tauri::async_runtime::spawn(async move {
+        tokio::time::sleep(wait).await;
+        let shown = window.clone();
+        let _ = window.run_on_main_thread(move || {
+            if !shown.is_visible().unwrap_or(true)
+                && let Err(e) = shown.show()
+            {
+                tracing::warn!(label = shown.label(), "the window cannot be shown: {e}");
+            }
+        });
+    });
+}
+
 /// Opens the pop-out window `label`: a view in a window of its own (`porthole_host::pop_outs`
 /// decides which view and when). It runs the app's own page (`index.html#popout`) under the same
-/// rules as the main window, with the view-window capability (the view commands only).
+/// rules as the main window, with the view-window capability (the view commands only). Built
+/// hidden and shown when its page asks for its view (`pop_out_ready`; at most 3 s on), as the
+/// main window is: its first draw, while the page loads, may stall WebKitGTK for 500 ms, and
+/// it never shows a blank page first.
 pub fn open_pop_out(app: &AppHandle, label: &str, title: &str) -> Result<(), String> {
     let window = app_window(app, label, "index.html#popout")
         .title(title)
         .inner_size(720.0, 560.0)
         .min_inner_size(320.0, 240.0)
+        .visible(false)
         .build()
         .map_err(|e| e.to_string())?;
+    show_at_most_after(&window, porthole_host::WINDOW_WAIT_AT_MOST);
     // The same clipboard guard as the main window (GTK: on the main thread).
     #[cfg(target_os = "linux")]
     {

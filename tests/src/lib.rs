@@ -754,6 +754,24 @@ pub fn end_apps_on(profile: &Path) {
     }
 }
 
+/// Whether a top-level window whose title contains `title` is on screen (mapped and viewable),
+/// asked of the X server (`xwininfo`, x11-utils), whatever WebDriver would show by switching to
+/// it.
+pub fn x_window_on_screen(title: &str) -> Result<bool> {
+    let tree = Command::new("xwininfo").args(["-root", "-tree"]).output()?;
+    let tree = String::from_utf8_lossy(&tree.stdout);
+    for line in tree.lines().filter(|l| l.contains(title)) {
+        let Some(id) = line.split_whitespace().next().filter(|w| w.starts_with("0x")) else {
+            continue;
+        };
+        let info = Command::new("xwininfo").args(["-id", id]).output()?;
+        if String::from_utf8_lossy(&info.stdout).contains("Map State: IsViewable") {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// Where tests write screenshots: `$PORTHOLE_SCREENSHOT_DIR`, else `<target>/screenshots`.
 pub fn screenshot_dir() -> PathBuf {
     std::env::var_os("PORTHOLE_SCREENSHOT_DIR")
