@@ -13,7 +13,8 @@
 //! 2. The window: from sending the message to the reply shown complete, per delta; then a
 //!    reply of 5,000 deltas paced at 500 a second (`PORTHOLE_BENCH_PACED_DELTAS` for another
 //!    length), with the transcript's text length sampled on every animation frame in the page:
-//!    how far the window is behind the stream (its lag) in each fifth of it.
+//!    how far the window is behind the stream (its lag), and the frame interval, in each fifth
+//!    of it; once as one paragraph, once in paragraphs of 100 words.
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
@@ -192,15 +193,40 @@ fn in_window() -> Result<()> {
     }
     print_ratio(&sizes, &per_delta);
     drop(app);
-
-    println!();
     let paced = paced_deltas();
-    println!("   {paced} deltas at {PACED_PER_SECOND} a second: the window's lag behind the stream");
+    println!();
+    println!(
+        "   {paced} deltas at {PACED_PER_SECOND} a second: the window's lag behind the stream (how long after it \
+         would have, had it kept up, a frame shows what it shows)"
+    );
+    paced_reply(
+        &runtime,
+        "one paragraph (the worst case: it is laid out anew each frame)",
+        vec![PIECE.to_string(); paced],
+    )?;
+    let paragraphs = (1..=paced)
+        .map(|i| if i % WORDS_A_PARAGRAPH == 0 { "word\n\n" } else { PIECE }.to_string())
+        .collect();
+    paced_reply(
+        &runtime,
+        &format!("paragraphs of {WORDS_A_PARAGRAPH} words"),
+        paragraphs,
+    )?;
+    Ok(())
+}
+
+/// The paced reply in paragraphs: words in each.
+const WORDS_A_PARAGRAPH: usize = 100;
+
+/// One reply of these `pieces` at [`PACED_PER_SECOND`], in a window of its own: the lag and the
+/// frame interval in each fifth of it.
+fn paced_reply(runtime: &tokio::runtime::Runtime, shape: &str, pieces: Vec<String>) -> Result<()> {
+    let n = pieces.len();
     let script = Script {
         chunk_delay_ms: 1000 / PACED_PER_SECOND,
-        ..Script::new(vec![Reply::stream(PIECE, paced)])
+        ..Script::new(vec![Reply::Stream { pieces }])
     };
-    let (_fake, _dir, app) = window(&runtime, script)?;
+    let (_fake, _dir, app) = window(runtime, script)?;
     let s = &app.session;
     // Samples (page time, characters shown) on every animation frame while the reply streams.
     s.execute(
@@ -214,7 +240,8 @@ fn in_window() -> Result<()> {
          requestAnimationFrame(tick);",
         json!([]),
     )?;
-    send_and_wait(&app, "paced", PIECE.len() * paced)?;
+    // Paragraph breaks are shown shorter than they are written.
+    send_and_wait(&app, "paced", PIECE.len() * n * 9 / 10)?;
     let samples = s.execute("return window.__streamSamples;", json!([]))?;
     let samples: Vec<(f64, f64)> = samples
         .as_array()
@@ -223,47 +250,56 @@ fn in_window() -> Result<()> {
         .filter_map(|p| Some((p[0].as_f64()?, p[1].as_f64()?)))
         .filter(|(_, chars)| *chars > 0.0)
         .collect();
-    let Some(&(t0, c0)) = samples.first() else {
+    let (Some(&(t0, c0)), Some(&(_, total))) = (samples.first(), samples.last()) else {
         bail!("no frame showed the reply streaming");
     };
-    // Had the window kept up, it would show `chars` characters `chars / rate` after the first.
-    let rate_per_ms = PIECE.len() as f64 * PACED_PER_SECOND as f64 / 1000.0;
+    // Had the window kept up, it would show `chars` characters `chars / rate` after the first
+    // (the rate of the characters shown: the whole reply, shown, over the stream's length).
+    let rate_per_ms = total / (n as f64 * 1000.0 / PACED_PER_SECOND as f64);
     let lags: Vec<(f64, f64)> = samples
         .iter()
         .map(|&(t, chars)| (chars, (t - t0) - (chars - c0) / rate_per_ms))
         .collect();
-    let total = (PIECE.len() * paced) as f64;
     let median = |part: Vec<f64>| -> f64 {
         let mut part = part;
         part.sort_by(f64::total_cmp);
         part.get(part.len() / 2).copied().unwrap_or(f64::NAN)
     };
-    let first = median(lags.iter().filter(|(c, _)| *c < total * 0.2).map(|l| l.1).collect());
-    let last = median(
-        lags.iter()
-            .filter(|(c, _)| *c >= total * 0.8 && *c < total)
-            .map(|l| l.1)
-            .collect(),
-    );
-    let fifths: Vec<String> = (0..5)
+    let fifth = |k: usize| (total * k as f64 / 5.0, total * (k + 1) as f64 / 5.0);
+    let lag_fifths: Vec<f64> = (0..5)
         .map(|k| {
-            let (from, to) = (total * k as f64 / 5.0, total * (k + 1) as f64 / 5.0);
-            let part = lags
-                .iter()
-                .filter(|(c, _)| *c >= from && *c < to)
-                .map(|l| l.1)
-                .collect();
-            format!("{:.1}", median(part))
+            let (from, to) = fifth(k);
+            median(
+                lags.iter()
+                    .filter(|(c, _)| *c >= from && *c < to)
+                    .map(|l| l.1)
+                    .collect(),
+            )
         })
         .collect();
-    println!("  lag, median in each fifth of the reply: {} ms", fifths.join(", "));
-    let frames: Vec<f64> = samples.windows(2).map(|w| w[1].0 - w[0].0).collect();
+    let frame_fifths: Vec<f64> = (0..5)
+        .map(|k| {
+            let (from, to) = fifth(k);
+            median(
+                samples
+                    .windows(2)
+                    .filter(|w| w[1].1 >= from && w[1].1 < to)
+                    .map(|w| w[1].0 - w[0].0)
+                    .collect(),
+            )
+        })
+        .collect();
+    let list = |v: &[f64]| v.iter().map(|x| format!("{x:.0}")).collect::<Vec<_>>().join(", ");
+    println!("  {shape}:");
     println!(
-        "  lag, median: {first:.1} ms in the first fifth, {last:.1} ms in the last fifth (growth {:+.1} ms); \
-         {} frames, frame interval median {:.1} ms",
-        last - first,
-        samples.len(),
-        median(frames)
+        "    lag, median in each fifth: {} ms (growth, first fifth to last: {:+.0} ms)",
+        list(&lag_fifths),
+        lag_fifths[4] - lag_fifths[0]
+    );
+    println!(
+        "    frame interval, median in each fifth: {} ms ({} frames)",
+        list(&frame_fifths),
+        samples.len()
     );
     Ok(())
 }
