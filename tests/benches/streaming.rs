@@ -41,6 +41,9 @@ fn sizes() -> Vec<usize> {
 }
 const PIECE: &str = "word ";
 const PACED_DELTAS: usize = 5_000;
+const PACED_PER_SECOND: u64 = 500;
+/// The paced reply in paragraphs: words in each.
+const WORDS_A_PARAGRAPH: usize = 100;
 
 /// The paced reply's length; `PORTHOLE_BENCH_PACED_DELTAS=15000` makes it longer (30 s).
 fn paced_deltas() -> usize {
@@ -50,7 +53,6 @@ fn paced_deltas() -> usize {
         .filter(|n| *n > 0)
         .unwrap_or(PACED_DELTAS)
 }
-const PACED_PER_SECOND: u64 = 500;
 
 fn profile() -> Result<tempfile::TempDir> {
     let dir = tempfile::Builder::new().prefix("porthole-bench-streaming-").tempdir()?;
@@ -199,11 +201,7 @@ fn in_window() -> Result<()> {
         "   {paced} deltas at {PACED_PER_SECOND} a second: the window's lag behind the stream (how long after it \
          would have, had it kept up, a frame shows what it shows)"
     );
-    paced_reply(
-        &runtime,
-        "one paragraph (the worst case: it is laid out anew each frame)",
-        vec![PIECE.to_string(); paced],
-    )?;
+    paced_reply(&runtime, "one paragraph", vec![PIECE.to_string(); paced])?;
     let paragraphs = (1..=paced)
         .map(|i| if i % WORDS_A_PARAGRAPH == 0 { "word\n\n" } else { PIECE }.to_string())
         .collect();
@@ -214,9 +212,6 @@ fn in_window() -> Result<()> {
     )?;
     Ok(())
 }
-
-/// The paced reply in paragraphs: words in each.
-const WORDS_A_PARAGRAPH: usize = 100;
 
 /// One reply of these `pieces` at [`PACED_PER_SECOND`], in a window of its own: the lag and the
 /// frame interval in each fifth of it.
@@ -265,30 +260,23 @@ fn paced_reply(runtime: &tokio::runtime::Runtime, shape: &str, pieces: Vec<Strin
         part.sort_by(f64::total_cmp);
         part.get(part.len() / 2).copied().unwrap_or(f64::NAN)
     };
-    let fifth = |k: usize| (total * k as f64 / 5.0, total * (k + 1) as f64 / 5.0);
-    let lag_fifths: Vec<f64> = (0..5)
-        .map(|k| {
-            let (from, to) = fifth(k);
-            median(
-                lags.iter()
-                    .filter(|(c, _)| *c >= from && *c < to)
-                    .map(|l| l.1)
-                    .collect(),
-            )
-        })
-        .collect();
-    let frame_fifths: Vec<f64> = (0..5)
-        .map(|k| {
-            let (from, to) = fifth(k);
-            median(
-                samples
-                    .windows(2)
-                    .filter(|w| w[1].1 >= from && w[1].1 < to)
-                    .map(|w| w[1].0 - w[0].0)
-                    .collect(),
-            )
-        })
-        .collect();
+    // The median of (characters shown, value) pairs in each fifth of the reply.
+    let per_fifth = |values: Vec<(f64, f64)>| -> Vec<f64> {
+        (0..5)
+            .map(|k| {
+                let (from, to) = (total * k as f64 / 5.0, total * (k + 1) as f64 / 5.0);
+                median(
+                    values
+                        .iter()
+                        .filter(|(c, _)| *c >= from && *c < to)
+                        .map(|v| v.1)
+                        .collect(),
+                )
+            })
+            .collect()
+    };
+    let lag_fifths = per_fifth(lags);
+    let frame_fifths = per_fifth(samples.windows(2).map(|w| (w[1].1, w[1].0 - w[0].0)).collect());
     let list = |v: &[f64]| v.iter().map(|x| format!("{x:.0}")).collect::<Vec<_>>().join(", ");
     println!("  {shape}:");
     println!(
