@@ -1,6 +1,6 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { Parser } from "marked";
-import { cachedMarkdownToHtml, codeLanguage, codeOf, linkAddress, loadHighlighter, markdownBlocks, markdownToHtml } from "./markdown";
+import { Lexer, Parser } from "marked";
+import { MarkdownStream, maySetextHeading, cachedMarkdownToHtml, codeLanguage, codeOf, linkAddress, loadHighlighter, markdownBlocks, markdownToHtml } from "./markdown";
 
 // highlight.js loads on demand (see markdownLazy.test.ts); these tests start with it loaded.
 beforeAll(() => loadHighlighter());
@@ -168,6 +168,34 @@ describe("linkAddress", () => {
   });
 });
 
+describe("setext headings", () => {
+  it("are still headings, under one line or several", () => {
+    const root = dom("Title\n===\n\nTwo\nlines\n---\n\n- a\n- b\n\ntext\n\n---");
+    expect([...root.querySelectorAll("h1, h2")].map((h) => `${h.tagName} ${h.textContent}`)).toEqual(["H1 Title", "H2 Two\nlines"]);
+    expect(root.querySelectorAll("li")).toHaveLength(2);
+    expect(root.querySelector("hr")).not.toBeNull();
+  });
+
+  it("are never turned away by the quick check when marked's own pattern finds one", () => {
+    const pattern = Lexer.rules.block.gfm.lheading;
+    const parts = ["Title", "\n", "===", "---", "-", "=", " ", "   ", "    ", "\t", "- a", "> q", "\n\n", "\n \n", "text", "# h", "```", "| a |"];
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+      return (seed >>> 8) % n;
+    };
+    let found = 0;
+    for (let i = 0; i < 50000; i++) {
+      const src = Array.from({ length: 1 + random(8) }, () => parts[random(parts.length)]).join("");
+      if (pattern.test(src)) {
+        found++;
+        expect(maySetextHeading(src), JSON.stringify(src)).toBe(true);
+      }
+    }
+    expect(found).toBeGreaterThan(200);
+  });
+});
+
 describe("markdownBlocks (streaming)", () => {
   it("renders the same as the whole text, block by block", () => {
     const text = "# Title\n\nSome *text* with [a link](https://example.com/).\n\n- a\n- b\n\n```rust\nfn main() {}\n```\n\n> quote\n\n<script>x()</script>";
@@ -197,6 +225,43 @@ describe("markdownBlocks (streaming)", () => {
     expect(renders).toHaveBeenCalledOnce();
     expect(again.slice(0, 2)).toEqual(later.slice(0, 2));
     expect(again[2]).toBe("<p>And then some</p>");
+  });
+
+  it("shows a growing text, fed to one stream a few characters at a time, as the text lexed whole", () => {
+    const documents = [
+      "Intro paragraph\nwith a lazy line.\n\nA heading\n===\n\nText\n---\n\n- one\n- two\n\n  continued\n- three\n\nAfter the list.",
+      "| a | b |\n| - | - |\n| 1 | 2 |\n| 3 | 4 |\n\nBelow the table.\n\n    indented code\n    more\n\n> quoted\nlazy\n\n> again",
+      "```ts\nconst x = 1;\n\nconst y = 2;\n```\n\n~~~\nunclosed fence\n\nstill code",
+      "1. first\n2. second\n\n   para in item\n\n3. third\n\n<div>\nraw html\n</div>\n\n<!-- a comment\n\nstill the comment -->\n\n***\n\nend",
+      "Windows\r\nline ends\r\n\r\n- a\r\n- b\r\n\r\nlast",
+    ];
+    for (const doc of documents) {
+      const stream = new MarkdownStream();
+      for (let end = 1; end <= doc.length; end += 3) {
+        const text = doc.slice(0, end);
+        expect(stream.blocks(text), JSON.stringify(text)).toEqual(markdownBlocks(text));
+      }
+      expect(stream.blocks(doc)).toEqual(markdownBlocks(doc));
+    }
+  });
+
+  it("lexes only the end of a long growing text", () => {
+    const stream = new MarkdownStream();
+    const paragraphs = Array.from({ length: 50 }, (_, i) => `Paragraph ${i} ${Math.random()}.`);
+    stream.blocks(paragraphs.join("\n\n"));
+    const lexed = vi.spyOn(Lexer.prototype, "lex");
+    const shown = stream.blocks(`${paragraphs.join("\n\n")} More`);
+    expect(shown).toHaveLength(50);
+    expect(shown[49]).toContain("More");
+    const source = lexed.mock.calls[0][0];
+    expect(source.length).toBeLessThan(100);
+    lexed.mockRestore();
+  });
+
+  it("starts again when the text is not the last one grown", () => {
+    const stream = new MarkdownStream();
+    stream.blocks("First\n\nSecond\n\nThird\n\nFourth");
+    expect(stream.blocks("Other\n\nText")).toEqual(markdownBlocks("Other\n\nText"));
   });
 
   it("sanitises each block", () => {

@@ -18,11 +18,17 @@ describe("code highlighting on demand", () => {
     const code = () => container.querySelector("pre code")!;
     expect(code().textContent).toBe("const a = 1;");
     expect(code().querySelector(".hljs-keyword")).toBeNull();
-    // The code block asked for highlight.js; once it is loaded the message renders again.
+    // A message still being written, its code block settled (blocks after it): the same.
+    const streaming = render(Markdown, { text: `${text}\n\nOne.\n\nTwo.\n\nThree`, streaming: true });
+    const streamedCode = () => streaming.container.querySelector("pre code")!;
+    expect(streamedCode().textContent).toBe("const a = 1;");
+    expect(streamedCode().querySelector(".hljs-keyword")).toBeNull();
+    // The code block asked for highlight.js; once it is loaded the messages render again.
     await vi.waitFor(
       () => {
         flushSync();
         expect(code().querySelector(".hljs-keyword")?.textContent).toBe("const");
+        expect(streamedCode().querySelector(".hljs-keyword")?.textContent).toBe("const");
       },
       { timeout: 5000 },
     );
