@@ -201,66 +201,91 @@ fn in_window() -> Result<()> {
         "   {paced} deltas at {PACED_PER_SECOND} a second: the window's lag behind the stream (how long after it \
          would have, had it kept up, a frame shows what it shows)"
     );
-    paced_reply(&runtime, "one paragraph", vec![PIECE.to_string(); paced])?;
-    let paragraphs = (1..=paced)
-        .map(|i| if i % WORDS_A_PARAGRAPH == 0 { "word\n\n" } else { PIECE }.to_string())
-        .collect();
+    paced_reply(&runtime, "one paragraph", paced, None)?;
     paced_reply(
         &runtime,
         &format!("paragraphs of {WORDS_A_PARAGRAPH} words"),
-        paragraphs,
+        paced,
+        Some(WORDS_A_PARAGRAPH),
     )?;
     Ok(())
 }
 
-/// One reply of these `pieces` at [`PACED_PER_SECOND`], in a window of its own: the lag and the
-/// frame interval in each fifth of it.
-fn paced_reply(runtime: &tokio::runtime::Runtime, shape: &str, pieces: Vec<String>) -> Result<()> {
-    let n = pieces.len();
+/// One reply of `n` numbered words ("w1 w2 …", a paragraph break after every
+/// `words_a_paragraph`th) at [`PACED_PER_SECOND`], in a window of its own: the lag and the frame
+/// interval in each fifth of it.
+fn paced_reply(
+    runtime: &tokio::runtime::Runtime,
+    shape: &str,
+    n: usize,
+    words_a_paragraph: Option<usize>,
+) -> Result<()> {
+    let pieces: Vec<String> = (1..=n)
+        .map(|i| match words_a_paragraph {
+            Some(w) if i % w == 0 => format!("w{i}\n\n"),
+            _ => format!("w{i} "),
+        })
+        .collect();
+    let bytes: usize = pieces.iter().map(String::len).sum();
     let script = Script {
         chunk_delay_ms: 1000 / PACED_PER_SECOND,
         ..Script::new(vec![Reply::Stream { pieces }])
     };
     let (_fake, _dir, app) = window(runtime, script)?;
     let s = &app.session;
-    // Samples (page time, characters shown) on every animation frame while the reply streams.
+    // Samples (page time, the last word shown) on every animation frame while the reply
+    // streams: the number in the last word of the last text node that is not blank (cheap
+    // however long the reply).
     s.execute(
         "window.__streamSamples = [];
+         const lastText = (root) => {
+           let node = root.lastChild;
+           while (node) {
+             if (node.nodeType === Node.TEXT_NODE && /\\S/.test(node.data)) return node.data;
+             if (node.nodeType === Node.ELEMENT_NODE && node.lastChild) { node = node.lastChild; continue; }
+             while (node !== root && !node.previousSibling) node = node.parentNode;
+             if (node === root) return '';
+             node = node.previousSibling;
+           }
+           return '';
+         };
          const tick = () => {
            const replies = document.querySelectorAll('[data-testid=message][data-role=assistant]');
            const last = replies[replies.length - 1];
-           if (last) window.__streamSamples.push([performance.now(), last.textContent.length]);
+           if (last && last.dataset.status === 'streaming') {
+             const word = /w(\\d+)\\s*$/.exec(lastText(last).slice(-24));
+             if (word) window.__streamSamples.push([performance.now(), Number(word[1])]);
+           }
            if (!last || last.dataset.status !== 'complete') requestAnimationFrame(tick);
          };
          requestAnimationFrame(tick);",
         json!([]),
     )?;
     // Paragraph breaks are shown shorter than they are written.
-    send_and_wait(&app, "paced", PIECE.len() * n * 9 / 10)?;
+    send_and_wait(&app, "paced", bytes * 9 / 10)?;
     let samples = s.execute("return window.__streamSamples;", json!([]))?;
     let samples: Vec<(f64, f64)> = samples
         .as_array()
         .context("samples")?
         .iter()
         .filter_map(|p| Some((p[0].as_f64()?, p[1].as_f64()?)))
-        .filter(|(_, chars)| *chars > 0.0)
         .collect();
-    let (Some(&(t0, c0)), Some(&(_, total))) = (samples.first(), samples.last()) else {
+    let Some(&(t0, w0)) = samples.first() else {
         bail!("no frame showed the reply streaming");
     };
-    // Had the window kept up, it would show `chars` characters `chars / rate` after the first
-    // (the rate of the characters shown: the whole reply, shown, over the stream's length).
-    let rate_per_ms = total / (n as f64 * 1000.0 / PACED_PER_SECOND as f64);
+    // Had the window kept up, it would show word `w` (w - w0) / rate after the first frame.
+    let per_ms = PACED_PER_SECOND as f64 / 1000.0;
     let lags: Vec<(f64, f64)> = samples
         .iter()
-        .map(|&(t, chars)| (chars, (t - t0) - (chars - c0) / rate_per_ms))
+        .map(|&(t, w)| (w, (t - t0) - (w - w0) / per_ms))
         .collect();
     let median = |part: Vec<f64>| -> f64 {
         let mut part = part;
         part.sort_by(f64::total_cmp);
         part.get(part.len() / 2).copied().unwrap_or(f64::NAN)
     };
-    // The median of (characters shown, value) pairs in each fifth of the reply.
+    // The median of (word shown, value) pairs in each fifth of the reply.
+    let total = n as f64;
     let per_fifth = |values: Vec<(f64, f64)>| -> Vec<f64> {
         (0..5)
             .map(|k| {
@@ -268,7 +293,7 @@ fn paced_reply(runtime: &tokio::runtime::Runtime, shape: &str, pieces: Vec<Strin
                 median(
                     values
                         .iter()
-                        .filter(|(c, _)| *c >= from && *c < to)
+                        .filter(|(w, _)| *w >= from && *w < to)
                         .map(|v| v.1)
                         .collect(),
                 )
