@@ -44,6 +44,8 @@ const PACED_DELTAS: usize = 5_000;
 const PACED_PER_SECOND: u64 = 500;
 /// The paced reply in paragraphs: words in each.
 const WORDS_A_PARAGRAPH: usize = 100;
+/// The paced reply as code: words a line.
+const WORDS_A_LINE: usize = 10;
 
 /// The paced reply's length; `PORTHOLE_BENCH_PACED_DELTAS=15000` makes it longer (30 s).
 fn paced_deltas() -> usize {
@@ -201,29 +203,47 @@ fn in_window() -> Result<()> {
         "   {paced} deltas at {PACED_PER_SECOND} a second: the window's lag behind the stream (how long after it \
          would have, had it kept up, a frame shows what it shows)"
     );
-    paced_reply(&runtime, "one paragraph", paced, None)?;
+    paced_reply(&runtime, "one paragraph", paced, Shape::Paragraph)?;
     paced_reply(
         &runtime,
         &format!("paragraphs of {WORDS_A_PARAGRAPH} words"),
         paced,
-        Some(WORDS_A_PARAGRAPH),
+        Shape::Paragraphs,
+    )?;
+    paced_reply(
+        &runtime,
+        &format!("a Rust code block of {WORDS_A_LINE} words a line"),
+        paced,
+        Shape::Code,
     )?;
     Ok(())
 }
 
-/// One reply of `n` numbered words ("w1 w2 …", a paragraph break after every
-/// `words_a_paragraph`th) at [`PACED_PER_SECOND`], in a window of its own: the lag and the frame
-/// interval in each fifth of it.
-fn paced_reply(
-    runtime: &tokio::runtime::Runtime,
-    shape: &str,
-    n: usize,
-    words_a_paragraph: Option<usize>,
-) -> Result<()> {
+/// What the paced reply's words make.
+#[derive(Clone, Copy)]
+enum Shape {
+    /// One paragraph.
+    Paragraph,
+    /// A paragraph break after every [`WORDS_A_PARAGRAPH`]th word.
+    Paragraphs,
+    /// One fenced code block (highlighted), a line break after every [`WORDS_A_LINE`]th word.
+    Code,
+}
+
+/// One reply of `n` numbered words ("w1 w2 …") in this `shape` at [`PACED_PER_SECOND`], in a
+/// window of its own: the lag and the frame interval in each fifth of it.
+fn paced_reply(runtime: &tokio::runtime::Runtime, label: &str, n: usize, shape: Shape) -> Result<()> {
     let pieces: Vec<String> = (1..=n)
-        .map(|i| match words_a_paragraph {
-            Some(w) if i % w == 0 => format!("w{i}\n\n"),
-            _ => format!("w{i} "),
+        .map(|i| {
+            let word = match shape {
+                Shape::Paragraphs if i % WORDS_A_PARAGRAPH == 0 => format!("w{i}\n\n"),
+                Shape::Code if i % WORDS_A_LINE == 0 => format!("w{i}\n"),
+                _ => format!("w{i} "),
+            };
+            match shape {
+                Shape::Code if i == 1 => format!("```rust\n{word}"),
+                _ => word,
+            }
         })
         .collect();
     let bytes: usize = pieces.iter().map(String::len).sum();
@@ -303,7 +323,7 @@ fn paced_reply(
     let lag_fifths = per_fifth(lags);
     let frame_fifths = per_fifth(samples.windows(2).map(|w| (w[1].1, w[1].0 - w[0].0)).collect());
     let list = |v: &[f64]| v.iter().map(|x| format!("{x:.0}")).collect::<Vec<_>>().join(", ");
-    println!("  {shape}:");
+    println!("  {label}:");
     println!(
         "    lag, median in each fifth: {} ms (growth, first fifth to last: {:+.0} ms)",
         list(&lag_fifths),
