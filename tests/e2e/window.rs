@@ -1521,6 +1521,32 @@ fn text_in_frame(s: &porthole_e2e::Session, frame: &str, element: &str) -> Resul
     }))
 }
 
+/// What the tool card `card` shows of its view and inspector, for a failure's message: each
+/// view's id and state, the frames in it, the inspector's summary and any replay problem.
+fn card_state(s: &porthole_e2e::Session, card: &str) -> String {
+    let script = r#"
+        const card = document.querySelector(arguments[0]);
+        if (!card) return 'the card is gone';
+        const text = (sel) => [...card.querySelectorAll(sel)].map((e) => (e.innerText || e.textContent || '').replace(/\s+/g, ' ').slice(0, 120));
+        const views = [...card.querySelectorAll('[data-testid=view]')].map((v) => `${v.dataset.viewId}:${v.dataset.state}`);
+        const replay = card.querySelector('[data-testid=inspect-replay]');
+        return [
+          `views ${views.join(', ') || 'none'}`,
+          `frames ${card.querySelectorAll('iframe[data-testid=mcp-app-view]').length}`,
+          `view state ${text('[data-testid=view-state]').join(' | ')}`,
+          `summary ${text('[data-testid=inspect-summary]').join(' | ')}`,
+          `replay button ${replay ? (replay.disabled ? 'disabled' : 'enabled') : 'absent'}`,
+          `replay problem ${text('[data-testid=inspect-replay-error]').join(' | ') || 'none'}`,
+        ].join('; ');
+    "#;
+    let _ = s.switch_to_top();
+    match s.execute(script, json!([card])) {
+        Ok(serde_json::Value::String(state)) => format!("the card: {state}"),
+        Ok(other) => format!("the card: {other}"),
+        Err(e) => format!("the card could not be described: {e:#}"),
+    }
+}
+
 /// Picks `value` in the `<select>` matched by `css` (as a person choosing from the list would).
 fn choose(s: &porthole_e2e::Session, css: &str, value: &str) -> Result<()> {
     s.execute(
@@ -1840,7 +1866,8 @@ fn the_view_inspector_shows_a_views_messages_errors_and_csp_violations() -> Resu
         ]),
     )?;
     s.click(&s.find(&format!("{card} [data-testid=inspect-replay]"))?)?;
-    shown("the edited result in a fresh view", "Replayed, no server asked")?;
+    shown("the edited result in a fresh view", "Replayed, no server asked")
+        .map_err(|e| e.context(card_state(s, &card)))?;
     let mounted = |n: &'static str| -> Result<()> {
         let css = format!("{card} [data-testid=inspect-summary]");
         s.wait_for(&format!("mounted {n}"), WAIT, |s| {
