@@ -1,6 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { Lexer, Parser } from "marked";
-import { MarkdownStream, maySetextHeading, cachedMarkdownToHtml, codeLanguage, codeOf, linkAddress, loadHighlighter, markdownBlocks, markdownToHtml } from "./markdown";
+import highlighter from "./highlighter";
+import { MarkdownStream, PIECE_LINES, maySetextHeading, type CodeInPieces, cachedMarkdownToHtml, codeLanguage, codeOf, linkAddress, loadHighlighter, markdownBlocks, markdownToHtml } from "./markdown";
 
 // highlight.js loads on demand (see markdownLazy.test.ts); these tests start with it loaded.
 beforeAll(() => loadHighlighter());
@@ -270,5 +271,82 @@ describe("markdownBlocks (streaming)", () => {
     root.innerHTML = html;
     expect(root.querySelector("iframe")).toBeNull();
     expect(root.querySelector("a")?.hasAttribute("href")).toBe(false);
+  });
+});
+
+describe("a long code block being written", () => {
+  /** `n` lines of Rust, each its own (a blank line every `blankEvery`th, when given). */
+  const rust = (n: number, blankEvery = 0) =>
+    Array.from({ length: n }, (_, i) => (blankEvery && i % blankEvery === blankEvery - 1 ? "" : `let v${i} = "a < ${i}"; // ${Math.random()}`)).join("\n");
+  const codeOfPieces = (block: CodeInPieces) => {
+    const el = document.createElement("code");
+    el.innerHTML = block.pieces.join("");
+    return el;
+  };
+
+  it("is shown in highlighted pieces that together are its code", () => {
+    const code = rust(450);
+    const blocks = markdownBlocks(`Intro.\n\n\`\`\`rust\n${code}`);
+    expect(blocks[0]).toBe("<p>Intro.</p>");
+    const block = blocks[1] as CodeInPieces;
+    expect(block.language).toBe("rust");
+    expect(block.cls).toBe("hljs language-rust");
+    // No blank line: a piece ends at twice PIECE_LINES lines.
+    expect(block.pieces).toHaveLength(Math.ceil(450 / (2 * PIECE_LINES)));
+    const el = codeOfPieces(block);
+    expect(el.textContent).toBe(code);
+    expect(el.querySelector(".hljs-keyword")?.textContent).toBe("let");
+    expect(Array.from(el.querySelectorAll("*")).every((e) => e.tagName === "SPAN")).toBe(true);
+  });
+
+  it("ends a piece at the first blank line after PIECE_LINES lines", () => {
+    const code = rust(350, 30);
+    const block = markdownBlocks(`\`\`\`rust\n${code}`)[0] as CodeInPieces;
+    // Blank lines are lines 30, 60, … (1-based): the first at or after line 100 is line 120.
+    const first = document.createElement("code");
+    first.innerHTML = block.pieces[0];
+    expect(first.textContent).toBe(code.split("\n").slice(0, 120).join("\n") + "\n");
+    expect(codeOfPieces(block).textContent).toBe(code);
+  });
+
+  it("is rendered whole while short, and once its fence is closed", () => {
+    const short = markdownBlocks(`\`\`\`rust\n${rust(PIECE_LINES - 1)}`);
+    expect(typeof short[0]).toBe("string");
+    expect(short[0]).toContain('class="code-block"');
+    const code = rust(450);
+    const closed = markdownBlocks(`\`\`\`rust\n${code}\n\`\`\`\n\nAfter.`);
+    expect(typeof closed[0]).toBe("string");
+    const root = document.createElement("div");
+    root.innerHTML = closed[0] as string;
+    expect(root.querySelector("pre code")?.textContent).toBe(code);
+  });
+
+  it("highlights only its last piece as it grows; the others never change", () => {
+    const lines = rust(600).split("\n");
+    const stream = new MarkdownStream();
+    const highlights = vi.spyOn(highlighter, "highlight");
+    let before: string[] = [];
+    for (let n = 2 * PIECE_LINES + 1; n <= 600; n += 7) {
+      highlights.mockClear();
+      const block = stream.blocks(`\`\`\`rust\n${lines.slice(0, n).join("\n")}`)[0] as CodeInPieces;
+      const settled = before.slice(0, -1);
+      expect(block.pieces.slice(0, settled.length)).toEqual(settled);
+      // Only the pieces not settled before: the last, and the one it has just followed.
+      expect(highlights.mock.calls.length).toBe(block.pieces.length - settled.length);
+      expect(highlights.mock.calls.length).toBeLessThanOrEqual(2);
+      for (const [code] of highlights.mock.calls) expect(code.split("\n").length).toBeLessThanOrEqual(2 * PIECE_LINES + 1);
+      before = block.pieces;
+    }
+    expect(before.length).toBe(3);
+  });
+
+  it("shows hostile code as text", () => {
+    const hostile = `${rust(250)}\n<img src=x onerror="window.pwned = 1"><script>window.pwned = 1</script>\n${rust(10)}`;
+    for (const fence of ["```rust", "```", "```nosuchlanguage"]) {
+      const block = markdownBlocks(`${fence}\n${hostile}`)[0] as CodeInPieces;
+      const el = codeOfPieces(block);
+      expect(el.querySelector("img, script")).toBeNull();
+      expect(el.textContent).toBe(hostile);
+    }
   });
 });

@@ -29,6 +29,7 @@ export function loadHighlighter(): Promise<void> {
       hljs = m.default;
       messages.clear();
       blocks.clear();
+      pieces.clear();
       rendering++;
       for (const listener of whenLoaded) listener();
     })
@@ -101,7 +102,7 @@ marked.use({
     code({ text, lang }: Tokens.Code) {
       if (!hljs && lang?.trim()) void loadHighlighter();
       const language = codeLanguage(lang);
-      const body = language && hljs ? hljs.highlight(text, { language, ignoreIllegals: true }).value : escapeHtml(text);
+      const body = highlight(text, language);
       const cls = language ? `hljs language-${language}` : "hljs";
       return `<pre><code class="${cls}">${body}</code></pre>\n`;
     },
@@ -177,6 +178,11 @@ export function markdownToHtml(text: string): string {
   return finish(marked.parse(text) as string);
 }
 
+/** The escaped, highlighted HTML of `code` in `language` (none: plain). */
+function highlight(code: string, language: string | null): string {
+  return language && hljs ? hljs.highlight(code, { language, ignoreIllegals: true }).value : escapeHtml(code);
+}
+
 /** A small least-recently-used map of rendered HTML by source text. */
 class Rendered {
   #map = new Map<string, string>();
@@ -206,10 +212,67 @@ const messages = new Rendered(500);
 /** Finished blocks of streaming messages. */
 const blocks = new Rendered(1000);
 
+/** Pieces of long code blocks being written, by language and code. */
+const pieces = new Rendered(1000);
+
 /** `markdownToHtml`, remembered for the last 500 texts. Only for finished text: a streaming
  * message changes on every delta (see `markdownBlocks`). */
 export function cachedMarkdownToHtml(text: string): string {
   return messages.get(text, markdownToHtml);
+}
+
+/** A code block still being written, shown in pieces of lines: each piece is highlighted once
+ * it is followed by more lines, so a frame costs the last piece, not the whole block (a 1,500-line
+ * block highlighted and laid out whole took WebKit 40 ms a frame). Each piece is highlighted on
+ * its own, so a comment or string across a piece's end may be coloured wrongly until the reply
+ * is finished and rendered whole. The renderer wraps the pieces as `decorate` wraps a block. */
+export type CodeInPieces = {
+  /** The highlight.js language ("" when none is known). */
+  language: string;
+  /** The `<code>` element's classes. */
+  cls: string;
+  /** The sanitised HTML of each piece: together, the block's code. */
+  pieces: string[];
+};
+
+/** A streaming text's top-level block: its sanitised HTML, or a long code block in pieces. */
+export type StreamBlock = string | CodeInPieces;
+
+/** Lines a piece of a code block being written has at least: it ends at the first blank line
+ * after that many (where a highlighter's state is most often clean), or at twice that many. */
+export const PIECE_LINES = 100;
+
+/** The long code block being written that `token` is (the reply's last block) in pieces, or
+ * null when it is short enough to render whole. Where a piece ends depends only on the lines
+ * before it, so a piece, once followed by another, never changes. */
+function codeInPieces(token: Tokens.Code): CodeInPieces | null {
+  const code = token.text;
+  const ends: number[] = [];
+  let lines = 0;
+  let at = 0;
+  for (let nl = code.indexOf("\n"); nl >= 0; nl = code.indexOf("\n", at)) {
+    const blank = !/\S/.test(code.slice(at, nl));
+    at = nl + 1;
+    lines++;
+    if ((lines >= PIECE_LINES && blank) || lines >= 2 * PIECE_LINES) {
+      ends.push(at);
+      lines = 0;
+    }
+  }
+  if (ends.length === 0) return null;
+  if (!hljs && token.lang?.trim()) void loadHighlighter();
+  const language = codeLanguage(token.lang);
+  const piece = (text: string) =>
+    purify().sanitize(highlight(text, language), { ALLOWED_TAGS: ["span"], ALLOWED_ATTR: ["class"] }) as string;
+  const out: string[] = [];
+  let start = 0;
+  for (const end of ends) {
+    const text = code.slice(start, end);
+    out.push(pieces.get(`${language ?? ""}\n${text}`, () => piece(text)));
+    start = end;
+  }
+  if (start < code.length) out.push(piece(code.slice(start)));
+  return { language: language ?? "", cls: language ? `hljs language-${language}` : "hljs", pieces: out };
 }
 
 /** Blocks at the end of streaming text that are lexed again as the text grows: text appended
@@ -235,7 +298,7 @@ export class MarkdownStream {
   /** `rendering` when the settled blocks were rendered. */
   #rendering = rendering;
 
-  blocks(source: string): string[] {
+  blocks(source: string): StreamBlock[] {
     const text = source.includes("\r") ? source.replace(/\r\n?/g, "\n") : source;
     // Anything but more text at the end (an edit, a new message), or code blocks to highlight
     // now, starts again.
@@ -253,7 +316,7 @@ export class MarkdownStream {
     // Each token's `raw` is what it took of the text; should they not add up, nothing settles.
     const whole = tokens.reduce((n, t) => n + t.raw.length, 0) === text.length - this.#open;
     const content = whole ? tokens.filter((t) => t.type !== "space").length : Infinity;
-    const open: string[] = [];
+    const open: StreamBlock[] = [];
     let seen = 0;
     for (const token of tokens) {
       if (token.type !== "space") {
@@ -263,6 +326,13 @@ export class MarkdownStream {
           this.#settled.push(blocks.get(token.raw, () => one(token)));
           this.#open += token.raw.length;
           continue;
+        }
+        if (token === tokens.at(-1) && token.type === "code") {
+          const inPieces = codeInPieces(token as Tokens.Code);
+          if (inPieces) {
+            open.push(inPieces);
+            continue;
+          }
         }
         open.push(seen === content || token === tokens.at(-1) ? one(token) : blocks.get(token.raw, () => one(token)));
       } else if (seen <= content - OPEN_BLOCKS) {
@@ -275,7 +345,7 @@ export class MarkdownStream {
 
 /** Text still being written, as the sanitised HTML of each top-level block (see
  * `MarkdownStream`, which keeps what it did for the next, longer text). */
-export function markdownBlocks(text: string): string[] {
+export function markdownBlocks(text: string): StreamBlock[] {
   return new MarkdownStream().blocks(text);
 }
 

@@ -1,0 +1,45 @@
+// A reply being written: a long code block is shown as one block (its bar, its copy button, all
+// its code) while only its last piece is replaced as it grows.
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import { flushSync } from "svelte";
+import { render } from "@testing-library/svelte";
+import Markdown from "./Markdown.svelte";
+import { codeOf, loadHighlighter } from "../lib/markdown";
+
+beforeAll(() => loadHighlighter());
+
+const lines = Array.from({ length: 500 }, (_, i) => `fn f${i}() -> u32 { ${i} }`);
+const reply = (n: number) => `Here it is:\n\n\`\`\`rust\n${lines.slice(0, n).join("\n")}`;
+
+describe("a long code block in a reply being written", () => {
+  it("is one highlighted block with a copy button, and keeps the nodes of the code already shown", async () => {
+    const { container, rerender } = render(Markdown, { text: reply(300), streaming: true });
+    flushSync();
+    const code = () => container.querySelector<HTMLElement>(".code-block pre code");
+    expect(container.querySelectorAll(".code-block")).toHaveLength(1);
+    expect(container.querySelector(".code-language")?.textContent).toBe("rust");
+    expect(code()?.className).toContain("language-rust");
+    expect(code()?.textContent).toBe(lines.slice(0, 300).join("\n"));
+    expect(code()?.querySelector(".hljs-keyword")?.textContent).toBe("fn");
+    const first = code()?.firstChild;
+    expect(first).toBeTruthy();
+
+    await rerender({ text: reply(480), streaming: true });
+    await vi.waitFor(() => {
+      flushSync();
+      expect(code()?.textContent).toBe(lines.slice(0, 480).join("\n"));
+    });
+    expect(container.querySelectorAll(".code-block")).toHaveLength(1);
+    // The first lines' nodes are the ones shown before: not rendered again.
+    expect(code()?.firstChild).toBe(first);
+    const button = container.querySelector("[data-testid=copy-code]");
+    expect(button?.textContent).toBe("Copy");
+    expect(codeOf(button!)).toBe(lines.slice(0, 480).join("\n"));
+
+    // Finished: rendered whole, the same code.
+    await rerender({ text: `${reply(500)}\n\`\`\``, streaming: false });
+    flushSync();
+    expect(container.querySelectorAll(".code-block")).toHaveLength(1);
+    expect(code()?.textContent).toBe(lines.join("\n"));
+  });
+});
