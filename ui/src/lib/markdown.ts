@@ -102,9 +102,7 @@ marked.use({
     code({ text, lang }: Tokens.Code) {
       if (!hljs && lang?.trim()) void loadHighlighter();
       const language = codeLanguage(lang);
-      const body = highlight(text, language);
-      const cls = language ? `hljs language-${language}` : "hljs";
-      return `<pre><code class="${cls}">${body}</code></pre>\n`;
+      return `<pre><code class="${codeClass(language)}">${highlight(text, language)}</code></pre>\n`;
     },
     image({ href, title, text }: Tokens.Image) {
       const label = text.trim() ? `Image: ${text}` : "Image";
@@ -176,6 +174,11 @@ function finish(raw: string): string {
 /** Markdown to sanitised HTML (a string for `{@html}`), with the code blocks decorated. */
 export function markdownToHtml(text: string): string {
   return finish(marked.parse(text) as string);
+}
+
+/** A code block's `<code>` classes. */
+function codeClass(language: string | null): string {
+  return language ? `hljs language-${language}` : "hljs";
 }
 
 /** The escaped, highlighted HTML of `code` in `language` (none: plain). */
@@ -272,7 +275,7 @@ function codeInPieces(token: Tokens.Code): CodeInPieces | null {
     start = end;
   }
   if (start < code.length) out.push(piece(code.slice(start)));
-  return { language: language ?? "", cls: language ? `hljs language-${language}` : "hljs", pieces: out };
+  return { language: language ?? "", cls: codeClass(language), pieces: out };
 }
 
 /** Blocks at the end of streaming text that are lexed again as the text grows: text appended
