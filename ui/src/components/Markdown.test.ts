@@ -43,3 +43,30 @@ describe("a long code block in a reply being written", () => {
     expect(code()?.textContent).toBe(lines.join("\n"));
   });
 });
+
+describe("a long paragraph in a reply being written", () => {
+  const words = (n: number) => Array.from({ length: n }, (_, i) => (i % 50 === 7 ? `**w${i}**` : `w${i}`)).join(" ");
+
+  it("is one paragraph whose nodes are kept as it grows, and is rendered whole when finished", async () => {
+    const { container, rerender } = render(Markdown, { text: `Intro.\n\n${words(900)}`, streaming: true });
+    flushSync();
+    const paragraph = () => container.querySelectorAll<HTMLElement>("[data-testid=markdown] > p")[1];
+    expect(container.querySelectorAll("[data-testid=markdown] > p")).toHaveLength(2);
+    expect(paragraph()?.textContent).toBe(words(900).replaceAll("**", ""));
+    expect(paragraph()?.querySelectorAll("strong")).toHaveLength(18);
+    const first = paragraph()?.firstChild;
+
+    await rerender({ text: `Intro.\n\n${words(1400)}`, streaming: true });
+    await vi.waitFor(() => {
+      flushSync();
+      expect(paragraph()?.textContent).toBe(words(1400).replaceAll("**", ""));
+    });
+    expect(paragraph()?.firstChild).toBe(first);
+    expect(paragraph()?.querySelectorAll("strong")).toHaveLength(28);
+
+    await rerender({ text: `Intro.\n\n${words(1500)}`, streaming: false });
+    flushSync();
+    expect(container.querySelectorAll("[data-testid=markdown] > p")).toHaveLength(2);
+    expect(paragraph()?.textContent).toBe(words(1500).replaceAll("**", ""));
+  });
+});

@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { Lexer, Parser } from "marked";
 import highlighter from "./highlighter";
-import { MarkdownStream, PIECE_LINES, maySetextHeading, type CodeInPieces, cachedMarkdownToHtml, codeLanguage, codeOf, linkAddress, loadHighlighter, markdownBlocks, markdownToHtml } from "./markdown";
+import { LONG_PARAGRAPH, MarkdownStream, PARAGRAPH_PIECE, PIECE_LINES, type ParagraphInPieces, isParagraphInPieces, maySetextHeading, type CodeInPieces, cachedMarkdownToHtml, codeLanguage, codeOf, linkAddress, loadHighlighter, markdownBlocks, markdownToHtml } from "./markdown";
 
 // highlight.js loads on demand (see markdownLazy.test.ts); these tests start with it loaded.
 beforeAll(() => loadHighlighter());
@@ -348,5 +348,102 @@ describe("a long code block being written", () => {
       expect(el.querySelector("img, script")).toBeNull();
       expect(el.textContent).toBe(hostile);
     }
+  });
+});
+
+describe("a long paragraph being written", () => {
+  /** Words of a paragraph: plain, and every kind of inline Markdown closed where it opens. */
+  const vocabulary = [
+    "word", "other", "**bold words**", "*emphasis*", "_under_", "`code span`", "[a link](https://example.com/a_b)",
+    "snake_case", "5 * 3", "a<b", "Tom & Jerry", "www.example.com", "mail@example.com", "~~struck~~", "x\\*y",
+    "end.\nNew line", "<span>raw</span>", "![an image](https://example.com/i.png)", "__strong__", "[ref]", "#hash",
+  ];
+  /** `n` words picked from the vocabulary by a fixed sequence. */
+  const paragraph = (n: number) => Array.from({ length: n }, (_, i) => vocabulary[(i * 7 + (i >> 3)) % vocabulary.length]).join(" ");
+  /** The paragraph's HTML as shown: its pieces, then its tail. */
+  const joined = (block: ParagraphInPieces) => `<p>${block.pieces.join("")}${block.tail}</p>`;
+
+  it("is shown in pieces that together render as the paragraph lexed whole, at every length", () => {
+    const text = `Intro.\n\n${paragraph(1800)}`;
+    expect(text.length).toBeGreaterThan(5 * LONG_PARAGRAPH);
+    const stream = new MarkdownStream();
+    let inPieces = 0;
+    for (let end = 1000; end <= text.length; end += 251) {
+      const shown = stream.blocks(text.slice(0, end));
+      const whole = markdownToHtml(text.slice(0, end));
+      const last = shown.at(-1)!;
+      if (isParagraphInPieces(last)) {
+        inPieces++;
+        expect(shown[0]).toBe("<p>Intro.</p>");
+        expect(`${shown[0]}\n${joined(last)}`, JSON.stringify(text.slice(end - 40, end))).toBe(whole);
+      } else {
+        expect(end).toBeLessThan(LONG_PARAGRAPH + 200);
+      }
+    }
+    expect(inPieces).toBeGreaterThan(60);
+  }, 60_000);
+
+  it("renders only the end of the paragraph as it grows: the pieces, once cut, never change", () => {
+    const text = paragraph(3000);
+    const stream = new MarkdownStream();
+    let before: string[] = [];
+    const lexed = vi.spyOn(Lexer.prototype, "inlineTokens");
+    for (let end = LONG_PARAGRAPH + 10; end <= text.length; end += 97) {
+      lexed.mockClear();
+      const block = stream.blocks(text.slice(0, end)).at(-1) as ParagraphInPieces;
+      expect(block.pieces.slice(0, before.length)).toEqual(before);
+      // The text lexed is the end of the paragraph, not the whole.
+      const longest = Math.max(...lexed.mock.calls.map(([src]) => src.length));
+      if (before.length > 0) expect(longest).toBeLessThan(3 * PARAGRAPH_PIECE);
+      expect(block.tail.length).toBeLessThan(3 * PARAGRAPH_PIECE);
+      before = block.pieces;
+    }
+    expect(before.length).toBeGreaterThan(text.length / (3 * PARAGRAPH_PIECE));
+  }, 60_000);
+
+  it("is settled whole once it ends, and what follows is shown as blocks", () => {
+    const long = paragraph(500);
+    expect(long.length).toBeGreaterThan(LONG_PARAGRAPH);
+    const stream = new MarkdownStream();
+    expect(isParagraphInPieces(stream.blocks(long).at(-1)!)).toBe(true);
+    for (const next of ["\n\nAfter *it*.", "\n\n- a\n- b", "\n| a | b |\n| - | - |\n| 1 | 2 |", "\n# Heading"]) {
+      const again = new MarkdownStream();
+      again.blocks(long);
+      for (let end = 1; end <= next.length; end++) {
+        const text = long + next.slice(0, end);
+        const shown = again.blocks(text);
+        const html = shown.map((b) => (typeof b === "string" ? b : isParagraphInPieces(b) ? joined(b) : "code")).join("\n");
+        expect(html, JSON.stringify(next.slice(0, end))).toBe(markdownToHtml(text));
+      }
+    }
+  }, 30_000);
+
+  it("becomes a heading when underlined, as the text lexed whole", () => {
+    const long = paragraph(1200).replaceAll("\n", " ");
+    const stream = new MarkdownStream();
+    stream.blocks(long);
+    const shown = stream.blocks(`${long}\n===`);
+    expect(shown).toHaveLength(1);
+    expect(shown[0]).toBe(markdownToHtml(`${long}\n===`));
+    expect(shown[0]).toMatch(/^<h1>/);
+  });
+
+  it("still cuts pieces after a delimiter that is never closed, past a bound", () => {
+    const text = `*${paragraph(4000).replace(/[*_`~[\]]/g, "")}`;
+    const block = new MarkdownStream().blocks(text).at(-1) as ParagraphInPieces;
+    expect(block.pieces.length).toBeGreaterThan(0);
+    expect(block.tail.length).toBeLessThan(12000);
+    const root = document.createElement("p");
+    root.innerHTML = block.pieces.join("") + block.tail;
+    expect(root.textContent).toBe(text.replaceAll("&", "&"));
+  });
+
+  it("sanitises each piece", () => {
+    const hostile = `${paragraph(1000)} [x](javascript:alert(1)) <img src=x onerror="window.pwned = 1"> ${paragraph(300)}`;
+    const block = new MarkdownStream().blocks(hostile).at(-1) as ParagraphInPieces;
+    const root = document.createElement("p");
+    root.innerHTML = block.pieces.join("") + block.tail;
+    expect(root.querySelector("img, script, [onerror]")).toBeNull();
+    for (const a of root.querySelectorAll("a")) expect(a.getAttribute("href") ?? "").toMatch(/^(https?:|mailto:|$)/);
   });
 });

@@ -156,16 +156,21 @@ function decorate(root: DocumentFragment) {
   }
 }
 
-/** HTML from marked, sanitised, with the code blocks decorated. */
+/** HTML from marked, sanitised (and serialised again, so that one text always makes the same
+ * HTML), with the code blocks decorated. */
 function finish(raw: string): string {
-  const fragment = purify().sanitize(raw.trim(), {
+  return sanitized(raw.trim(), decorate);
+}
+
+function sanitized(raw: string, change?: (fragment: DocumentFragment) => void): string {
+  const fragment = purify().sanitize(raw, {
     ALLOWED_TAGS,
     ALLOWED_ATTR,
     ALLOW_DATA_ATTR: false,
     ALLOW_ARIA_ATTR: false,
     RETURN_DOM_FRAGMENT: true,
   });
-  decorate(fragment);
+  change?.(fragment);
   const holder = document.createElement("div");
   holder.append(fragment);
   return holder.innerHTML;
@@ -238,8 +243,79 @@ export type CodeInPieces = {
   pieces: string[];
 };
 
-/** A streaming text's top-level block: its sanitised HTML, or a long code block in pieces. */
-export type StreamBlock = string | CodeInPieces;
+/** A long paragraph still being written, shown in pieces of its text: each piece is lexed,
+ * rendered and sanitised once, when it is cut from the paragraph's end, so a frame costs the
+ * last few hundred characters, not the whole paragraph (a 90 KB paragraph took WebKit 20 ms a
+ * frame to lex and sanitise whole). The renderer only appends to the paragraph while it grows
+ * (see `growingParagraph`): WebKit lays out only what was appended, where replacing any part
+ * of a long paragraph lays it all out again (10 ms a frame at 90 KB). */
+export type ParagraphInPieces = {
+  /** The sanitised inline HTML of each piece cut from the paragraph, in order. */
+  pieces: string[];
+  /** The sanitised inline HTML of the text after the last piece. */
+  tail: string;
+};
+
+/** A streaming text's top-level block: its sanitised HTML, or a long code block or paragraph
+ * in pieces. */
+export type StreamBlock = string | CodeInPieces | ParagraphInPieces;
+
+/** Whether `block` is a long paragraph being written (see `ParagraphInPieces`). */
+export function isParagraphInPieces(block: StreamBlock): block is ParagraphInPieces {
+  return typeof block !== "string" && "tail" in block;
+}
+
+/** A paragraph being written this long (characters) is shown in pieces. */
+export const LONG_PARAGRAPH = 4000;
+/** A piece is cut from a long paragraph's end once what follows the last piece is this long. */
+export const PARAGRAPH_PIECE = 1500;
+/** Past this many characters after the last piece, a piece is cut even where an unclosed `*`,
+ * `_`, `` ` `` or `[` before the cut might yet be closed (it would then show as typed until
+ * the reply is finished and rendered whole). */
+const PARAGRAPH_TAIL_MAX = 12000;
+
+const WORD_START = /[\p{L}\p{N}]/u;
+const PUNCTUATION = /[\p{P}\p{S}]/u;
+const SPACE = /\s/u;
+
+/** Where `src` (inline Markdown following a cut, or a paragraph's start) may be cut so that
+ * what comes before renders alone as it would followed by any text: the last place between
+ * two words on one line (after a single space, before a letter or digit) that is inside plain
+ * text, with nothing before it (outside a finished span, link or code) that a later character
+ * could still close: an emphasis or strikethrough delimiter that can open, a backtick or a
+ * bracket. Returns 0 when there is none. With `force`, the unclosed characters are ignored. */
+export function paragraphCut(src: string, tokens: Token[], force = false): number {
+  let best = 0;
+  let at = 0;
+  let brackets = 0;
+  for (const token of tokens) {
+    const start = at;
+    at += token.raw.length;
+    if (token.type !== "text") continue;
+    for (let i = start; i < at; i++) {
+      const c = src[i];
+      if (i > start && src[i - 1] === " " && i >= 2 && !SPACE.test(src[i - 2]) && WORD_START.test(c) && (force || brackets === 0)) best = i;
+      if (force) continue;
+      if (c === "`") return best;
+      // A bracket not closed might yet begin a link.
+      if (c === "[") brackets++;
+      else if (c === "]" && brackets > 0) brackets--;
+      if (c === "*" || c === "_" || c === "~") {
+        let end = i;
+        while (src[end + 1] === c) end++;
+        const before = i > 0 ? src[i - 1] : " ";
+        const after = src[end + 1];
+        if (after === undefined) return best;
+        const leftFlanking = !SPACE.test(after) && (!PUNCTUATION.test(after) || SPACE.test(before) || PUNCTUATION.test(before));
+        const rightFlanking = !SPACE.test(before) && (!PUNCTUATION.test(before) || SPACE.test(after) || PUNCTUATION.test(after));
+        const opens = c === "_" ? leftFlanking && (!rightFlanking || PUNCTUATION.test(before)) : leftFlanking;
+        if (opens) return best;
+        i = end;
+      }
+    }
+  }
+  return best;
+}
 
 /** Lines a piece of a code block being written has at least: it ends at the first blank line
  * after that many (where a highlighter's state is most often clean), or at twice that many. */
@@ -300,6 +376,58 @@ export class MarkdownStream {
   #links: TokensList["links"] = Object.create(null);
   /** `rendering` when the settled blocks were rendered. */
   #rendering = rendering;
+  /** The long paragraph being written, when the text ends in one: where it starts in `#text`,
+   * where its last piece ends, and its pieces' HTML. */
+  #long: { start: number; cut: number; pieces: string[] } | null = null;
+  /** Set while the text is lexed again after a long paragraph could not be shown in pieces. */
+  #noLong = false;
+
+  /** Inline Markdown to sanitised HTML, with the reference links defined so far. */
+  #inline(src: string): string {
+    return sanitized(marked.Parser.parseInline(this.#inlineTokens(src), marked.defaults));
+  }
+
+  #inlineTokens(src: string): Token[] {
+    const lexer = new marked.Lexer(marked.defaults);
+    lexer.tokens.links = this.#links;
+    return lexer.inlineTokens(src);
+  }
+
+  /** The blocks while the text ends in a long paragraph (`#long`): the settled ones and the
+   * paragraph in pieces; or null when the text after the last piece no longer continues it
+   * on one line or a few (the paragraph is then settled when it has ended, or lexed again
+   * with its blocks). */
+  #longBlocks(text: string): StreamBlock[] | null {
+    const long = this.#long!;
+    let rest = text.slice(long.cut);
+    if (rest.includes("\n")) {
+      // Its lines must still be the paragraph's: lexed with the line the last piece ends on
+      // (a table's header row, a setext heading's text), or a stand-in when that is long.
+      const lineStart = Math.max(long.start, text.lastIndexOf("\n", long.cut - 1) + 1);
+      const line = long.cut - lineStart > 1000 ? "x " : text.slice(lineStart, long.cut);
+      const tokens = marked.lexer(line + rest);
+      if (tokens[0]?.type !== "paragraph") return null;
+      if (tokens.length > 1) {
+        // It has ended: settled whole, and what follows is lexed as before.
+        const end = long.cut + tokens[0].raw.length - line.length;
+        const last = this.#inline(text.slice(long.cut, end).replace(/\n$/, ""));
+        this.#settled.push(`<p>${long.pieces.join("")}${last}</p>`);
+        this.#open = end;
+        this.#long = null;
+        return null;
+      }
+    }
+    if (rest.length >= PARAGRAPH_PIECE) {
+      const tokens = this.#inlineTokens(rest);
+      const cut = paragraphCut(rest, tokens) || (rest.length >= PARAGRAPH_TAIL_MAX ? paragraphCut(rest, tokens, true) : 0);
+      if (cut > 0) {
+        long.pieces.push(this.#inline(rest.slice(0, cut)));
+        long.cut += cut;
+        rest = rest.slice(cut);
+      }
+    }
+    return [...this.#settled, { pieces: long.pieces.slice(), tail: this.#inline(rest.replace(/\n$/, "")) }];
+  }
 
   blocks(source: string): StreamBlock[] {
     const text = source.includes("\r") ? source.replace(/\r\n?/g, "\n") : source;
@@ -310,8 +438,14 @@ export class MarkdownStream {
       this.#settled = [];
       this.#open = 0;
       this.#links = Object.create(null);
+      this.#long = null;
     }
     this.#text = text;
+    if (this.#long) {
+      const shown = this.#longBlocks(text);
+      if (shown) return shown;
+      this.#long = null;
+    }
     const tokens = marked.lexer(text.slice(this.#open));
     // The first definition of a reference wins, as when the text is lexed whole.
     for (const [label, link] of Object.entries(tokens.links)) if (!(label in this.#links)) this.#links[label] = link;
@@ -335,6 +469,24 @@ export class MarkdownStream {
           if (inPieces) {
             open.push(inPieces);
             continue;
+          }
+        }
+        if (whole && !this.#noLong && token === tokens.at(-1) && token.type === "paragraph" && token.raw.length >= LONG_PARAGRAPH) {
+          // A long paragraph being written: the blocks before it can no longer change (text
+          // appended changes the last block only); it is shown in pieces from now on.
+          this.#settled.push(...(open as string[]));
+          this.#open = text.length - token.raw.length;
+          this.#long = { start: this.#open, cut: this.#open, pieces: [] };
+          const shown = this.#longBlocks(text);
+          if (shown) return shown;
+          // (Not reached: the paragraph is the text's last block. Should it be, what is not
+          // settled is lexed again, without this.)
+          this.#long = null;
+          this.#noLong = true;
+          try {
+            return this.blocks(text);
+          } finally {
+            this.#noLong = false;
           }
         }
         open.push(seen === content || token === tokens.at(-1) ? one(token) : blocks.get(token.raw, () => one(token)));
