@@ -418,6 +418,26 @@ describe("a long paragraph being written", () => {
     }
   }, 30_000);
 
+  it("stays in pieces over lines of its own, indented ones too, as the text lexed whole", () => {
+    const lines = Array.from({ length: 400 }, (_, i) => `${i % 5 === 4 ? "     " : ""}line ${i} of *the* paragraph`).join("\n");
+    const stream = new MarkdownStream();
+    const lexed = vi.spyOn(Lexer.prototype, "lex");
+    let inPieces = 0;
+    for (let end = LONG_PARAGRAPH + 10; end <= lines.length; end += 97) {
+      lexed.mockClear();
+      const shown = stream.blocks(lines.slice(0, end));
+      const sources = lexed.mock.calls.map(([src]) => src);
+      const last = shown.at(-1)!;
+      expect(shown).toHaveLength(1);
+      if (!isParagraphInPieces(last)) continue;
+      expect(joined(last)).toBe(markdownToHtml(lines.slice(0, end)));
+      // Once in pieces, only the end is lexed again: the line the last piece ends on and what follows.
+      if (inPieces++ > 0) for (const src of sources) expect(src.length).toBeLessThan(3 * PARAGRAPH_PIECE);
+    }
+    expect(inPieces).toBeGreaterThan(50);
+    lexed.mockRestore();
+  }, 30_000);
+
   it("becomes a heading when underlined, as the text lexed whole", () => {
     const long = paragraph(1200).replaceAll("\n", " ");
     const stream = new MarkdownStream();

@@ -402,14 +402,17 @@ export class MarkdownStream {
     let rest = text.slice(long.cut);
     if (rest.includes("\n")) {
       // Its lines must still be the paragraph's: lexed with the line the last piece ends on
-      // (a table's header row, a setext heading's text), or a stand-in when that is long.
+      // (a table's header row, a setext heading's text), or a stand-in when that is long,
+      // after a stand-in first line when it is not the paragraph's first (an indented line
+      // goes on a paragraph, where alone it would be code).
       const lineStart = Math.max(long.start, text.lastIndexOf("\n", long.cut - 1) + 1);
       const line = long.cut - lineStart > 1000 ? "x " : text.slice(lineStart, long.cut);
-      const tokens = marked.lexer(line + rest);
+      const before = lineStart > long.start ? `x\n${line}` : line;
+      const tokens = marked.lexer(before + rest);
       if (tokens[0]?.type !== "paragraph") return null;
       if (tokens.length > 1) {
         // It has ended: settled whole, and what follows is lexed as before.
-        const end = long.cut + tokens[0].raw.length - line.length;
+        const end = long.cut + tokens[0].raw.length - before.length;
         const last = this.#inline(text.slice(long.cut, end).replace(/\n$/, ""));
         this.#settled.push(`<p>${long.pieces.join("")}${last}</p>`);
         this.#open = end;
