@@ -438,6 +438,22 @@ describe("a long paragraph being written", () => {
     lexed.mockRestore();
   }, 30_000);
 
+  it("is cut into pieces also when written without spaces", () => {
+    const sentence = "这是一个很长的段落，其中有**强调**和`代码`。日本語の文章もここにあります。";
+    const text = sentence.repeat(400);
+    const stream = new MarkdownStream();
+    let before: string[] = [];
+    for (let end = LONG_PARAGRAPH + 10; end <= text.length; end += 211) {
+      const block = stream.blocks(text.slice(0, end)).at(-1) as ParagraphInPieces;
+      expect(block.pieces.slice(0, before.length)).toEqual(before);
+      expect(block.tail.length).toBeLessThan(3 * PARAGRAPH_PIECE);
+      before = block.pieces;
+    }
+    const block = stream.blocks(text).at(-1) as ParagraphInPieces;
+    expect(joined(block)).toBe(markdownToHtml(text));
+    expect(block.pieces.length).toBeGreaterThan(5);
+  });
+
   it("becomes a heading when underlined, as the text lexed whole", () => {
     const long = paragraph(1200).replaceAll("\n", " ");
     const stream = new MarkdownStream();

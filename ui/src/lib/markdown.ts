@@ -277,11 +277,13 @@ const PARAGRAPH_TAIL_MAX = 12000;
 const WORD_START = /[\p{L}\p{N}]/u;
 const PUNCTUATION = /[\p{P}\p{S}]/u;
 const SPACE = /\s/u;
+/** Characters of scripts written without spaces between words: a cut may fall between two. */
+const IDEOGRAPHIC = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
 
 /** Where `src` (inline Markdown following a cut, or a paragraph's start) may be cut so that
  * what comes before renders alone as it would followed by any text: the last place between
- * two words on one line (after a single space, before a letter or digit) that is inside plain
- * text, with nothing before it (outside a finished span, link or code) that a later character
+ * two words on one line (after a single space, before a letter or digit; or between two Chinese
+ * or Japanese characters) that is inside plain text, with nothing before it (outside a finished span, link or code) that a later character
  * could still close: an emphasis or strikethrough delimiter that can open, a backtick or a
  * bracket. Returns 0 when there is none. With `force`, the unclosed characters are ignored. */
 export function paragraphCut(src: string, tokens: Token[], force = false): number {
@@ -294,7 +296,10 @@ export function paragraphCut(src: string, tokens: Token[], force = false): numbe
     if (token.type !== "text") continue;
     for (let i = start; i < at; i++) {
       const c = src[i];
-      if (i > start && src[i - 1] === " " && i >= 2 && !SPACE.test(src[i - 2]) && WORD_START.test(c) && (force || brackets === 0)) best = i;
+      const between =
+        i > start &&
+        ((src[i - 1] === " " && i >= 2 && !SPACE.test(src[i - 2]) && WORD_START.test(c)) || (IDEOGRAPHIC.test(src[i - 1]) && IDEOGRAPHIC.test(c)));
+      if (between && (force || brackets === 0)) best = i;
       if (force) continue;
       if (c === "`") return best;
       // A bracket not closed might yet begin a link.
