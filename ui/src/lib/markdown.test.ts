@@ -368,7 +368,7 @@ describe("a long paragraph being written", () => {
     expect(text.length).toBeGreaterThan(5 * LONG_PARAGRAPH);
     const stream = new MarkdownStream();
     let inPieces = 0;
-    for (let end = 1000; end <= text.length; end += 251) {
+    for (let end = 1000; end <= text.length; end += 401) {
       const shown = stream.blocks(text.slice(0, end));
       const whole = markdownToHtml(text.slice(0, end));
       const last = shown.at(-1)!;
@@ -380,7 +380,7 @@ describe("a long paragraph being written", () => {
         expect(end).toBeLessThan(LONG_PARAGRAPH + 200);
       }
     }
-    expect(inPieces).toBeGreaterThan(60);
+    expect(inPieces).toBeGreaterThan(40);
   }, 60_000);
 
   it("renders only the end of the paragraph as it grows: the pieces, once cut, never change", () => {
@@ -423,7 +423,7 @@ describe("a long paragraph being written", () => {
     const stream = new MarkdownStream();
     const lexed = vi.spyOn(Lexer.prototype, "lex");
     let inPieces = 0;
-    for (let end = LONG_PARAGRAPH + 10; end <= lines.length; end += 97) {
+    for (let end = LONG_PARAGRAPH + 10; end <= lines.length; end += 151) {
       lexed.mockClear();
       const shown = stream.blocks(lines.slice(0, end));
       const sources = lexed.mock.calls.map(([src]) => src);
@@ -434,7 +434,7 @@ describe("a long paragraph being written", () => {
       // Once in pieces, only the end is lexed again: the line the last piece ends on and what follows.
       if (inPieces++ > 0) for (const src of sources) expect(src.length).toBeLessThan(3 * PARAGRAPH_PIECE);
     }
-    expect(inPieces).toBeGreaterThan(50);
+    expect(inPieces).toBeGreaterThan(30);
     lexed.mockRestore();
   }, 30_000);
 
