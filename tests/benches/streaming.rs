@@ -14,7 +14,7 @@
 //!    reply of 5,000 deltas paced at 500 a second (`PORTHOLE_BENCH_PACED_DELTAS` for another
 //!    length), with the transcript's text length sampled on every animation frame in the page:
 //!    how far the window is behind the stream (its lag), and the frame interval, in each fifth
-//!    of it; once as one paragraph, once in paragraphs of 100 words.
+//!    of it; as one paragraph, as paragraphs of 100 words, as a code block and as a list.
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
@@ -216,6 +216,7 @@ fn in_window() -> Result<()> {
         paced,
         Shape::Code,
     )?;
+    paced_reply(&runtime, &format!("a list of {WORDS_A_LINE} words an item"), paced, Shape::List)?;
     Ok(())
 }
 
@@ -228,6 +229,8 @@ enum Shape {
     Paragraphs,
     /// One fenced code block (highlighted), a line break after every [`WORDS_A_LINE`]th word.
     Code,
+    /// One bulleted list, an item of [`WORDS_A_LINE`] words each.
+    List,
 }
 
 /// One reply of `n` numbered words ("w1 w2 …") in this `shape` at [`PACED_PER_SECOND`], in a
@@ -238,10 +241,12 @@ fn paced_reply(runtime: &tokio::runtime::Runtime, label: &str, n: usize, shape: 
             let word = match shape {
                 Shape::Paragraphs if i % WORDS_A_PARAGRAPH == 0 => format!("w{i}\n\n"),
                 Shape::Code if i % WORDS_A_LINE == 0 => format!("w{i}\n"),
+                Shape::List if i % WORDS_A_LINE == 0 => format!("w{i}\n- "),
                 _ => format!("w{i} "),
             };
             match shape {
                 Shape::Code if i == 1 => format!("```rust\n{word}"),
+                Shape::List if i == 1 => format!("- {word}"),
                 _ => word,
             }
         })

@@ -70,3 +70,29 @@ describe("a long paragraph in a reply being written", () => {
     expect(paragraph()?.textContent).toBe(words(1500).replaceAll("**", ""));
   });
 });
+
+describe("a long list in a reply being written", () => {
+  const items = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `${i + from}. item ${i} with *emphasis*`).join("\n");
+
+  it("is one list whose items already shown are kept as it grows, and is rendered whole when finished", async () => {
+    const { container, rerender } = render(Markdown, { text: items(200, 5), streaming: true });
+    flushSync();
+    const list = () => container.querySelector<HTMLOListElement>("[data-testid=markdown] > ol");
+    expect(list()?.getAttribute("start")).toBe("5");
+    expect(list()?.children).toHaveLength(200);
+    const first = list()?.firstElementChild;
+
+    await rerender({ text: items(300, 5), streaming: true });
+    await vi.waitFor(() => {
+      flushSync();
+      expect(list()?.children).toHaveLength(300);
+    });
+    expect(list()?.firstElementChild).toBe(first);
+    expect(list()?.querySelectorAll("em")).toHaveLength(300);
+
+    await rerender({ text: `${items(310, 5)}\n\nAfter.`, streaming: false });
+    flushSync();
+    expect(container.querySelectorAll("[data-testid=markdown] > ol")).toHaveLength(1);
+    expect(list()?.children).toHaveLength(310);
+  });
+});

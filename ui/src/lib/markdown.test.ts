@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { Lexer, Parser } from "marked";
 import highlighter from "./highlighter";
-import { LONG_PARAGRAPH, MarkdownStream, PARAGRAPH_PIECE, PIECE_LINES, type ParagraphInPieces, isParagraphInPieces, maySetextHeading, type CodeInPieces, cachedMarkdownToHtml, codeLanguage, codeOf, linkAddress, loadHighlighter, markdownBlocks, markdownToHtml } from "./markdown";
+import { LONG_PARAGRAPH, MarkdownStream, PARAGRAPH_PIECE, PIECE_LINES, type ParagraphInPieces, isParagraphInPieces, type ListInPieces, isListInPieces, maySetextHeading, type CodeInPieces, cachedMarkdownToHtml, codeLanguage, codeOf, linkAddress, loadHighlighter, markdownBlocks, markdownToHtml } from "./markdown";
 
 // highlight.js loads on demand (see markdownLazy.test.ts); these tests start with it loaded.
 beforeAll(() => loadHighlighter());
@@ -481,5 +481,60 @@ describe("a long paragraph being written", () => {
     root.innerHTML = block.pieces.join("") + block.tail;
     expect(root.querySelector("img, script, [onerror]")).toBeNull();
     for (const a of root.querySelectorAll("a")) expect(a.getAttribute("href") ?? "").toMatch(/^(https?:|mailto:|$)/);
+  });
+});
+
+describe("a long list being written", () => {
+  /** The same HTML, but for the newlines between tags. */
+  const tight = (html: string) => html.replace(/\s*\n\s*/g, "");
+  const shownHtml = (blocks: ReturnType<MarkdownStream["blocks"]>) =>
+    blocks
+      .map((b) => {
+        if (typeof b === "string") return b;
+        if (isListInPieces(b)) return `<${b.tag}${b.start === null ? "" : ` start="${b.start}"`}>${b.items.join("")}</${b.tag}>`;
+        return isParagraphInPieces(b) ? `<p>${b.pieces.join("")}${b.tail}</p>` : "code";
+      })
+      .join("");
+  const item = (i: number) => `item ${i} with *some* \`code\` and [a link](https://example.com/${i})`;
+
+  for (const [name, list, after] of [
+    ["a bulleted list", Array.from({ length: 90 }, (_, i) => `- ${item(i)}`).join("\n"), "\n\nAfter the list."],
+    ["a numbered list from 3", Array.from({ length: 90 }, (_, i) => `${i + 3}. ${item(i)}`).join("\n"), "\n\n- another list"],
+    ["a loose list", Array.from({ length: 90 }, (_, i) => `- ${item(i)}`).join("\n\n"), "\n\nAfter."],
+    ["a list with nested items and code", Array.from({ length: 50 }, (_, i) => `- ${item(i)}\n  - nested ${i}\n\n    \`\`\`\n    code ${i}\n    \`\`\``).join("\n"), "\n\nEnd."],
+  ] as const) {
+    it(`shows ${name} in items, as the text lexed whole, at every length`, () => {
+      const text = `Intro.\n\n${list}${after}`;
+      const stream = new MarkdownStream();
+      let inPieces = 0;
+      let before: string[] = [];
+      for (let end = 10; end <= text.length; end += 131) {
+        const shown = stream.blocks(text.slice(0, end));
+        const last = shown.at(-1)!;
+        if (isListInPieces(last)) {
+          inPieces++;
+          // Items once settled never change.
+          const settled = Math.max(0, before.length - 1);
+          expect(last.items.slice(0, settled)).toEqual(before.slice(0, settled));
+          before = last.items;
+        }
+        expect(tight(shownHtml(shown)), JSON.stringify(text.slice(end - 30, end))).toBe(tight(markdownToHtml(text.slice(0, end))));
+      }
+      expect(tight(shownHtml(stream.blocks(text)))).toBe(tight(markdownToHtml(text)));
+      expect(inPieces).toBeGreaterThan(5);
+    }, 60_000);
+  }
+
+  it("lexes only its last items as it grows", () => {
+    const list = Array.from({ length: 300 }, (_, i) => `- ${item(i)}`).join("\n");
+    const stream = new MarkdownStream();
+    stream.blocks(list.slice(0, 5000));
+    const lexed = vi.spyOn(Lexer.prototype, "lex");
+    for (let end = 5100; end < list.length; end += 100) {
+      lexed.mockClear();
+      expect(isListInPieces(stream.blocks(list.slice(0, end)).at(-1)!)).toBe(true);
+      for (const [src] of lexed.mock.calls) expect(src.length).toBeLessThan(300);
+    }
+    lexed.mockRestore();
   });
 });

@@ -256,9 +256,31 @@ export type ParagraphInPieces = {
   tail: string;
 };
 
-/** A streaming text's top-level block: its sanitised HTML, or a long code block or paragraph
- * in pieces. */
-export type StreamBlock = string | CodeInPieces | ParagraphInPieces;
+/** A long list still being written: each item, once followed by another, is lexed, rendered
+ * and sanitised once, so a frame costs the last item, not the whole list (a 1,500-item list
+ * re-lexed and replaced whole fell 750 ms behind a stream of 500 words a second). */
+export type ListInPieces = {
+  /** "ol" or "ul", and the `<ol>`'s first number when not 1. */
+  tag: "ol" | "ul";
+  start: number | null;
+  /** The sanitised HTML of each `<li>`, the last one included. */
+  items: string[];
+};
+
+/** A streaming text's top-level block: its sanitised HTML, or a long code block, paragraph or
+ * list in pieces. */
+export type StreamBlock = string | CodeInPieces | ParagraphInPieces | ListInPieces;
+
+/** Whether `block` is a long list being written (see `ListInPieces`). */
+export function isListInPieces(block: StreamBlock): block is ListInPieces {
+  return typeof block !== "string" && "items" in block;
+}
+
+/** The marker that starts a list item ("-", "*", "+", or an ordered list's "." or ")"). */
+function bulletOf(item: Tokens.ListItem | undefined): string {
+  const marker = /^\s*(?:[-*+]|\d{1,9}[.)])/.exec(item?.raw ?? "")?.[0].trim() ?? "";
+  return marker.length > 1 ? marker.slice(-1) : marker;
+}
 
 /** Whether `block` is a long paragraph being written (see `ParagraphInPieces`). */
 export function isParagraphInPieces(block: StreamBlock): block is ParagraphInPieces {
@@ -386,6 +408,48 @@ export class MarkdownStream {
   #long: { start: number; cut: number; pieces: string[] } | null = null;
   /** Set while the text is lexed again after a long paragraph could not be shown in pieces. */
   #noLong = false;
+  /** The long list being written, when the text ends in one: where its items not yet settled
+   * start in `#text`, the settled items' HTML, and what every later item must share with them. */
+  #list: { cut: number; items: string[]; tag: "ol" | "ul"; start: number | null; bullet: string; loose: boolean; tasks: boolean } | null = null;
+
+  /** The blocks while the text ends in a long list (`#list`), or null when what follows its
+   * settled items is no longer more of it alike (then lexed again with its blocks; a list
+   * that has ended is settled whole). */
+  #listBlocks(text: string): StreamBlock[] | null {
+    const list = this.#list!;
+    const tokens = marked.lexer(text.slice(list.cut));
+    const rest = tokens[0] as Tokens.List | undefined;
+    if (rest?.type !== "list" || (rest.ordered ? "ol" : "ul") !== list.tag || bulletOf(rest.items[0]) !== list.bullet) return null;
+    if (rest.loose !== list.loose) {
+      // A list loose so far stays loose (its last items alone may not show it); one tight so
+      // far that turns loose is rendered again whole.
+      if (!list.loose || list.tasks || rest.items.some((item) => item.task)) return null;
+      for (const item of rest.items) {
+        item.loose = true;
+        for (const token of item.tokens) if (token.type === "text") (token as Token).type = "paragraph";
+      }
+    }
+    const parser = new marked.Parser(marked.defaults);
+    const item = (token: Tokens.ListItem) => sanitized(parser.renderer.listitem(token), decorate);
+    const from = list.cut;
+    const ended = tokens.slice(1).some((t) => t.type !== "space");
+    const settle = ended ? rest.items.length : rest.items.length - 1;
+    for (let i = 0; i < settle; i++) {
+      const token = rest.items[i];
+      // A blank line after an item makes the whole list loose.
+      if (!list.loose && !ended && /\n[ \t]*\n\s*$/.test(token.raw)) return null;
+      list.items.push(item(token));
+      list.cut += token.raw.length;
+    }
+    const start = list.start === null ? "" : ` start="${list.start}"`;
+    if (ended) {
+      this.#settled.push(`<${list.tag}${start}>\n${list.items.join("")}</${list.tag}>`);
+      this.#open = from + rest.raw.length;
+      this.#list = null;
+      return null;
+    }
+    return [...this.#settled, { tag: list.tag, start: list.start, items: [...list.items, item(rest.items.at(-1)!)] }];
+  }
 
   /** Inline Markdown to sanitised HTML, with the reference links defined so far. */
   #inline(src: string): string {
@@ -447,12 +511,18 @@ export class MarkdownStream {
       this.#open = 0;
       this.#links = Object.create(null);
       this.#long = null;
+      this.#list = null;
     }
     this.#text = text;
     if (this.#long) {
       const shown = this.#longBlocks(text);
       if (shown) return shown;
       this.#long = null;
+    }
+    if (this.#list) {
+      const shown = this.#listBlocks(text);
+      if (shown) return shown;
+      this.#list = null;
     }
     const tokens = marked.lexer(text.slice(this.#open));
     // The first definition of a reference wins, as when the text is lexed whole.
@@ -495,6 +565,34 @@ export class MarkdownStream {
             return this.blocks(text);
           } finally {
             this.#noLong = false;
+          }
+        }
+        if (!this.#noLong && token === tokens.at(-1) && token.type === "list" && token.raw.length >= LONG_PARAGRAPH) {
+          // A long list being written: shown in pieces from now on, as a long paragraph.
+          const before = tokens.slice(0, -1).reduce((n, t) => n + t.raw.length, 0);
+          // (A list's `raw` is trimmed at its end: only its start is checked.)
+          if (text.startsWith((token as Tokens.List).items[0]?.raw ?? "\0", this.#open + before)) {
+            const list = token as Tokens.List;
+            this.#settled.push(...(open as string[]));
+            this.#open += before;
+            this.#list = {
+              cut: this.#open,
+              items: [],
+              tag: list.ordered ? "ol" : "ul",
+              start: list.ordered && list.start !== 1 && list.start !== "" ? Number(list.start) : null,
+              bullet: bulletOf(list.items[0]),
+              loose: list.loose,
+              tasks: list.items.some((item) => item.task),
+            };
+            const shown = this.#listBlocks(text);
+            if (shown) return shown;
+            this.#list = null;
+            this.#noLong = true;
+            try {
+              return this.blocks(text);
+            } finally {
+              this.#noLong = false;
+            }
           }
         }
         open.push(seen === content || token === tokens.at(-1) ? one(token) : blocks.get(token.raw, () => one(token)));
