@@ -216,7 +216,12 @@ fn in_window() -> Result<()> {
         paced,
         Shape::Code,
     )?;
-    paced_reply(&runtime, &format!("a list of {WORDS_A_LINE} words an item"), paced, Shape::List)?;
+    paced_reply(
+        &runtime,
+        &format!("a list of {WORDS_A_LINE} words an item"),
+        paced,
+        Shape::List,
+    )?;
     Ok(())
 }
 
