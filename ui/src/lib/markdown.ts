@@ -406,7 +406,7 @@ export class MarkdownStream {
   /** The long paragraph being written, when the text ends in one: where it starts in `#text`,
    * where its last piece ends, and its pieces' HTML. */
   #long: { start: number; cut: number; pieces: string[] } | null = null;
-  /** Set while the text is lexed again after a long paragraph could not be shown in pieces. */
+  /** Set while the text is lexed again after a long paragraph or list could not be shown in pieces. */
   #noLong = false;
   /** The long list being written, when the text ends in one: where its items not yet settled
    * start in `#text`, the settled items' HTML, and what every later item must share with them. */
@@ -501,6 +501,17 @@ export class MarkdownStream {
     return [...this.#settled, { pieces: long.pieces.slice(), tail: this.#inline(rest.replace(/\n$/, "")) }];
   }
 
+  /** `blocks` of `text` with no long paragraph or list in pieces: what is not settled is lexed
+   * again, when a long block found could not be shown in pieces after all. */
+  #blocksNotInPieces(text: string): StreamBlock[] {
+    this.#noLong = true;
+    try {
+      return this.blocks(text);
+    } finally {
+      this.#noLong = false;
+    }
+  }
+
   blocks(source: string): StreamBlock[] {
     const text = source.includes("\r") ? source.replace(/\r\n?/g, "\n") : source;
     // Anything but more text at the end (an edit, a new message), or code blocks to highlight
@@ -557,15 +568,9 @@ export class MarkdownStream {
           this.#long = { start: this.#open, cut: this.#open, pieces: [] };
           const shown = this.#longBlocks(text);
           if (shown) return shown;
-          // (Not reached: the paragraph is the text's last block. Should it be, what is not
-          // settled is lexed again, without this.)
+          // (Not reached: the paragraph is the text's last block.)
           this.#long = null;
-          this.#noLong = true;
-          try {
-            return this.blocks(text);
-          } finally {
-            this.#noLong = false;
-          }
+          return this.#blocksNotInPieces(text);
         }
         if (!this.#noLong && token === tokens.at(-1) && token.type === "list" && token.raw.length >= LONG_PARAGRAPH) {
           // A long list being written: shown in pieces from now on, as a long paragraph.
@@ -587,12 +592,7 @@ export class MarkdownStream {
             const shown = this.#listBlocks(text);
             if (shown) return shown;
             this.#list = null;
-            this.#noLong = true;
-            try {
-              return this.blocks(text);
-            } finally {
-              this.#noLong = false;
-            }
+            return this.#blocksNotInPieces(text);
           }
         }
         open.push(seen === content || token === tokens.at(-1) ? one(token) : blocks.get(token.raw, () => one(token)));
