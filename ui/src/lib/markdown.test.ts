@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { Lexer, Parser } from "marked";
 import highlighter from "./highlighter";
-import { LONG_PARAGRAPH, MarkdownStream, PARAGRAPH_PIECE, PIECE_LINES, type ParagraphInPieces, isParagraphInPieces, type ListInPieces, isListInPieces, maySetextHeading, type CodeInPieces, cachedMarkdownToHtml, codeLanguage, codeOf, linkAddress, loadHighlighter, markdownBlocks, markdownToHtml } from "./markdown";
+import { LONG_BLOCK, MarkdownStream, PARAGRAPH_PIECE, PIECE_LINES, type ParagraphInPieces, isParagraphInPieces, type ListInPieces, isListInPieces, maySetextHeading, type CodeInPieces, cachedMarkdownToHtml, codeLanguage, codeOf, linkAddress, loadHighlighter, markdownBlocks, markdownToHtml } from "./markdown";
 
 // highlight.js loads on demand (see markdownLazy.test.ts); these tests start with it loaded.
 beforeAll(() => loadHighlighter());
@@ -365,7 +365,7 @@ describe("a long paragraph being written", () => {
 
   it("is shown in pieces that together render as the paragraph lexed whole, at every length", () => {
     const text = `Intro.\n\n${paragraph(1800)}`;
-    expect(text.length).toBeGreaterThan(5 * LONG_PARAGRAPH);
+    expect(text.length).toBeGreaterThan(5 * LONG_BLOCK);
     const stream = new MarkdownStream();
     let inPieces = 0;
     for (let end = 1000; end <= text.length; end += 401) {
@@ -377,7 +377,7 @@ describe("a long paragraph being written", () => {
         expect(shown[0]).toBe("<p>Intro.</p>");
         expect(`${shown[0]}\n${joined(last)}`, JSON.stringify(text.slice(end - 40, end))).toBe(whole);
       } else {
-        expect(end).toBeLessThan(LONG_PARAGRAPH + 200);
+        expect(end).toBeLessThan(LONG_BLOCK + 200);
       }
     }
     expect(inPieces).toBeGreaterThan(40);
@@ -388,7 +388,7 @@ describe("a long paragraph being written", () => {
     const stream = new MarkdownStream();
     let before: string[] = [];
     const lexed = vi.spyOn(Lexer.prototype, "inlineTokens");
-    for (let end = LONG_PARAGRAPH + 10; end <= text.length; end += 97) {
+    for (let end = LONG_BLOCK + 10; end <= text.length; end += 97) {
       lexed.mockClear();
       const block = stream.blocks(text.slice(0, end)).at(-1) as ParagraphInPieces;
       expect(block.pieces.slice(0, before.length)).toEqual(before);
@@ -403,7 +403,7 @@ describe("a long paragraph being written", () => {
 
   it("is settled whole once it ends, and what follows is shown as blocks", () => {
     const long = paragraph(500);
-    expect(long.length).toBeGreaterThan(LONG_PARAGRAPH);
+    expect(long.length).toBeGreaterThan(LONG_BLOCK);
     const stream = new MarkdownStream();
     expect(isParagraphInPieces(stream.blocks(long).at(-1)!)).toBe(true);
     for (const next of ["\n\nAfter *it*.", "\n\n- a\n- b", "\n| a | b |\n| - | - |\n| 1 | 2 |", "\n# Heading"]) {
@@ -423,7 +423,7 @@ describe("a long paragraph being written", () => {
     const stream = new MarkdownStream();
     const lexed = vi.spyOn(Lexer.prototype, "lex");
     let inPieces = 0;
-    for (let end = LONG_PARAGRAPH + 10; end <= lines.length; end += 151) {
+    for (let end = LONG_BLOCK + 10; end <= lines.length; end += 151) {
       lexed.mockClear();
       const shown = stream.blocks(lines.slice(0, end));
       const sources = lexed.mock.calls.map(([src]) => src);
@@ -443,7 +443,7 @@ describe("a long paragraph being written", () => {
     const text = sentence.repeat(400);
     const stream = new MarkdownStream();
     let before: string[] = [];
-    for (let end = LONG_PARAGRAPH + 10; end <= text.length; end += 211) {
+    for (let end = LONG_BLOCK + 10; end <= text.length; end += 211) {
       const block = stream.blocks(text.slice(0, end)).at(-1) as ParagraphInPieces;
       expect(block.pieces.slice(0, before.length)).toEqual(before);
       expect(block.tail.length).toBeLessThan(3 * PARAGRAPH_PIECE);

@@ -271,6 +271,11 @@ export type ListInPieces = {
  * list in pieces. */
 export type StreamBlock = string | CodeInPieces | ParagraphInPieces | ListInPieces;
 
+/** Whether `block` is a long paragraph being written (see `ParagraphInPieces`). */
+export function isParagraphInPieces(block: StreamBlock): block is ParagraphInPieces {
+  return typeof block !== "string" && "tail" in block;
+}
+
 /** Whether `block` is a long list being written (see `ListInPieces`). */
 export function isListInPieces(block: StreamBlock): block is ListInPieces {
   return typeof block !== "string" && "items" in block;
@@ -282,13 +287,8 @@ function bulletOf(item: Tokens.ListItem | undefined): string {
   return marker.length > 1 ? marker.slice(-1) : marker;
 }
 
-/** Whether `block` is a long paragraph being written (see `ParagraphInPieces`). */
-export function isParagraphInPieces(block: StreamBlock): block is ParagraphInPieces {
-  return typeof block !== "string" && "tail" in block;
-}
-
-/** A paragraph being written this long (characters) is shown in pieces. */
-export const LONG_PARAGRAPH = 4000;
+/** A paragraph or list being written this long (characters) is shown in pieces. */
+export const LONG_BLOCK = 4000;
 /** A piece is cut from a long paragraph's end once what follows the last piece is this long. */
 export const PARAGRAPH_PIECE = 1500;
 /** Past this many characters after the last piece, a piece is cut even where an unclosed `*`,
@@ -304,10 +304,10 @@ const IDEOGRAPHIC = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u;
 
 /** Where `src` (inline Markdown following a cut, or a paragraph's start) may be cut so that
  * what comes before renders alone as it would followed by any text: the last place between
- * two words on one line (after a single space, before a letter or digit; or between two Chinese
- * or Japanese characters) that is inside plain text, with nothing before it (outside a finished span, link or code) that a later character
- * could still close: an emphasis or strikethrough delimiter that can open, a backtick or a
- * bracket. Returns 0 when there is none. With `force`, the unclosed characters are ignored. */
+ * two words on one line (after a single space, before a letter or digit; or between two
+ * Chinese or Japanese characters) that is inside plain text, with nothing before it (outside a
+ * finished span, link or code) that a later character could still close: an emphasis or
+ * strikethrough delimiter that can open, a backtick or a bracket. Returns 0 when there is none. With `force`, the unclosed characters are ignored. */
 export function paragraphCut(src: string, tokens: Token[], force = false): number {
   let best = 0;
   let at = 0;
@@ -560,7 +560,7 @@ export class MarkdownStream {
             continue;
           }
         }
-        if (whole && !this.#noLong && token === tokens.at(-1) && token.type === "paragraph" && token.raw.length >= LONG_PARAGRAPH) {
+        if (whole && !this.#noLong && token === tokens.at(-1) && token.type === "paragraph" && token.raw.length >= LONG_BLOCK) {
           // A long paragraph being written: the blocks before it can no longer change (text
           // appended changes the last block only); it is shown in pieces from now on.
           this.#settled.push(...(open as string[]));
@@ -572,8 +572,8 @@ export class MarkdownStream {
           this.#long = null;
           return this.#blocksNotInPieces(text);
         }
-        if (!this.#noLong && token === tokens.at(-1) && token.type === "list" && token.raw.length >= LONG_PARAGRAPH) {
-          // A long list being written: shown in pieces from now on, as a long paragraph.
+        if (!this.#noLong && token === tokens.at(-1) && token.type === "list" && token.raw.length >= LONG_BLOCK) {
+          // A long list being written: shown item by item from now on.
           const before = tokens.slice(0, -1).reduce((n, t) => n + t.raw.length, 0);
           // (A list's `raw` is trimmed at its end: only its start is checked.)
           if (text.startsWith((token as Tokens.List).items[0]?.raw ?? "\0", this.#open + before)) {
