@@ -14,7 +14,9 @@
 //!    reply of 5,000 deltas paced at 500 a second (`PORTHOLE_BENCH_PACED_DELTAS` for another
 //!    length), with the transcript's text length sampled on every animation frame in the page:
 //!    how far the window is behind the stream (its lag), and the frame interval, in each fifth
-//!    of it; as one paragraph, as paragraphs of 100 words, as a code block and as a list.
+//!    of it; as one paragraph, as paragraphs of 100 words, as a code block, a list, a table and
+//!    a quote (`PORTHOLE_BENCH_SHAPES=list,table` runs only those: `paragraph`, `paragraphs`,
+//!    `code`, `list`, `table`, `quote`).
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
@@ -203,25 +205,21 @@ fn in_window() -> Result<()> {
         "   {paced} deltas at {PACED_PER_SECOND} a second: the window's lag behind the stream (how long after it \
          would have, had it kept up, a frame shows what it shows)"
     );
-    paced_reply(&runtime, "one paragraph", paced, Shape::Paragraph)?;
-    paced_reply(
-        &runtime,
-        &format!("paragraphs of {WORDS_A_PARAGRAPH} words"),
-        paced,
-        Shape::Paragraphs,
-    )?;
-    paced_reply(
-        &runtime,
-        &format!("a Rust code block of {WORDS_A_LINE} words a line"),
-        paced,
-        Shape::Code,
-    )?;
-    paced_reply(
-        &runtime,
-        &format!("a list of {WORDS_A_LINE} words an item"),
-        paced,
-        Shape::List,
-    )?;
+    let shapes = [
+        ("paragraph", "one paragraph".to_string(), Shape::Paragraph),
+        ("paragraphs", format!("paragraphs of {WORDS_A_PARAGRAPH} words"), Shape::Paragraphs),
+        ("code", format!("a Rust code block of {WORDS_A_LINE} words a line"), Shape::Code),
+        ("list", format!("a list of {WORDS_A_LINE} words an item"), Shape::List),
+        ("table", format!("a table of two columns, {WORDS_A_LINE} words a row"), Shape::Table),
+        ("quote", format!("a quote of {WORDS_A_LINE} words a line"), Shape::Quote),
+    ];
+    let chosen = std::env::var("PORTHOLE_BENCH_SHAPES").ok();
+    for (name, label, shape) in shapes {
+        if chosen.as_deref().is_some_and(|c| !c.split(',').any(|n| n.trim() == name)) {
+            continue;
+        }
+        paced_reply(&runtime, &label, paced, shape)?;
+    }
     Ok(())
 }
 
@@ -236,6 +234,10 @@ enum Shape {
     Code,
     /// One bulleted list, an item of [`WORDS_A_LINE`] words each.
     List,
+    /// One table of two columns, a row of [`WORDS_A_LINE`] words (half in each cell).
+    Table,
+    /// One quote, a line of [`WORDS_A_LINE`] words each (one paragraph in the quote).
+    Quote,
 }
 
 /// One reply of `n` numbered words ("w1 w2 …") in this `shape` at [`PACED_PER_SECOND`], in a
@@ -247,11 +249,16 @@ fn paced_reply(runtime: &tokio::runtime::Runtime, label: &str, n: usize, shape: 
                 Shape::Paragraphs if i % WORDS_A_PARAGRAPH == 0 => format!("w{i}\n\n"),
                 Shape::Code if i % WORDS_A_LINE == 0 => format!("w{i}\n"),
                 Shape::List if i % WORDS_A_LINE == 0 => format!("w{i}\n- "),
+                Shape::Table if i % WORDS_A_LINE == 0 => format!("w{i} |\n| "),
+                Shape::Table if i % WORDS_A_LINE == WORDS_A_LINE / 2 => format!("w{i} | "),
+                Shape::Quote if i % WORDS_A_LINE == 0 => format!("w{i}\n> "),
                 _ => format!("w{i} "),
             };
             match shape {
                 Shape::Code if i == 1 => format!("```rust\n{word}"),
                 Shape::List if i == 1 => format!("- {word}"),
+                Shape::Table if i == 1 => format!("| first half | second half |\n|---|---|\n| {word}"),
+                Shape::Quote if i == 1 => format!("> {word}"),
                 _ => word,
             }
         })

@@ -96,3 +96,36 @@ describe("a long list in a reply being written", () => {
     expect(list()?.children).toHaveLength(310);
   });
 });
+
+describe("a long table in a reply being written", () => {
+  const table = (n: number) =>
+    ["| n | what |", "|--:|---|", ...Array.from({ length: n }, (_, i) => `| ${i} | row ${i} with *emphasis* and more words |`)].join("\n");
+
+  it("is one table whose rows already shown are kept as it grows, and is rendered whole when finished", async () => {
+    const { container, rerender } = render(Markdown, { text: table(150), streaming: true });
+    flushSync();
+    const rows = () => container.querySelectorAll<HTMLTableRowElement>("[data-testid=markdown] > table > tbody > tr");
+    const head = () => container.querySelectorAll("[data-testid=markdown] > table > thead > tr > th");
+    expect(rows()).toHaveLength(150);
+    expect(Array.from(head(), (th) => [th.textContent, th.getAttribute("align")])).toEqual([
+      ["n", "right"],
+      ["what", null],
+    ]);
+    const first = rows()[0];
+
+    await rerender({ text: table(250), streaming: true });
+    await vi.waitFor(() => {
+      flushSync();
+      expect(rows()).toHaveLength(250);
+    });
+    expect(rows()[0]).toBe(first);
+    expect(rows()[249].textContent).toContain("row 249 with emphasis");
+    expect(container.querySelectorAll("[data-testid=markdown] em")).toHaveLength(250);
+
+    await rerender({ text: `${table(260)}\n\nAfter.`, streaming: false });
+    flushSync();
+    expect(container.querySelectorAll("[data-testid=markdown] > table")).toHaveLength(1);
+    expect(rows()).toHaveLength(260);
+    expect(head()).toHaveLength(2);
+  });
+});

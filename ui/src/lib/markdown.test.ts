@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { Lexer, Parser } from "marked";
 import highlighter from "./highlighter";
-import { LONG_BLOCK, MarkdownStream, PARAGRAPH_PIECE, PIECE_LINES, type ParagraphInPieces, isParagraphInPieces, type ListInPieces, isListInPieces, maySetextHeading, type CodeInPieces, cachedMarkdownToHtml, codeLanguage, codeOf, linkAddress, loadHighlighter, markdownBlocks, markdownToHtml } from "./markdown";
+import { LONG_BLOCK, MarkdownStream, PARAGRAPH_PIECE, PIECE_LINES, type ParagraphInPieces, isParagraphInPieces, isTableInPieces, type ListInPieces, isListInPieces, maySetextHeading, type CodeInPieces, cachedMarkdownToHtml, codeLanguage, codeOf, linkAddress, loadHighlighter, markdownBlocks, markdownToHtml } from "./markdown";
 
 // highlight.js loads on demand (see markdownLazy.test.ts); these tests start with it loaded.
 beforeAll(() => loadHighlighter());
@@ -538,3 +538,71 @@ describe("a long list being written", () => {
     lexed.mockRestore();
   });
 });
+
+describe("a long table being written", () => {
+  /** The same HTML, but for the newlines between tags. */
+  const tight = (html: string) => html.replace(/\s*\n\s*/g, "");
+  const shownHtml = (blocks: ReturnType<MarkdownStream["blocks"]>) =>
+    blocks
+      .map((b) => {
+        if (typeof b === "string") return b;
+        if (isTableInPieces(b)) return `<table><thead>${b.head}</thead><tbody>${b.rows.join("")}</tbody></table>`;
+        return "other";
+      })
+      .join("");
+  const row = (i: number) => `| ${i} | *item* ${i} with \`code\` | [a link](https://example.com/${i}) \\| a pipe |`;
+  const table = (rows: number) => ["| n | what | where |", "|---:|:---|:-:|", ...Array.from({ length: rows }, (_, i) => row(i))].join("\n");
+
+  for (const [name, after] of [
+    ["followed by a paragraph", "\n\nAfter the table."],
+    ["followed at once by a heading", "\n# A heading\n\nText."],
+    ["whose last row starts as a heading would, then a rule", "\n#1 | the last row |\n---\n\nEnd."],
+  ] as const) {
+    it(`shows a table ${name} row by row, as the text lexed whole, at every length`, () => {
+      const text = `Intro.\n\n${table(70)}${after}`;
+      const stream = new MarkdownStream();
+      let inPieces = 0;
+      let before: string[] = [];
+      const check = (end: number) => {
+        const shown = stream.blocks(text.slice(0, end));
+        const table = shown.find(isTableInPieces);
+        if (table) {
+          inPieces++;
+          // Rows once settled never change.
+          const settled = Math.max(0, before.length - 1);
+          expect(table.rows.slice(0, settled)).toEqual(before.slice(0, settled));
+          before = table.rows;
+        }
+        expect(tight(shownHtml(shown)), JSON.stringify(text.slice(end - 30, end))).toBe(tight(markdownToHtml(text.slice(0, end))));
+      };
+      for (let end = 10; end <= text.length; end += 199) check(end);
+      // Every length of its end, where the table ends and what follows begins.
+      for (let end = text.length - after.length - 8; end <= text.length; end++) check(end);
+      expect(inPieces).toBeGreaterThan(5);
+    }, 60_000);
+  }
+
+  it("lexes only its last rows as it grows", () => {
+    const text = table(300);
+    const stream = new MarkdownStream();
+    stream.blocks(text.slice(0, 5000));
+    const lexed = vi.spyOn(Lexer.prototype, "lex");
+    for (let end = 5100; end < text.length; end += 100) {
+      lexed.mockClear();
+      expect(isTableInPieces(stream.blocks(text.slice(0, end)).at(-1)!)).toBe(true);
+      for (const [src] of lexed.mock.calls) expect(src.length).toBeLessThan(300);
+    }
+    lexed.mockRestore();
+  });
+
+  it("sanitises its rows as the whole table's", () => {
+    const evil = "| <img src=x onerror=alert(1)> | [x](javascript:alert(1)) |";
+    const text = ["| a | b |", "|---|---|", ...Array.from({ length: 100 }, () => evil)].join("\n");
+    const shown = new MarkdownStream().blocks(text).at(-1)!;
+    expect(isTableInPieces(shown)).toBe(true);
+    const html = shownHtml([shown]);
+    expect(html).not.toMatch(/<img|href="javascript/);
+    expect(tight(html)).toBe(tight(markdownToHtml(text)));
+  });
+});
+
