@@ -129,3 +129,30 @@ describe("a long table in a reply being written", () => {
     expect(head()).toHaveLength(2);
   });
 });
+
+describe("a long quote in a reply being written", () => {
+  const lines = (n: number) => Array.from({ length: n }, (_, i) => `> line ${i} of the quote, with *emphasis* and more words`).join("\n");
+
+  it("is one quote whose paragraph is only appended to as it grows, and is rendered whole when finished", async () => {
+    const { container, rerender } = render(Markdown, { text: lines(150), streaming: true });
+    flushSync();
+    const quote = () => container.querySelector("[data-testid=markdown] > blockquote");
+    const paragraph = () => quote()?.querySelector("p");
+    expect(paragraph()?.classList.contains("growing-paragraph")).toBe(true);
+    const first = paragraph()?.firstChild;
+
+    await rerender({ text: lines(250), streaming: true });
+    await vi.waitFor(() => {
+      flushSync();
+      expect(paragraph()?.textContent).toContain("line 249 of the quote, with emphasis");
+    });
+    expect(paragraph()?.firstChild).toBe(first);
+    expect(quote()?.querySelectorAll("em")).toHaveLength(250);
+
+    await rerender({ text: `${lines(260)}\n\nAfter.`, streaming: false });
+    flushSync();
+    expect(container.querySelectorAll("[data-testid=markdown] > blockquote")).toHaveLength(1);
+    expect(paragraph()?.classList.contains("growing-paragraph")).toBe(false);
+    expect(quote()?.querySelectorAll("em")).toHaveLength(260);
+  });
+});

@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { Lexer, Parser } from "marked";
 import highlighter from "./highlighter";
-import { LONG_BLOCK, MarkdownStream, PARAGRAPH_PIECE, PIECE_LINES, type ParagraphInPieces, isParagraphInPieces, isTableInPieces, type ListInPieces, isListInPieces, maySetextHeading, type CodeInPieces, cachedMarkdownToHtml, codeLanguage, codeOf, linkAddress, loadHighlighter, markdownBlocks, markdownToHtml } from "./markdown";
+import { LONG_BLOCK, MarkdownStream, PARAGRAPH_PIECE, PIECE_LINES, type ParagraphInPieces, isParagraphInPieces, isTableInPieces, isQuoteInPieces, type ListInPieces, isListInPieces, maySetextHeading, type CodeInPieces, cachedMarkdownToHtml, codeLanguage, codeOf, linkAddress, loadHighlighter, markdownBlocks, markdownToHtml } from "./markdown";
 
 // highlight.js loads on demand (see markdownLazy.test.ts); these tests start with it loaded.
 beforeAll(() => loadHighlighter());
@@ -603,6 +603,68 @@ describe("a long table being written", () => {
     const html = shownHtml([shown]);
     expect(html).not.toMatch(/<img|href="javascript/);
     expect(tight(html)).toBe(tight(markdownToHtml(text)));
+  });
+});
+
+describe("a long quote being written", () => {
+  /** The same HTML, but for the newlines between tags. */
+  const tight = (html: string) => html.replace(/\s*\n\s*/g, "");
+  const shownHtml = (blocks: ReturnType<MarkdownStream["blocks"]>): string =>
+    blocks
+      .map((b) => {
+        if (typeof b === "string") return b;
+        if (isQuoteInPieces(b)) return `<blockquote>${shownHtml(b.quote)}</blockquote>`;
+        if (isParagraphInPieces(b)) return `<p>${b.pieces.join("")}${b.tail}</p>`;
+        if (isListInPieces(b)) return `<${b.tag}>${b.items.join("")}</${b.tag}>`;
+        return "other";
+      })
+      .join("");
+  const words = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `w${i + from}${i % 9 === 4 ? " *em*" : ""}`).join(" ");
+  const lines = (n: number, width = 10) => Array.from({ length: n }, (_, i) => `> ${words(width, i * width)}`).join("\n");
+
+  for (const [name, quote, after] of [
+    ["one long paragraph", lines(100), "\n\nAfter the quote."],
+    ["paragraphs, a list and a heading", `${lines(50)}\n>\n> # A heading\n>\n${Array.from({ length: 20 }, (_, i) => `> - item ${i}`).join("\n")}\n>\n${lines(50)}`, "\n\n- a list after"],
+    ["lines without a marker: one its paragraph's, one after its code", `${lines(100)}\nlazy continuation\n> more\n> \`\`\`\n> code`, "\nnot in the quote\n\nEnd."],
+  ] as const) {
+    it(`shows a quote of ${name} as the text lexed whole, at every length`, () => {
+      const text = `Intro.\n\n${quote}${after}`;
+      const stream = new MarkdownStream();
+      let inPieces = 0;
+      const check = (end: number) => {
+        const shown = stream.blocks(text.slice(0, end));
+        if (shown.some(isQuoteInPieces)) inPieces++;
+        expect(tight(shownHtml(shown)), JSON.stringify(text.slice(end - 30, end))).toBe(tight(markdownToHtml(text.slice(0, end))));
+      };
+      for (let end = 10; end <= text.length; end += 173) check(end);
+      for (let end = text.length - after.length - 8; end <= text.length; end++) check(end);
+      expect(inPieces).toBeGreaterThan(3);
+    }, 60_000);
+  }
+
+  it("is lexed whole again once a line without a marker has come, though it came whole in one frame", () => {
+    for (const [quote, more] of [
+      [`${lines(100)}\n> \`\`\`\n> code`, "\nnot in the quote\n> more"],
+      [lines(100), "\nlazy continuation\n> more"],
+    ]) {
+      const stream = new MarkdownStream();
+      expect(isQuoteInPieces(stream.blocks(quote).at(-1)!)).toBe(true);
+      expect(tight(shownHtml(stream.blocks(quote + more)))).toBe(tight(markdownToHtml(quote + more)));
+    }
+  });
+
+  it("lexes only its last lines as it grows, its long paragraph in pieces", () => {
+    const text = lines(200);
+    const stream = new MarkdownStream();
+    stream.blocks(text.slice(0, 5000));
+    const lexed = vi.spyOn(Lexer.prototype, "lex");
+    for (let end = 5100; end < text.length; end += 100) {
+      lexed.mockClear();
+      const last = stream.blocks(text.slice(0, end)).at(-1)!;
+      expect(isQuoteInPieces(last) && isParagraphInPieces(last.quote.at(-1)!)).toBe(true);
+      for (const [src] of lexed.mock.calls) expect(src.length).toBeLessThan(2000);
+    }
+    lexed.mockRestore();
   });
 });
 
