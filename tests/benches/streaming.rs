@@ -14,7 +14,8 @@
 //!    reply of 5,000 deltas paced at 500 a second (`PORTHOLE_BENCH_PACED_DELTAS` for another
 //!    length), with the transcript's text length sampled on every animation frame in the page:
 //!    how far the window is behind the stream (its lag), and the frame interval, in each fifth
-//!    of it; as one paragraph, as paragraphs of 100 words, as a code block, a list, a table and
+//!    of it, and the longest frame interval once it has finished (the reply is then rendered
+//!    whole); as one paragraph, as paragraphs of 100 words, as a code block, a list, a table and
 //!    a quote (`PORTHOLE_BENCH_SHAPES=list,table` runs only those: `paragraph`, `paragraphs`,
 //!    `code`, `list`, `table`, `quote`).
 
@@ -286,20 +287,37 @@ fn paced_reply(runtime: &tokio::runtime::Runtime, label: &str, n: usize, shape: 
            }
            return '';
          };
+         // The frame intervals from the last frame streaming to 3 frames after the reply is
+         // finished (and rendered whole).
+         window.__finishFrames = [];
+         let previous = null;
          const tick = () => {
+           const now = performance.now();
            const replies = document.querySelectorAll('[data-testid=message][data-role=assistant]');
            const last = replies[replies.length - 1];
            if (last && last.dataset.status === 'streaming') {
              const word = /w(\\d+)\\s*$/.exec(lastText(last).slice(-24));
-             if (word) window.__streamSamples.push([performance.now(), Number(word[1])]);
+             if (word) window.__streamSamples.push([now, Number(word[1])]);
            }
-           if (!last || last.dataset.status !== 'complete') requestAnimationFrame(tick);
+           const complete = last && last.dataset.status === 'complete';
+           if (complete && previous !== null) window.__finishFrames.push(now - previous);
+           previous = now;
+           if (!complete || window.__finishFrames.length < 4) requestAnimationFrame(tick);
          };
          requestAnimationFrame(tick);",
         json!([]),
     )?;
     // Paragraph breaks are shown shorter than they are written.
     send_and_wait(&app, "paced", bytes * 9 / 10)?;
+    // The frames after it finished.
+    std::thread::sleep(Duration::from_millis(500));
+    let finish_frame = s
+        .execute("return window.__finishFrames;", json!([]))?
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_f64)
+        .fold(f64::NAN, f64::max);
     let samples = s.execute("return window.__streamSamples;", json!([]))?;
     let samples: Vec<(f64, f64)> = samples
         .as_array()
@@ -351,6 +369,7 @@ fn paced_reply(runtime: &tokio::runtime::Runtime, label: &str, n: usize, shape: 
         list(&frame_fifths),
         samples.len()
     );
+    println!("    once finished and rendered whole: the longest frame interval, {finish_frame:.0} ms");
     Ok(())
 }
 

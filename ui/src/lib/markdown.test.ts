@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { Lexer, Parser } from "marked";
 import highlighter from "./highlighter";
-import { LONG_BLOCK, MarkdownStream, PARAGRAPH_PIECE, PIECE_LINES, type ParagraphInPieces, isParagraphInPieces, isTableInPieces, isQuoteInPieces, type ListInPieces, isListInPieces, maySetextHeading, type CodeInPieces, cachedMarkdownToHtml, codeLanguage, codeOf, linkAddress, loadHighlighter, markdownBlocks, markdownToHtml } from "./markdown";
+import { LONG_BLOCK, MarkdownStream, PARAGRAPH_PIECE, PIECE_LINES, type ParagraphInPieces, isParagraphInPieces, isTableInPieces, isQuoteInPieces, type ListInPieces, isListInPieces, maySetextHeading, type CodeInPieces, cachedMarkdownToHtml, codeLanguage, codeOf, linkAddress, loadHighlighter, markdownBlocks, markdownToHtml, AtStart } from "./markdown";
 
 // highlight.js loads on demand (see markdownLazy.test.ts); these tests start with it loaded.
 beforeAll(() => loadHighlighter());
@@ -665,6 +665,46 @@ describe("a long quote being written", () => {
       for (const [src] of lexed.mock.calls) expect(src.length).toBeLessThan(2000);
     }
     lexed.mockRestore();
+  });
+});
+
+describe("marked's rules anchored at the start", () => {
+  const rules = () =>
+    [Lexer.rules.block, Lexer.rules.inline].flatMap((sets) =>
+      Object.values(sets).flatMap((set) => Object.entries(set as Record<string, unknown>).filter((e): e is [string, RegExp] => e[1] instanceof RegExp)),
+    );
+
+  it("are tried at the start only, and match there as before", () => {
+    const anchored = rules().filter(([, rule]) => rule instanceof AtStart);
+    // Every block rule the lexer tries at a block's start, and the inline ones.
+    for (const name of ["hr", "fences", "heading", "blockquote", "list", "html", "def", "table", "lheading", "paragraph", "code", "escape", "link", "del"]) {
+      expect(anchored.map(([n]) => n), name).toContain(name);
+    }
+    const samples = [
+      "---\n\nafter", "text\n---\n", "- item\n- item", "text then - item", "```js\ncode\n```", "> quote\n> more",
+      "# Heading\ntext", "| a | b |\n|---|---|\n| 1 | 2 |", "[ref]: https://example.com\n", "<div>\nhtml\n</div>",
+      "    indented code", "Setext\n===", "~~gone~~ text", "\\* escaped", "[a link](https://example.com) then", "",
+      "plain text, and later --- and # and > and - and ``` and | a | and ~~x~~",
+    ];
+    for (const [name, rule] of anchored) {
+      const plain = new RegExp(rule.source, rule.flags.replace("y", ""));
+      for (const text of samples) {
+        // Twice, as marked reuses its rules: the first match must not move the second's start.
+        for (let i = 0; i < 2; i++) {
+          const [a, b] = [rule.exec(text), plain.exec(text)];
+          expect(a && [...a], `${name} on ${JSON.stringify(text)}`).toEqual(b && [...b]);
+          expect(rule.test(text)).toBe(plain.test(text));
+        }
+      }
+    }
+  });
+
+  it("leaves alone the rules that may match elsewhere: global ones, and ones with an alternative outside a group", () => {
+    const inline = Lexer.rules.inline as unknown as Record<string, Record<string, RegExp>>;
+    for (const [set, name] of [["gfm", "url"], ["normal", "tag"], ["normal", "blockSkip"], ["normal", "emStrongRDelimAst"]]) {
+      expect(inline[set][name], name).toBeInstanceOf(RegExp);
+      expect(inline[set][name], name).not.toBeInstanceOf(AtStart);
+    }
   });
 });
 

@@ -10,7 +10,7 @@
 // - images are never loaded (a remote image is a way to send data out): each becomes a link to
 //   its address, labelled by its alt text.
 import DOMPurify from "dompurify";
-import { Marked, type Token, type TokensList, type Tokens } from "marked";
+import { Lexer, Marked, type Token, type TokensList, type Tokens } from "marked";
 import type { HLJSApi } from "highlight.js";
 
 /** highlight.js, once loaded (see `loadHighlighter`). */
@@ -87,6 +87,58 @@ export function maySetextHeading(src: string): boolean {
   const upToBlank = blank ? src.slice(0, blank.index + 1) : src;
   return /\n {0,3}(?:=+|-+)[ \t]*(?:\n|$)/.test(upToBlank);
 }
+
+/** A regex tried at the start of the text only (sticky, from 0): one of marked's rules that can
+ * only match there anyway (see `anchorRules`). */
+export class AtStart extends RegExp {
+  exec(text: string): RegExpExecArray | null {
+    this.lastIndex = 0;
+    return super.exec(text);
+  }
+}
+
+/** Whether a regex's source has an alternative (`|`) outside any group or class. */
+function alternativeAtTop(source: string): boolean {
+  let depth = 0;
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === "\\") i++;
+    else if (inClass) inClass = c !== "]";
+    else if (c === "[") inClass = true;
+    else if (c === "(") depth++;
+    else if (c === ")") depth--;
+    else if (c === "|" && depth === 0) return true;
+  }
+  return false;
+}
+
+/** Makes each of marked's rules that is anchored at the start of the text it is tried on (`^`
+ * first, no `m`, `g` or `y` flag, no alternative outside a group) an `AtStart`: the same
+ * matches, tried at the start only. JavaScriptCore (WebKit's engine) tries a failing anchored
+ * regex at every position of the text after it, so every rule tried at a block's start cost a
+ * scan of the whole rest of the reply, and a finished reply's lexing grew with its blocks times
+ * its length: a 1,500-item list took WebKit 585 ms to lex (14 ms in V8), its `hr` rule, tried
+ * at each item, 565 ms of it. The rules are marked's own objects, shared by every lexer of the
+ * page. */
+function anchorRules() {
+  const made = new Map<RegExp, RegExp>();
+  for (const sets of [Lexer.rules.block, Lexer.rules.inline]) {
+    for (const rules of Object.values(sets) as Record<string, unknown>[]) {
+      for (const [name, rule] of Object.entries(rules)) {
+        if (!(rule instanceof RegExp) || rule instanceof AtStart) continue;
+        if (!rule.source.startsWith("^") || /[gmy]/.test(rule.flags) || alternativeAtTop(rule.source)) continue;
+        let anchored = made.get(rule);
+        if (!anchored) {
+          anchored = new AtStart(rule.source, `${rule.flags}y`);
+          made.set(rule, anchored);
+        }
+        rules[name] = anchored;
+      }
+    }
+  }
+}
+anchorRules();
 
 const marked = new Marked({ gfm: true, breaks: false, async: false });
 marked.use({
