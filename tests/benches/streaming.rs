@@ -208,15 +208,30 @@ fn in_window() -> Result<()> {
     );
     let shapes = [
         ("paragraph", "one paragraph".to_string(), Shape::Paragraph),
-        ("paragraphs", format!("paragraphs of {WORDS_A_PARAGRAPH} words"), Shape::Paragraphs),
-        ("code", format!("a Rust code block of {WORDS_A_LINE} words a line"), Shape::Code),
+        (
+            "paragraphs",
+            format!("paragraphs of {WORDS_A_PARAGRAPH} words"),
+            Shape::Paragraphs,
+        ),
+        (
+            "code",
+            format!("a Rust code block of {WORDS_A_LINE} words a line"),
+            Shape::Code,
+        ),
         ("list", format!("a list of {WORDS_A_LINE} words an item"), Shape::List),
-        ("table", format!("a table of two columns, {WORDS_A_LINE} words a row"), Shape::Table),
+        (
+            "table",
+            format!("a table of two columns, {WORDS_A_LINE} words a row"),
+            Shape::Table,
+        ),
         ("quote", format!("a quote of {WORDS_A_LINE} words a line"), Shape::Quote),
     ];
     let chosen = std::env::var("PORTHOLE_BENCH_SHAPES").ok();
     for (name, label, shape) in shapes {
-        if chosen.as_deref().is_some_and(|c| !c.split(',').any(|n| n.trim() == name)) {
+        if chosen
+            .as_deref()
+            .is_some_and(|c| !c.split(',').any(|n| n.trim() == name))
+        {
             continue;
         }
         paced_reply(&runtime, &label, paced, shape)?;
