@@ -14,8 +14,8 @@
 //!    reply of 5,000 deltas paced at 500 a second (`PORTHOLE_BENCH_PACED_DELTAS` for another
 //!    length), with the transcript's text length sampled on every animation frame in the page:
 //!    how far the window is behind the stream (its lag), and the frame interval, in each fifth
-//!    of it, and the longest frame interval once it has finished (the reply is then rendered
-//!    whole); as one paragraph, as paragraphs of 100 words, as a code block, a list, a table and
+//!    of it, and the longest frame interval once it has finished (the reply then keeps the
+//!    blocks it was shown in, or is rendered whole); as one paragraph, as paragraphs of 100 words, as a code block, a list, a table and
 //!    a quote (`PORTHOLE_BENCH_SHAPES=list,table` runs only those: `paragraph`, `paragraphs`,
 //!    `code`, `list`, `table`, `quote`).
 
@@ -303,7 +303,7 @@ fn paced_reply(runtime: &tokio::runtime::Runtime, label: &str, n: usize, shape: 
            return '';
          };
          // The frame intervals from the last frame streaming to 3 frames after the reply is
-         // finished (and rendered whole).
+         // finished (then rendered as written, or whole).
          window.__finishFrames = [];
          let previous = null;
          const tick = () => {
@@ -384,7 +384,7 @@ fn paced_reply(runtime: &tokio::runtime::Runtime, label: &str, n: usize, shape: 
         list(&frame_fifths),
         samples.len()
     );
-    println!("    once finished and rendered whole: the longest frame interval, {finish_frame:.0} ms");
+    println!("    once finished: the longest frame interval, {finish_frame:.0} ms");
     Ok(())
 }
 

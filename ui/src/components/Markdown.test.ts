@@ -47,7 +47,7 @@ describe("a long code block in a reply being written", () => {
 describe("a long paragraph in a reply being written", () => {
   const words = (n: number) => Array.from({ length: n }, (_, i) => (i % 50 === 7 ? `**w${i}**` : `w${i}`)).join(" ");
 
-  it("is one paragraph whose nodes are kept as it grows, and is rendered whole when finished", async () => {
+  it("is one paragraph whose nodes are kept as it grows, and when finished", async () => {
     const { container, rerender } = render(Markdown, { text: `Intro.\n\n${words(900)}`, streaming: true });
     flushSync();
     const paragraph = () => container.querySelectorAll<HTMLElement>("[data-testid=markdown] > p")[1];
@@ -64,17 +64,20 @@ describe("a long paragraph in a reply being written", () => {
     expect(paragraph()?.firstChild).toBe(first);
     expect(paragraph()?.querySelectorAll("strong")).toHaveLength(28);
 
+    // Finished, with what came after the last frame: the nodes shown are kept, the text is whole.
     await rerender({ text: `Intro.\n\n${words(1500)}`, streaming: false });
     flushSync();
     expect(container.querySelectorAll("[data-testid=markdown] > p")).toHaveLength(2);
     expect(paragraph()?.textContent).toBe(words(1500).replaceAll("**", ""));
+    expect(paragraph()?.firstChild).toBe(first);
+    expect(paragraph()?.querySelectorAll("strong")).toHaveLength(30);
   });
 });
 
 describe("a long list in a reply being written", () => {
   const items = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `${i + from}. item ${i} with *emphasis*`).join("\n");
 
-  it("is one list whose items already shown are kept as it grows, and is rendered whole when finished", async () => {
+  it("is one list whose items already shown are kept as it grows, and when it ends the reply", async () => {
     const { container, rerender } = render(Markdown, { text: items(200, 5), streaming: true });
     flushSync();
     const list = () => container.querySelector<HTMLOListElement>("[data-testid=markdown] > ol");
@@ -94,6 +97,9 @@ describe("a long list in a reply being written", () => {
     flushSync();
     expect(container.querySelectorAll("[data-testid=markdown] > ol")).toHaveLength(1);
     expect(list()?.children).toHaveLength(310);
+    expect(list()?.firstElementChild).toBe(first);
+    expect(list()?.getAttribute("start")).toBe("5");
+    expect(container.querySelector("[data-testid=markdown] > p")?.textContent).toBe("After.");
   });
 });
 
@@ -101,7 +107,7 @@ describe("a long table in a reply being written", () => {
   const table = (n: number) =>
     ["| n | what |", "|--:|---|", ...Array.from({ length: n }, (_, i) => `| ${i} | row ${i} with *emphasis* and more words |`)].join("\n");
 
-  it("is one table whose rows already shown are kept as it grows, and is rendered whole when finished", async () => {
+  it("is one table whose rows already shown are kept as it grows, and when it ends the reply", async () => {
     const { container, rerender } = render(Markdown, { text: table(150), streaming: true });
     flushSync();
     const rows = () => container.querySelectorAll<HTMLTableRowElement>("[data-testid=markdown] > table > tbody > tr");
@@ -127,13 +133,15 @@ describe("a long table in a reply being written", () => {
     expect(container.querySelectorAll("[data-testid=markdown] > table")).toHaveLength(1);
     expect(rows()).toHaveLength(260);
     expect(head()).toHaveLength(2);
+    expect(rows()[0]).toBe(first);
+    expect(rows()[259].textContent).toContain("row 259 with emphasis");
   });
 });
 
 describe("a long quote in a reply being written", () => {
   const lines = (n: number) => Array.from({ length: n }, (_, i) => `> line ${i} of the quote, with *emphasis* and more words`).join("\n");
 
-  it("is one quote whose paragraph is only appended to as it grows, and is rendered whole when finished", async () => {
+  it("is one quote whose paragraph is only appended to as it grows, and kept when it ends the reply", async () => {
     const { container, rerender } = render(Markdown, { text: lines(150), streaming: true });
     flushSync();
     const quote = () => container.querySelector("[data-testid=markdown] > blockquote");
@@ -152,7 +160,32 @@ describe("a long quote in a reply being written", () => {
     await rerender({ text: `${lines(260)}\n\nAfter.`, streaming: false });
     flushSync();
     expect(container.querySelectorAll("[data-testid=markdown] > blockquote")).toHaveLength(1);
-    expect(paragraph()?.classList.contains("growing-paragraph")).toBe(false);
+    expect(paragraph()?.firstChild).toBe(first);
     expect(quote()?.querySelectorAll("em")).toHaveLength(260);
+    expect(quote()?.textContent).toContain("line 259 of the quote");
+    expect(container.querySelector("[data-testid=markdown] > p")?.textContent).toBe("After.");
+  });
+});
+
+describe("a reply finished after it was written here", () => {
+  const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(" ");
+
+  it("is rendered whole when it defines a reference link, so a use before the definition is a link", async () => {
+    const { container, rerender } = render(Markdown, { text: `${words(900)} [the docs][docs] ${words(10)}`, streaming: true });
+    flushSync();
+    const link = () => container.querySelector<HTMLAnchorElement>("[data-testid=markdown] a");
+    expect(link()).toBeNull();
+    await rerender({ text: `${words(900)} [the docs][docs] ${words(10)}\n\n[docs]: https://example.com/docs`, streaming: false });
+    flushSync();
+    expect(link()?.getAttribute("href")).toBe("https://example.com/docs");
+    expect(link()?.textContent).toBe("the docs");
+  });
+
+  it("is rendered whole when it was not written here", () => {
+    const { container } = render(Markdown, { text: `Intro.\n\n${words(900)}`, streaming: false });
+    flushSync();
+    const paragraphs = container.querySelectorAll("[data-testid=markdown] > p");
+    expect(paragraphs).toHaveLength(2);
+    expect(paragraphs[1].classList.contains("growing-paragraph")).toBe(false);
   });
 });

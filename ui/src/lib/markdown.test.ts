@@ -668,6 +668,62 @@ describe("a long quote being written", () => {
   });
 });
 
+describe("a text finished after it was streamed", () => {
+  /** The same HTML, but for the newlines between tags. */
+  const tight = (html: string) => html.replace(/\s*\n\s*/g, "");
+  const shownHtml = (blocks: ReturnType<MarkdownStream["blocks"]>): string =>
+    blocks
+      .map((b) => {
+        if (typeof b === "string") return b;
+        if (isQuoteInPieces(b)) return `<blockquote>${shownHtml(b.quote)}</blockquote>`;
+        if (isParagraphInPieces(b)) return `<p>${b.pieces.join("")}${b.tail}</p>`;
+        if (isListInPieces(b)) return `<${b.tag}${b.start === null ? "" : ` start="${b.start}"`}>${b.items.join("")}</${b.tag}>`;
+        if (isTableInPieces(b)) return `<table><thead>${b.head}</thead><tbody>${b.rows.join("")}</tbody></table>`;
+        return "code";
+      })
+      .join("");
+  const words = (n: number) => Array.from({ length: n }, (_, i) => (i % 11 === 3 ? `*w${i}*` : `w${i}`)).join(" ");
+  const long = {
+    paragraph: words(1200),
+    list: Array.from({ length: 300 }, (_, i) => `${i + 2}. item ${i} with \`code\``).join("\n"),
+    table: ["| a | b |", "|---|:-:|", ...Array.from({ length: 300 }, (_, i) => `| ${i} | *cell* ${i} |`)].join("\n"),
+    quote: Array.from({ length: 150 }, (_, i) => `> ${words(8)} ${i}`).join("\n"),
+  };
+
+  it("keeps the blocks it was shown in, long ones ended or not, which render it as it renders whole", () => {
+    for (const [name, block] of Object.entries(long)) {
+      for (const after of ["", "\n\nAfter it.", "\n\n- a\n- b\n\nEnd."]) {
+        const text = `Intro.\n\n${block}${after}`;
+        const stream = new MarkdownStream();
+        for (let end = 100; end < text.length; end += 997) stream.blocks(text.slice(0, end));
+        const shown = stream.blocks(text.slice(0, text.length - 3));
+        const finished = stream.finished(text);
+        expect(finished, `${name} + ${JSON.stringify(after)}`).not.toBeNull();
+        // The long block is the one shown while it was written: in pieces, its first ones the same.
+        const inPieces = (list: typeof shown) => list.find((b) => typeof b !== "string");
+        expect(inPieces(finished!), name).toBeDefined();
+        expect(JSON.stringify(inPieces(finished!)).slice(0, 200)).toBe(JSON.stringify(inPieces(shown)).slice(0, 200));
+        expect(tight(shownHtml(finished!)), `${name} + ${JSON.stringify(after)}`).toBe(tight(markdownToHtml(text)));
+      }
+    }
+  }, 60_000);
+
+  it("is not kept as shown when it defines a reference link, ends in code in pieces, or was not followed", () => {
+    const stream = new MarkdownStream();
+    const text = `${long.paragraph} [docs] more\n\n[docs]: https://example.com`;
+    stream.blocks(text.slice(0, text.length - 40));
+    expect(stream.finished(text)).toBeNull();
+    const code = `\`\`\`rust\n${Array.from({ length: 300 }, (_, i) => `let x${i} = ${i};`).join("\n")}`;
+    const again = new MarkdownStream();
+    again.blocks(code.slice(0, -20));
+    expect(again.finished(code)).toBeNull();
+    expect(new MarkdownStream().finished(long.table)).toBeNull();
+    const other = new MarkdownStream();
+    other.blocks(long.table);
+    expect(other.finished(`Another text. ${long.table}`)).toBeNull();
+  });
+});
+
 describe("marked's rules anchored at the start", () => {
   const rules = () =>
     [Lexer.rules.block, Lexer.rules.inline].flatMap((sets) =>

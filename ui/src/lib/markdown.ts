@@ -366,12 +366,6 @@ export function isQuoteInPieces(block: StreamBlock): block is QuoteInPieces {
  * the marker counts as spaces, which this does not follow: such a quote is lexed whole.) */
 const QUOTE_MARKER = /^ {0,3}>(?!\t)[ \t]?/;
 
-/** The HTML of a table whose header row and body rows are `head` and `rows` (each a `<tr>` and
- * its newline): as marked writes it, and the same once sanitised as the rows were. */
-function tableHtml(head: string, rows: string[]): string {
-  return `<table>\n<thead>\n${head}</thead>\n${rows.length ? `<tbody>${rows.join("")}</tbody>` : ""}</table>`;
-}
-
 /** Table rows' sanitised HTML, one string (the `<tr>` and a newline) each: `rows` is marked's
  * HTML of one or more rows, sanitised inside a table (a `<tr>` alone is no HTML). */
 function tableRows(rows: string, section: "thead" | "tbody"): string[] {
@@ -496,8 +490,9 @@ const OPEN_BLOCKS = 2;
 export class MarkdownStream {
   /** The text last rendered (with its line breaks normalised). */
   #text = "";
-  /** HTML of the blocks that can no longer change. */
-  #settled: string[] = [];
+  /** The blocks that can no longer change: their HTML, or a long list, table or paragraph in
+   * pieces kept as it was shown while written (so its nodes are kept when it ends). */
+  #settled: StreamBlock[] = [];
   /** Where the blocks that may still change start in `#text`. */
   #open = 0;
   /** Reference links defined so far. */
@@ -522,7 +517,7 @@ export class MarkdownStream {
   #quote: { start: number; cut: number; content: string; stream: MarkdownStream } | null = null;
 
   /** The blocks while the text ends in a long quote (`#quote`), or null when a line follows
-   * that is not one of its own: a blank line ends it (then settled whole); any other (a lazy
+   * that is not one of its own: a blank line ends it (then settled, its blocks kept); any other (a lazy
    * continuation of its paragraph, which this does not follow) has it lexed whole again. */
   #quoteBlocks(text: string): StreamBlock[] | null {
     const quote = this.#quote!;
@@ -534,7 +529,7 @@ export class MarkdownStream {
         if (/\S/.test(line)) return null;
         const token = marked.lexer(text.slice(quote.start, at))[0];
         if (token?.type !== "blockquote") return null;
-        this.#settled.push(finish(marked.parser(Object.assign([token], { links: this.#links }) as TokensList)));
+        this.#settled.push({ quote: quote.stream.blocks(quote.content) });
         this.#open = at;
         this.#quote = null;
         return null;
@@ -576,7 +571,7 @@ export class MarkdownStream {
     if (after.length > 0 && rest.raw.length < table.prefix.length + text.length - from) {
       const next = text.slice(from + rest.raw.length - table.prefix.length);
       if (next.includes("\n") && complete === rest.rows.length) {
-        this.#settled.push(tableHtml(table.head, table.rows));
+        this.#settled.push({ head: table.head, rows: table.rows });
         this.#open = from + rest.raw.length - table.prefix.length;
         this.#table = null;
         return null;
@@ -618,9 +613,8 @@ export class MarkdownStream {
       list.items.push(item(token));
       list.cut += token.raw.length;
     }
-    const start = list.start === null ? "" : ` start="${list.start}"`;
     if (ended) {
-      this.#settled.push(`<${list.tag}${start}>\n${list.items.join("")}</${list.tag}>`);
+      this.#settled.push({ tag: list.tag, start: list.start, items: list.items });
       this.#open = from + rest.raw.length;
       this.#list = null;
       return null;
@@ -660,7 +654,7 @@ export class MarkdownStream {
         // It has ended: settled whole, and what follows is lexed as before.
         const end = long.cut + tokens[0].raw.length - before.length;
         const last = this.#inline(text.slice(long.cut, end).replace(/\n$/, ""));
-        this.#settled.push(`<p>${long.pieces.join("")}${last}</p>`);
+        this.#settled.push({ pieces: [...long.pieces, last], tail: "" });
         this.#open = end;
         this.#long = null;
         return null;
@@ -752,7 +746,7 @@ export class MarkdownStream {
         if (whole && !this.#noLong && token === tokens.at(-1) && token.type === "paragraph" && token.raw.length >= LONG_BLOCK) {
           // A long paragraph being written: the blocks before it can no longer change (text
           // appended changes the last block only); it is shown in pieces from now on.
-          this.#settled.push(...(open as string[]));
+          this.#settled.push(...open);
           this.#open = text.length - token.raw.length;
           this.#long = { start: this.#open, cut: this.#open, pieces: [] };
           const shown = this.#longBlocks(text);
@@ -767,7 +761,7 @@ export class MarkdownStream {
           // (A list's `raw` is trimmed at its end: only its start is checked.)
           if (text.startsWith((token as Tokens.List).items[0]?.raw ?? "\0", this.#open + before)) {
             const list = token as Tokens.List;
-            this.#settled.push(...(open as string[]));
+            this.#settled.push(...open);
             this.#open += before;
             this.#list = {
               cut: this.#open,
@@ -790,7 +784,7 @@ export class MarkdownStream {
           const header = /^[^\n]*\n[^\n]*\n/.exec(token.raw)?.[0];
           const first = (token as Tokens.Table).header;
           if (header && text.startsWith(header, this.#open + before)) {
-            this.#settled.push(...(open as string[]));
+            this.#settled.push(...open);
             this.#open += before;
             const parser = new marked.Parser(marked.defaults);
             const head = parser.renderer.tablerow({ text: first.map((cell) => parser.renderer.tablecell(cell)).join("") });
@@ -812,7 +806,7 @@ export class MarkdownStream {
           // its content kept as a reply's from now on.
           const before = tokens.slice(0, -1).reduce((n, t) => n + t.raw.length, 0);
           if (text.startsWith(token.raw, this.#open + before) && token.raw.split("\n").every((line) => QUOTE_MARKER.test(line))) {
-            this.#settled.push(...(open as string[]));
+            this.#settled.push(...open);
             this.#open += before;
             this.#quote = { start: this.#open, cut: this.#open, content: "", stream: new MarkdownStream() };
             const shown = this.#quoteBlocks(text);
@@ -827,6 +821,19 @@ export class MarkdownStream {
       }
     }
     return [...this.#settled, ...open];
+  }
+
+  /** The blocks of `source` once it is finished, as this stream showed it while it was written
+   * (only its end lexed again), so a renderer keeps the nodes it has; or null when the text
+   * lexed whole could be rendered otherwise: this stream has not followed it, it may define a
+   * reference link (a use shown before its definition came stays unresolved here), or it ends
+   * in code in pieces (each piece highlighted on its own). */
+  finished(source: string): StreamBlock[] | null {
+    const text = source.includes("\r") ? source.replace(/\r\n?/g, "\n") : source;
+    if (this.#text === "" || !text.startsWith(this.#text) || this.#rendering !== rendering || text.includes("]:")) return null;
+    const shown = this.blocks(text);
+    const code = (list: StreamBlock[]): boolean => list.some((b) => typeof b !== "string" && ("cls" in b || (isQuoteInPieces(b) && code(b.quote))));
+    return code(shown) ? null : shown;
   }
 }
 
