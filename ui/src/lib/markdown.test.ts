@@ -3,6 +3,22 @@ import { Lexer, Parser } from "marked";
 import highlighter from "./highlighter";
 import { LONG_BLOCK, MarkdownStream, PARAGRAPH_PIECE, PIECE_LINES, type ParagraphInPieces, isParagraphInPieces, isTableInPieces, isQuoteInPieces, type ListInPieces, isListInPieces, maySetextHeading, type CodeInPieces, cachedMarkdownToHtml, codeLanguage, codeOf, linkAddress, loadHighlighter, markdownBlocks, markdownToHtml, AtStart } from "./markdown";
 
+/** The same HTML, but for the newlines between tags. */
+const tight = (html: string) => html.replace(/\s*\n\s*/g, "");
+
+/** The HTML a renderer shows for a stream's blocks ("code" for code in pieces). */
+const shownHtml = (blocks: ReturnType<MarkdownStream["blocks"]>): string =>
+  blocks
+    .map((b) => {
+      if (typeof b === "string") return b;
+      if (isQuoteInPieces(b)) return `<blockquote>${shownHtml(b.quote)}</blockquote>`;
+      if (isParagraphInPieces(b)) return `<p>${b.pieces.join("")}${b.tail}</p>`;
+      if (isListInPieces(b)) return `<${b.tag}${b.start === null ? "" : ` start="${b.start}"`}>${b.items.join("")}</${b.tag}>`;
+      if (isTableInPieces(b)) return `<table><thead>${b.head}</thead><tbody>${b.rows.join("")}</tbody></table>`;
+      return "code";
+    })
+    .join("");
+
 // highlight.js loads on demand (see markdownLazy.test.ts); these tests start with it loaded.
 beforeAll(() => loadHighlighter());
 
@@ -202,8 +218,6 @@ describe("markdownBlocks (streaming)", () => {
     const text = "# Title\n\nSome *text* with [a link](https://example.com/).\n\n- a\n- b\n\n```rust\nfn main() {}\n```\n\n> quote\n\n<script>x()</script>";
     const blocks = markdownBlocks(text);
     expect(blocks).toHaveLength(6);
-    // The same HTML, but for the newlines between tags.
-    const tight = (html: string) => html.replace(/\s*\n\s*/g, "");
     expect(tight(blocks.join(""))).toBe(tight(markdownToHtml(text)));
   });
 
@@ -485,16 +499,6 @@ describe("a long paragraph being written", () => {
 });
 
 describe("a long list being written", () => {
-  /** The same HTML, but for the newlines between tags. */
-  const tight = (html: string) => html.replace(/\s*\n\s*/g, "");
-  const shownHtml = (blocks: ReturnType<MarkdownStream["blocks"]>) =>
-    blocks
-      .map((b) => {
-        if (typeof b === "string") return b;
-        if (isListInPieces(b)) return `<${b.tag}${b.start === null ? "" : ` start="${b.start}"`}>${b.items.join("")}</${b.tag}>`;
-        return isParagraphInPieces(b) ? `<p>${b.pieces.join("")}${b.tail}</p>` : "code";
-      })
-      .join("");
   const item = (i: number) => `item ${i} with *some* \`code\` and [a link](https://example.com/${i})`;
 
   for (const [name, list, after] of [
@@ -540,16 +544,6 @@ describe("a long list being written", () => {
 });
 
 describe("a long table being written", () => {
-  /** The same HTML, but for the newlines between tags. */
-  const tight = (html: string) => html.replace(/\s*\n\s*/g, "");
-  const shownHtml = (blocks: ReturnType<MarkdownStream["blocks"]>) =>
-    blocks
-      .map((b) => {
-        if (typeof b === "string") return b;
-        if (isTableInPieces(b)) return `<table><thead>${b.head}</thead><tbody>${b.rows.join("")}</tbody></table>`;
-        return "other";
-      })
-      .join("");
   const row = (i: number) => `| ${i} | *item* ${i} with \`code\` | [a link](https://example.com/${i}) \\| a pipe |`;
   const table = (rows: number) => ["| n | what | where |", "|---:|:---|:-:|", ...Array.from({ length: rows }, (_, i) => row(i))].join("\n");
 
@@ -607,18 +601,6 @@ describe("a long table being written", () => {
 });
 
 describe("a long quote being written", () => {
-  /** The same HTML, but for the newlines between tags. */
-  const tight = (html: string) => html.replace(/\s*\n\s*/g, "");
-  const shownHtml = (blocks: ReturnType<MarkdownStream["blocks"]>): string =>
-    blocks
-      .map((b) => {
-        if (typeof b === "string") return b;
-        if (isQuoteInPieces(b)) return `<blockquote>${shownHtml(b.quote)}</blockquote>`;
-        if (isParagraphInPieces(b)) return `<p>${b.pieces.join("")}${b.tail}</p>`;
-        if (isListInPieces(b)) return `<${b.tag}>${b.items.join("")}</${b.tag}>`;
-        return "other";
-      })
-      .join("");
   const words = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `w${i + from}${i % 9 === 4 ? " *em*" : ""}`).join(" ");
   const lines = (n: number, width = 10) => Array.from({ length: n }, (_, i) => `> ${words(width, i * width)}`).join("\n");
 
@@ -669,19 +651,6 @@ describe("a long quote being written", () => {
 });
 
 describe("a text finished after it was streamed", () => {
-  /** The same HTML, but for the newlines between tags. */
-  const tight = (html: string) => html.replace(/\s*\n\s*/g, "");
-  const shownHtml = (blocks: ReturnType<MarkdownStream["blocks"]>): string =>
-    blocks
-      .map((b) => {
-        if (typeof b === "string") return b;
-        if (isQuoteInPieces(b)) return `<blockquote>${shownHtml(b.quote)}</blockquote>`;
-        if (isParagraphInPieces(b)) return `<p>${b.pieces.join("")}${b.tail}</p>`;
-        if (isListInPieces(b)) return `<${b.tag}${b.start === null ? "" : ` start="${b.start}"`}>${b.items.join("")}</${b.tag}>`;
-        if (isTableInPieces(b)) return `<table><thead>${b.head}</thead><tbody>${b.rows.join("")}</tbody></table>`;
-        return "code";
-      })
-      .join("");
   const words = (n: number) => Array.from({ length: n }, (_, i) => (i % 11 === 3 ? `*w${i}*` : `w${i}`)).join(" ");
   const long = {
     paragraph: words(1200),
