@@ -517,8 +517,9 @@ export class MarkdownStream {
   #quote: { start: number; cut: number; content: string; stream: MarkdownStream } | null = null;
 
   /** The blocks while the text ends in a long quote (`#quote`), or null when a line follows
-   * that is not one of its own: a blank line ends it (then settled, its blocks kept); any other (a lazy
-   * continuation of its paragraph, which this does not follow) has it lexed whole again. */
+   * that is not one of its own: a blank line ends it (then settled, its blocks kept); any
+   * other (a lazy continuation of its paragraph, which this does not follow) has it lexed
+   * whole again. */
   #quoteBlocks(text: string): StreamBlock[] | null {
     const quote = this.#quote!;
     let at = quote.cut;
