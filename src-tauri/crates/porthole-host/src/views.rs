@@ -1597,14 +1597,16 @@ impl Views {
         let Some((uri, sha256, csp)) = view.loaded.clone() else {
             return;
         };
-        let row = store.tool_calls(&view.conversation_id).ok().and_then(|calls| {
-            calls
-                .into_iter()
-                .rev()
-                .find(|c| c.call_id == view.call_id)
-                .map(|c| c.id)
-        });
-        let Some(tool_call_id) = row else { return };
+        // The call's row alone: reading every call of the conversation (their results with
+        // them) made each new view of a long conversation slower to open than the last.
+        let tool_call_id = match store.tool_call_row_id(&view.conversation_id, &view.call_id) {
+            Ok(Some(id)) => id,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::error!("cannot find the view's call in the store: {e}");
+                return;
+            }
+        };
         // The retention the settings show (a value out of range counts as the default).
         let days = crate::settings::read_general(Some(store)).view_retention_days;
         match store.insert_view(&NewView {

@@ -1193,6 +1193,18 @@ impl Store {
             .optional()?)
     }
 
+    /// The row id of the newest tool call of a conversation with this call id, if any: what
+    /// [`Store::tool_call_by_call_id`] finds, without reading the call's arguments and results.
+    pub fn tool_call_row_id(&self, conversation_id: &str, call_id: &str) -> Result<Option<i64>> {
+        let inner = self.lock();
+        let mut stmt = inner.conn.prepare_cached(
+            "SELECT id FROM tool_calls WHERE conversation_id = ?1 AND call_id = ?2 ORDER BY id DESC LIMIT 1",
+        )?;
+        Ok(stmt
+            .query_row(params![conversation_id, call_id], |row| row.get(0))
+            .optional()?)
+    }
+
     /// The tool call with this row id, if any.
     pub fn tool_call(&self, id: i64) -> Result<Option<ToolCallRecord>> {
         let inner = self.lock();

@@ -355,6 +355,18 @@ fn one_calls_views_and_a_call_by_its_id_are_read_alone() {
     assert_eq!(store.tool_call_by_call_id(&id, "c0_3").unwrap().unwrap().id, calls[3]);
     assert!(store.tool_call_by_call_id(&id, "nope").unwrap().is_none());
     assert!(store.tool_call_by_call_id("other", "c0_3").unwrap().is_none());
+    // The row id alone, of the newest call with that id (a model may use one id in two turns).
+    assert_eq!(store.tool_call_row_id(&id, "c0_3").unwrap(), Some(calls[3]));
+    assert_eq!(store.tool_call_row_id(&id, "nope").unwrap(), None);
+    assert_eq!(store.tool_call_row_id("other", "c0_3").unwrap(), None);
+    let last = store
+        .append_message(&id, MessageRole::Assistant, &text("again"), MessageStatus::Complete)
+        .unwrap();
+    let reused = store
+        .insert_tool_call(&new_call(&id, last, "c0_3", ToolCallStatus::Running))
+        .unwrap();
+    assert_eq!(store.tool_call_row_id(&id, "c0_3").unwrap(), Some(reused));
+    assert_eq!(store.tool_call_by_call_id(&id, "c0_3").unwrap().unwrap().id, reused);
 }
 
 #[test]
