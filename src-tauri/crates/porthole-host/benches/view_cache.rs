@@ -9,7 +9,10 @@
 //! Everything after it (the frame's URL, the document load, the handshake) is the same either
 //! way and is measured by the views benchmark.
 
+#[path = "timings/mod.rs"]
+mod timings;
 use std::time::{Duration, Instant};
+use timings::summary;
 
 use porthole_demo_server::DemoServer;
 use porthole_host::view_cache::{Source, ViewCache};
@@ -17,23 +20,6 @@ use porthole_mcp::test_support::serve_over_http;
 use porthole_mcp::{ConnectOptions, ServerConfig, Servers};
 
 const RUNS: usize = 200;
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
-    sorted[rank.min(sorted.len()) - 1]
-}
-
-fn summary(label: &str, mut ms: Vec<f64>) -> f64 {
-    ms.sort_by(f64::total_cmp);
-    let p50 = percentile(&ms, 50.0);
-    println!(
-        "  {label:<40} p50 {p50:>8.3} ms   p90 {:>8.3} ms   fastest {:>8.3} ms   ({} runs)",
-        percentile(&ms, 90.0),
-        ms[0],
-        ms.len()
-    );
-    p50
-}
 
 fn main() {
     let runtime = tokio::runtime::Runtime::new().unwrap();

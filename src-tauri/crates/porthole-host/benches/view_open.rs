@@ -10,9 +10,12 @@
 //! URL minted and the view recorded with its call. Everything after it (the frame, the document,
 //! the handshake) is the views benchmark's.
 
+#[path = "timings/mod.rs"]
+mod timings;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use timings::summary;
 
 use porthole_agent::TurnEvent;
 use porthole_demo_server::DemoServer;
@@ -76,23 +79,6 @@ impl Stamps {
             tokio::task::yield_now().await;
         }
     }
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
-    sorted[rank.min(sorted.len()) - 1]
-}
-
-fn summary(label: &str, mut ms: Vec<f64>) -> f64 {
-    ms.sort_by(f64::total_cmp);
-    let p50 = percentile(&ms, 50.0);
-    println!(
-        "  {label:<54} p50 {p50:>7.2} ms   p90 {:>7.2} ms   fastest {:>7.2} ms   ({} views)",
-        percentile(&ms, 90.0),
-        ms[0],
-        ms.len()
-    );
-    p50
 }
 
 fn main() {
