@@ -1850,7 +1850,7 @@ fn the_view_inspector_shows_a_views_messages_errors_and_csp_violations() -> Resu
         })
     };
     shown("the call's result in the view", "good_view ran")?;
-    s.click(&s.find(&format!("{card} [data-testid=inspect-edit]"))?)?;
+    s.click_when_still(&format!("{card} [data-testid=inspect-edit]"))?;
     s.wait_for_element(&format!("{card} [data-testid=inspect-replay-result]"), WAIT)?;
     // The edited result put in as typing would (typed key by key, a long text moves the layout
     // under WebDriver's next click), and the button brought into sight before it is pressed.
@@ -1865,7 +1865,7 @@ fn the_view_inspector_shows_a_views_messages_errors_and_csp_violations() -> Resu
             format!("{card} [data-testid=inspect-replay]"),
         ]),
     )?;
-    s.click(&s.find(&format!("{card} [data-testid=inspect-replay]"))?)?;
+    s.click_when_still(&format!("{card} [data-testid=inspect-replay]"))?;
     shown("the edited result in a fresh view", "Replayed, no server asked")
         .map_err(|e| e.context(card_state(s, &card)))?;
     let mounted = |n: &'static str| -> Result<()> {
@@ -1900,7 +1900,7 @@ fn the_view_inspector_shows_a_views_messages_errors_and_csp_violations() -> Resu
         "document.querySelector(arguments[0]).scrollIntoView({ block: 'center' });",
         json!([format!("{card} [data-testid=inspect-reload]")]),
     )?;
-    s.click(&s.find(&format!("{card} [data-testid=inspect-reload]"))?)?;
+    s.click_when_still(&format!("{card} [data-testid=inspect-reload]"))?;
     shown("the call's own result again", "good_view ran")?;
     mounted("3 times")?;
     s.wait_for("the view's resource read again", WAIT, |_| {
@@ -1914,7 +1914,7 @@ fn the_view_inspector_shows_a_views_messages_errors_and_csp_violations() -> Resu
         "document.querySelector(arguments[0]).scrollIntoView({ block: 'center' });",
         json!([format!("{card} [data-testid=view-pop-out]")]),
     )?;
-    s.click(&s.find(&format!("{card} [data-testid=view-pop-out]"))?)?;
+    s.click_when_still(&format!("{card} [data-testid=view-pop-out]"))?;
     let pop_out = s.wait_for("the pop-out window", WAIT, |s| {
         Ok(s.window_handles()?.into_iter().find(|h| *h != main))
     })?;

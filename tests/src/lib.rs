@@ -431,6 +431,75 @@ impl Session {
         self.call("POST", &format!("/element/{}/click", el.0), None).map(drop)
     }
 
+    /// Clicks the element `css` matches once it has stopped moving, and makes sure the click
+    /// reached it. WebDriver's click is a mouse press and release at the point where the element
+    /// was when it looked; a transcript that is still laying out (a view growing above, the
+    /// windowed list settling after a scroll) can move the element in between, and the click
+    /// lands on whatever is there instead (CI saw this once: the inspector's Replay click went
+    /// nowhere). The element is scrolled to the middle of its scroller, then its box is read
+    /// until two reads 100 ms apart agree; a listener on the
+    /// document records where clicks land; a click that did not reach the element is made again,
+    /// at most three times, and the error says what was clicked instead.
+    pub fn click_when_still(&self, css: &str) -> Result<()> {
+        let mut missed = Vec::new();
+        for _ in 0..3 {
+            let el = self.find(css)?;
+            // Brought into sight first, so that WebDriver's click need not scroll.
+            let rect = "const el = document.querySelector(arguments[0]);
+                        if (arguments[1]) el.scrollIntoView({ block: 'center' });
+                        const r = el.getBoundingClientRect();
+                        return [r.x, r.y, r.width, r.height];";
+            let mut before = self.execute(rect, json!([css, true]))?;
+            self.wait_for(&format!("{css} to stop moving"), Duration::from_secs(10), |s| {
+                std::thread::sleep(Duration::from_millis(100));
+                let now = s.execute(rect, json!([css, false]))?;
+                let still = now == before;
+                before = now;
+                Ok(still.then_some(()))
+            })?;
+            // Judged when the click happens: a click can replace the element it reached.
+            self.execute(
+                "window.__portholeClick = { wanted: arguments[0], landed: 'nothing' };
+                 if (!window.__portholeClickListener) {
+                   window.__portholeClickListener = true;
+                   document.addEventListener('click', (e) => {
+                     const c = window.__portholeClick;
+                     if (!c) return;
+                     const t = e.target;
+                     const id = t.getAttribute && t.getAttribute('data-testid');
+                     c.landed = t.closest && t.closest(c.wanted)
+                       ? 'landed'
+                       : `${(t.tagName || 'document').toLowerCase()}${id ? `[data-testid=${id}]` : ''}`;
+                   }, true);
+                 }",
+                json!([css]),
+            )?;
+            self.click(&el)?;
+            // The click event is dispatched before WebDriver answers; give it a moment anyway.
+            let mut landed = String::from("nothing");
+            for _ in 0..10 {
+                landed = self
+                    .execute("return window.__portholeClick.landed;", json!([]))?
+                    .as_str()
+                    .unwrap_or("nothing")
+                    .to_string();
+                if landed != "nothing" {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            if landed == "landed" {
+                return Ok(());
+            }
+            eprintln!("a click on {css} reached {landed} instead; clicking again");
+            missed.push(landed);
+        }
+        bail!(
+            "three clicks on {css} did not reach it; they reached: {}",
+            missed.join(", ")
+        )
+    }
+
     /// Empties an input or textarea.
     pub fn clear(&self, el: &Element) -> Result<()> {
         self.call("POST", &format!("/element/{}/clear", el.0), None).map(drop)
