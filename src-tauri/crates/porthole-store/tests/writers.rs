@@ -104,10 +104,16 @@ fn claiming_a_conversation_recovers_what_a_writer_that_is_gone_left_open() {
     let path = dir.path().join("porthole.db");
     let store = Store::open(&path).unwrap();
     let turn = unfinished_turn(&store, &store.create_conversation("killed").unwrap().id);
+    let other = unfinished_turn(&store, &store.create_conversation("another").unwrap().id);
     let _writer = store.claim_writer(&turn.conversation).unwrap();
     assert_eq!(
         statuses(&store, &turn),
         (MessageStatus::Interrupted, ToolCallStatus::Interrupted)
+    );
+    assert_eq!(
+        statuses(&store, &other),
+        (MessageStatus::Streaming, ToolCallStatus::Running),
+        "another conversation's unfinished turn is its own writer's to recover"
     );
 }
 
