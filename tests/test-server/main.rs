@@ -525,6 +525,7 @@ async fn main() -> anyhow::Result<()> {
             std::io::stdout().flush()?;
             loop {
                 let (tcp, _) = listener.accept().await?;
+                let _ = tcp.set_nodelay(true);
                 let (acceptor, router) = (acceptor.clone(), router.clone());
                 tokio::spawn(async move {
                     let Ok(tls) = acceptor.accept(tcp).await else { return };
@@ -539,6 +540,10 @@ async fn main() -> anyhow::Result<()> {
         }
         println!("listening http://{}/mcp", listener.local_addr()?);
         std::io::stdout().flush()?;
+        // Each answer at once, as servers built for use send it (see porthole_mcp::test_support).
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         axum::serve(listener, router).await?;
         return Ok(());
     }
