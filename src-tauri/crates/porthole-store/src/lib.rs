@@ -607,15 +607,15 @@ impl Store {
         let mut inner = self.lock();
         let now = inner.now();
         let tx = inner.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        // Both through the index of unfinished rows: by the conversation's index, SQLite would
+        // read every stored row's `status`, which sits past its parts or arguments (often
+        // kilobytes, in overflow pages), so every turn and tools-panel run of a long
+        // conversation started later (~8 ms at 1,000 calls of 32 KB, for the calls).
         let messages = tx.execute(
-            "UPDATE messages SET status = 'interrupted', updated_at = ?2 \
+            "UPDATE messages INDEXED BY messages_streaming SET status = 'interrupted', updated_at = ?2 \
              WHERE status = 'streaming' AND conversation_id = ?1",
             params![conversation_id, now],
         )?;
-        // Through the index of open calls: by the conversation's index, SQLite read every
-        // stored call's status, which sits past its arguments (often kilobytes, in overflow
-        // pages), so every turn and tools-panel run of a long conversation took longer to
-        // start (~8 ms at 1,000 calls of 32 KB).
         let tool_calls = tx.execute(
             "UPDATE tool_calls INDEXED BY tool_calls_open SET status = 'interrupted', updated_at = ?2 \
              WHERE status IN ('pending', 'running') AND conversation_id = ?1",
