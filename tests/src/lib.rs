@@ -437,9 +437,9 @@ impl Session {
     /// windowed list settling after a scroll) can move the element in between, and the click
     /// lands on whatever is there instead (CI saw this once: the inspector's Replay click went
     /// nowhere). The element is scrolled to the middle of its scroller, then its box is read
-    /// until two reads 100 ms apart agree; a listener on the
-    /// document records where clicks land; a click that did not reach the element is made again,
-    /// at most three times, and the error says what was clicked instead.
+    /// until two reads 100 ms apart agree; a listener on the document records where clicks land;
+    /// a click that did not reach the element is made again, at most three times, and the error
+    /// says what was clicked instead.
     pub fn click_when_still(&self, css: &str) -> Result<()> {
         let mut missed = Vec::new();
         for _ in 0..3 {
