@@ -13,6 +13,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use porthole_store::{MessageRole, MessageStatus, NewToolCall, Store, ToolCallFinish, ToolCallStatus};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::agent::RememberedApprovals;
@@ -414,9 +415,10 @@ fn parts_json(message: &Message) -> Value {
 /// process killed before then leaves none, but each call that did finish has its outcome in its
 /// own row. Those outcomes are given back as the step's results, so the model gets each call's
 /// real result; only a call that never finished is left without one (and
-/// [`crate::agent::prepare_history`] says it was interrupted).
+/// [`crate::agent::prepare_history`] says it was interrupted). The calls' rows are read only for
+/// such a step: the others' results are in their messages, and a row holds the call's arguments
+/// and its whole view-facing result as well.
 pub fn load_history(store: &Store, conversation_id: &str) -> porthole_store::Result<Vec<Message>> {
-    let mut outcomes = finished_outcomes(store, conversation_id)?;
     let mut loaded = Vec::new();
     for stored in store.messages(conversation_id)? {
         if stored.status == MessageStatus::Failed {
@@ -437,7 +439,7 @@ pub fn load_history(store: &Store, conversation_id: &str) -> porthole_store::Res
             .map(|parts| {
                 parts
                     .iter()
-                    .filter_map(|p| match serde_json::from_value::<Part>(p.clone()) {
+                    .filter_map(|p| match Part::deserialize(p) {
                         Ok(part) => Some(part),
                         Err(e) => {
                             tracing::warn!("skipping an unreadable stored part: {e}");
@@ -465,13 +467,21 @@ pub fn load_history(store: &Store, conversation_id: &str) -> porthole_store::Res
                 parts: Vec::new(),
             },
         };
-        for use_id in uses {
-            let answered = results
+        let answered = |results: &Message, use_id: &str| {
+            results
                 .parts
                 .iter()
-                .any(|p| matches!(p, Part::ToolResult { tool_use_id, .. } if *tool_use_id == use_id));
-            if let Some(part) = outcomes.remove(&(id, use_id)).filter(|_| !answered) {
-                results.parts.push(part);
+                .any(|p| matches!(p, Part::ToolResult { tool_use_id, .. } if tool_use_id == use_id))
+        };
+        if uses.iter().any(|use_id| !answered(&results, use_id)) {
+            let mut outcomes = finished_outcomes(store, conversation_id, id)?;
+            for use_id in uses {
+                if answered(&results, &use_id) {
+                    continue;
+                }
+                if let Some(part) = outcomes.remove(&use_id) {
+                    results.parts.push(part);
+                }
             }
         }
         if !results.parts.is_empty() {
@@ -481,11 +491,15 @@ pub fn load_history(store: &Store, conversation_id: &str) -> porthole_store::Res
     Ok(history)
 }
 
-/// The model-facing result of every call of the conversation that finished, by the message
-/// that asked for it and the call's id.
-fn finished_outcomes(store: &Store, conversation_id: &str) -> porthole_store::Result<HashMap<(i64, String), Part>> {
+/// The model-facing result of every call that message `message_id` asked for and that
+/// finished, by the call's id.
+fn finished_outcomes(
+    store: &Store,
+    conversation_id: &str,
+    message_id: i64,
+) -> porthole_store::Result<HashMap<String, Part>> {
     let mut outcomes = HashMap::new();
-    for call in store.tool_calls(conversation_id)? {
+    for call in store.tool_calls_of_message(conversation_id, message_id)? {
         if !call.status.is_final() || call.status == ToolCallStatus::Interrupted {
             continue;
         }
@@ -499,7 +513,7 @@ fn finished_outcomes(store: &Store, conversation_id: &str) -> porthole_store::Re
             content: content.clone(),
             is_error: model.get("isError").and_then(Value::as_bool).unwrap_or(false),
         };
-        outcomes.insert((call.message_id, call.call_id), part);
+        outcomes.insert(call.call_id, part);
     }
     Ok(outcomes)
 }

@@ -367,6 +367,26 @@ fn one_calls_views_and_a_call_by_its_id_are_read_alone() {
         .unwrap();
     assert_eq!(store.tool_call_row_id(&id, "c0_3").unwrap(), Some(reused));
     assert_eq!(store.tool_call_by_call_id(&id, "c0_3").unwrap().unwrap().id, reused);
+    // The calls of one message, in order, and no other's.
+    let second = store
+        .insert_tool_call(&new_call(&id, last, "c9", ToolCallStatus::Running))
+        .unwrap();
+    let of_last: Vec<_> = store
+        .tool_calls_of_message(&id, last)
+        .unwrap()
+        .iter()
+        .map(|c| (c.id, c.call_id.clone()))
+        .collect();
+    assert_eq!(of_last, [(reused, "c0_3".to_string()), (second, "c9".to_string())]);
+    let asked_by = store.tool_call(calls[5]).unwrap().unwrap().message_id;
+    let of_one: Vec<_> = store
+        .tool_calls_of_message(&id, asked_by)
+        .unwrap()
+        .iter()
+        .map(|c| c.id)
+        .collect();
+    assert_eq!(of_one, [calls[5]]);
+    assert!(store.tool_calls_of_message("other", last).unwrap().is_empty());
 }
 
 #[test]
