@@ -53,6 +53,7 @@ bench: ui
 	$(XVFB) dbus-run-session -- $(CARGO) bench -p porthole-e2e --bench hot_reload
 	$(CARGO) bench -p porthole-host --bench view_cache
 	$(CARGO) bench -p porthole-host --bench view_open
+	$(CARGO) bench -p porthole-agent --bench history
 	cd ui && npx vitest bench --run bench/transcript.bench.ts
 
 # The order release builds lay the programs' code out in (src-tauri/link-order/README.md).
