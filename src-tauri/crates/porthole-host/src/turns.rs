@@ -217,10 +217,11 @@ pub(crate) fn rewind_point(store: &Store, conversation_id: &str) -> AppResult<Re
             "tools-panel runs came after your last message, and sending it again would remove them; send a new message instead",
         ));
     }
+    // The calls of the dropped messages alone (every call read whole, results with it, made a
+    // retry in a long conversation slow).
     let dropped_calls: Vec<i64> = store
-        .tool_calls(conversation_id)?
+        .tool_calls_of_messages(conversation_id, last.id, None)?
         .iter()
-        .filter(|c| c.message_id >= last.id)
         .map(|c| c.id)
         .collect();
     let drops_views = !dropped_calls.is_empty()
