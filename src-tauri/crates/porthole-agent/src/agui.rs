@@ -61,10 +61,17 @@ pub struct RemoteAgent {
 
 impl RemoteAgent {
     pub fn new(config: AgentConfig) -> RemoteAgent {
-        let client = reqwest::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .build()
-            .unwrap_or_default();
+        // One client for the process (each turn makes its agent): building one loads the
+        // system's root certificates, tens of milliseconds, and a shared one keeps connections.
+        static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+        let client = CLIENT
+            .get_or_init(|| {
+                reqwest::Client::builder()
+                    .connect_timeout(CONNECT_TIMEOUT)
+                    .build()
+                    .unwrap_or_default()
+            })
+            .clone();
         RemoteAgent { config, client }
     }
 

@@ -70,17 +70,25 @@ impl std::fmt::Debug for Endpoint {
     }
 }
 
+/// The providers' HTTP client, one for the process: building one loads the system's root
+/// certificates (45–100 ms here), which every turn paid when each built its own, and a shared
+/// client keeps its connections, so a turn after another reuses the provider's TLS session
+/// instead of connecting again.
 pub(crate) fn client() -> reqwest::Client {
-    let builder = || {
-        reqwest::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .read_timeout(READ_TIMEOUT)
-            .user_agent(concat!("porthole/", env!("CARGO_PKG_VERSION")))
-    };
-    builder().build().unwrap_or_else(|e| {
-        tracing::error!("could not build the HTTP client ({e}); using the defaults");
-        reqwest::Client::new()
-    })
+    static CLIENT: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            reqwest::Client::builder()
+                .connect_timeout(CONNECT_TIMEOUT)
+                .read_timeout(READ_TIMEOUT)
+                .user_agent(concat!("porthole/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .unwrap_or_else(|e| {
+                    tracing::error!("could not build the HTTP client ({e}); using the defaults");
+                    reqwest::Client::new()
+                })
+        })
+        .clone()
 }
 
 /// `base` (with or without a trailing slash) + `/` + `path`, before `base`'s query, which is
