@@ -18,11 +18,9 @@ use std::time::{Duration, Instant};
 use timings::summary;
 
 use porthole_agent::TurnEvent;
-use porthole_agent::providers::ProviderKind;
 use porthole_fake_llm::{FakeLlm, Reply, Script};
 use porthole_host::ports::{Outbox, RecordingDesktop};
-use porthole_host::{Host, HostOptions, ModelFlags, Outbound, Setup};
-use porthole_secrets::MemorySecrets;
+use porthole_host::{Host, HostOptions, ModelFlags, Outbound};
 use porthole_store::Store;
 
 /// Turns timed at each length.
@@ -87,16 +85,7 @@ fn main() {
         std::fs::write(profile.path().join("config.json"), r#"{"mcpServers": {}}"#).unwrap();
         let stamps = Arc::new(Stamps::default());
         let host = Host::start(
-            HostOptions {
-                setup: Setup::new(Some(profile.path()), &[]).unwrap(),
-                model_flags: ModelFlags {
-                    provider: Some(ProviderKind::OpenAi),
-                    base_url: Some(llm.base_url()),
-                    model: Some("m".into()),
-                },
-                keyring: Arc::new(MemorySecrets::default()),
-                start_after_window: false,
-            },
+            HostOptions::for_profile(profile.path(), ModelFlags::openai_compatible(llm.base_url(), "m")).unwrap(),
             stamps.clone(),
             Arc::new(RecordingDesktop::default()),
             tokio::runtime::Handle::current(),

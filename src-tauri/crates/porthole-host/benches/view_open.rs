@@ -21,9 +21,8 @@ use porthole_agent::TurnEvent;
 use porthole_demo_server::DemoServer;
 use porthole_host::ports::{Outbox, RecordingDesktop};
 use porthole_host::views::ViewEvent;
-use porthole_host::{Host, HostOptions, MAIN_WINDOW, ModelFlags, Outbound, Setup};
+use porthole_host::{Host, HostOptions, MAIN_WINDOW, ModelFlags, Outbound};
 use porthole_mcp::test_support::serve_over_http;
-use porthole_secrets::MemorySecrets;
 use serde_json::json;
 
 /// Views timed at each length.
@@ -103,12 +102,7 @@ fn main() {
         std::fs::write(profile.path().join("config.json"), config.to_string()).unwrap();
         let stamps = Arc::new(Stamps::default());
         let host = Host::start(
-            HostOptions {
-                setup: Setup::new(Some(profile.path()), &[]).unwrap(),
-                model_flags: ModelFlags::default(),
-                keyring: Arc::new(MemorySecrets::default()),
-                start_after_window: false,
-            },
+            HostOptions::for_profile(profile.path(), ModelFlags::default()).unwrap(),
             stamps.clone(),
             Arc::new(RecordingDesktop::default()),
             tokio::runtime::Handle::current(),

@@ -103,6 +103,19 @@ pub struct HostOptions {
     pub start_after_window: bool,
 }
 
+impl HostOptions {
+    /// A host on the profile in `dir`, its API keys kept in memory (not the OS keyring) and its
+    /// servers connected at once: how tests and benchmarks start one.
+    pub fn for_profile(dir: &std::path::Path, model_flags: ModelFlags) -> anyhow::Result<HostOptions> {
+        Ok(HostOptions {
+            setup: Setup::new(Some(dir), &[])?,
+            model_flags,
+            keyring: Arc::new(porthole_secrets::MemorySecrets::default()),
+            start_after_window: false,
+        })
+    }
+}
+
 /// How long the host waits for the window before starting anyway (a page that never says it is
 /// ready must not leave the servers unconnected).
 pub const WINDOW_WAIT_AT_MOST: std::time::Duration = std::time::Duration::from_secs(3);

@@ -28,6 +28,18 @@ pub struct ModelFlags {
     pub model: Option<String>,
 }
 
+impl ModelFlags {
+    /// Model `model` of the OpenAI-compatible server at `base_url` (a local server, or the fake
+    /// LLM of tests and benchmarks).
+    pub fn openai_compatible(base_url: impl Into<String>, model: impl Into<String>) -> ModelFlags {
+        ModelFlags {
+            provider: Some(ProviderKind::OpenAi),
+            base_url: Some(base_url.into()),
+            model: Some(model.into()),
+        }
+    }
+}
+
 /// The setting (in the store) that holds the chosen provider, base URL and model.
 pub const MODEL_SETTING: &str = "model";
 

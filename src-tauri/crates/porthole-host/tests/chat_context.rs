@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use porthole_agent::providers::ProviderKind;
 use porthole_fake_llm::{FakeLlm, Reply, Script};
 use porthole_host::attachments::AttachmentRef;
 use porthole_host::contract::SaveGeneralSettings;
@@ -16,9 +15,8 @@ use porthole_host::ports::{RecordingDesktop, RecordingOutbox};
 use porthole_host::prompts::CompletionTarget;
 use porthole_host::questions::ElicitationAction;
 use porthole_host::sampling::{SamplingDecision, ServerSampling};
-use porthole_host::{ErrorCode, Host, HostOptions, ModelFlags, Outbound, Setup};
+use porthole_host::{ErrorCode, Host, HostOptions, ModelFlags, Outbound};
 use porthole_mcp::ServerState;
-use porthole_secrets::MemorySecrets;
 use porthole_store::MessageRole;
 use serde_json::{Value, json};
 
@@ -113,16 +111,7 @@ async fn start_over(over: Over, replies: Vec<Reply>) -> App {
     let outbox = Arc::new(RecordingOutbox::default());
     let desktop = Arc::new(RecordingDesktop::default());
     let host = Host::start(
-        HostOptions {
-            setup: Setup::new(Some(profile.path()), &[]).unwrap(),
-            model_flags: ModelFlags {
-                provider: Some(ProviderKind::OpenAi),
-                base_url: Some(llm.base_url()),
-                model: Some("m".into()),
-            },
-            keyring: Arc::new(MemorySecrets::default()),
-            start_after_window: false,
-        },
+        HostOptions::for_profile(profile.path(), ModelFlags::openai_compatible(llm.base_url(), "m")).unwrap(),
         outbox.clone(),
         desktop.clone(),
         tokio::runtime::Handle::current(),
@@ -732,19 +721,14 @@ async fn the_filesystem_server_keeps_to_the_roots_it_is_given() {
         "fs-own": {"command": "node", "args": [entry], "timeout": 30000, "roots": [b_path]},
     }});
     std::fs::write(profile.path().join("config.json"), config.to_string()).unwrap();
-    let setup = Setup::new(Some(profile.path()), &[]).unwrap();
+    let options = HostOptions::for_profile(profile.path(), ModelFlags::default()).unwrap();
     {
-        let store = porthole_store::Store::open(&setup.profile.database_file()).unwrap();
+        let store = porthole_store::Store::open(&options.setup.profile.database_file()).unwrap();
         store.set_setting("roots", &json!([a_path])).unwrap();
     }
     let outbox = Arc::new(RecordingOutbox::default());
     let host = Host::start(
-        HostOptions {
-            setup,
-            model_flags: ModelFlags::default(),
-            keyring: Arc::new(MemorySecrets::default()),
-            start_after_window: false,
-        },
+        options,
         outbox.clone(),
         Arc::new(RecordingDesktop::default()),
         tokio::runtime::Handle::current(),

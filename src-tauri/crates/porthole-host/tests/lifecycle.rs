@@ -58,20 +58,10 @@ async fn start_with(script: Script) -> App {
     let profile = tempfile::tempdir().unwrap();
     let config = json!({"mcpServers": {"demo": {"url": url}}});
     std::fs::write(profile.path().join("config.json"), config.to_string()).unwrap();
-    let setup = Setup::new(Some(profile.path()), &[]).unwrap();
     let outbox = Arc::new(RecordingOutbox::default());
     let desktop = Arc::new(RecordingDesktop::default());
     let host = Host::start(
-        HostOptions {
-            setup,
-            model_flags: ModelFlags {
-                provider: Some(ProviderKind::OpenAi),
-                base_url: Some(llm.base_url()),
-                model: Some("m".into()),
-            },
-            keyring: Arc::new(MemorySecrets::default()),
-            start_after_window: false,
-        },
+        HostOptions::for_profile(profile.path(), ModelFlags::openai_compatible(llm.base_url(), "m")).unwrap(),
         outbox.clone(),
         desktop.clone(),
         tokio::runtime::Handle::current(),
@@ -1299,14 +1289,8 @@ async fn the_host_emulation_is_kept_with_the_profile() {
     );
 
     // The next start on the same profile has it.
-    let setup = Setup::new(Some(app._profile.path()), &[]).unwrap();
     let again = Host::start(
-        HostOptions {
-            setup,
-            model_flags: ModelFlags::default(),
-            keyring: Arc::new(MemorySecrets::default()),
-            start_after_window: false,
-        },
+        HostOptions::for_profile(app._profile.path(), ModelFlags::default()).unwrap(),
         Arc::new(RecordingOutbox::default()),
         Arc::new(RecordingDesktop::default()),
         tokio::runtime::Handle::current(),

@@ -7,8 +7,7 @@ use std::time::{Duration, Instant};
 
 use porthole_agent::TurnEvent;
 use porthole_host::ports::{RecordingDesktop, RecordingOutbox};
-use porthole_host::{Host, HostOptions, ModelFlags, Setup};
-use porthole_secrets::MemorySecrets;
+use porthole_host::{Host, HostOptions, ModelFlags};
 use serde_json::json;
 
 const PATIENCE: Duration = Duration::from_secs(10);
@@ -51,12 +50,7 @@ async fn a_conversation_with_an_agent_says_when_it_cannot_answer_and_keeps_the_m
     std::fs::write(&config, with_agent.to_string()).unwrap();
     let outbox = Arc::new(RecordingOutbox::default());
     let host = Host::start(
-        HostOptions {
-            setup: Setup::new(Some(profile.path()), &[]).unwrap(),
-            model_flags: ModelFlags::default(),
-            keyring: Arc::new(MemorySecrets::default()),
-            start_after_window: false,
-        },
+        HostOptions::for_profile(profile.path(), ModelFlags::default()).unwrap(),
         outbox.clone(),
         Arc::new(RecordingDesktop::default()),
         tokio::runtime::Handle::current(),

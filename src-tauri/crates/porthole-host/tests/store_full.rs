@@ -8,12 +8,10 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use porthole_agent::providers::ProviderKind;
 use porthole_agent::{StopReason, TurnEvent};
 use porthole_fake_llm::{FakeLlm, Reply, Script};
 use porthole_host::ports::{RecordingDesktop, RecordingOutbox};
-use porthole_host::{Host, HostOptions, ModelFlags, Setup};
-use porthole_secrets::MemorySecrets;
+use porthole_host::{Host, HostOptions, ModelFlags};
 use porthole_store::{MessageStatus, Store};
 
 /// A tmpfs of `size` on `dir`, unmounted when dropped (also when the test fails).
@@ -93,16 +91,7 @@ async fn a_full_disk_stops_the_turn_in_the_window_and_keeps_what_was_saved() {
     .unwrap();
     let outbox = Arc::new(RecordingOutbox::default());
     let host = Host::start(
-        HostOptions {
-            setup: Setup::new(Some(&profile), &[]).unwrap(),
-            model_flags: ModelFlags {
-                provider: Some(ProviderKind::OpenAi),
-                base_url: Some(llm.base_url()),
-                model: Some("m".into()),
-            },
-            keyring: Arc::new(MemorySecrets::default()),
-            start_after_window: false,
-        },
+        HostOptions::for_profile(&profile, ModelFlags::openai_compatible(llm.base_url(), "m")).unwrap(),
         outbox.clone(),
         Arc::new(RecordingDesktop::default()),
         tokio::runtime::Handle::current(),

@@ -6,21 +6,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use porthole_host::ports::{RecordingDesktop, RecordingOutbox};
-use porthole_host::{ErrorCode, Host, HostOptions, ModelFlags, Setup};
-use porthole_secrets::MemorySecrets;
+use porthole_host::{ErrorCode, Host, HostOptions, ModelFlags};
 use porthole_store::Store;
 
 fn start(profile: &Path) -> (Host, Arc<RecordingDesktop>) {
     std::fs::write(profile.join("config.json"), r#"{"mcpServers": {}}"#).unwrap();
-    let setup = Setup::new(Some(profile), &[]).unwrap();
     let desktop = Arc::new(RecordingDesktop::default());
     let host = Host::start(
-        HostOptions {
-            setup,
-            model_flags: ModelFlags::default(),
-            keyring: Arc::new(MemorySecrets::default()),
-            start_after_window: false,
-        },
+        HostOptions::for_profile(profile, ModelFlags::default()).unwrap(),
         Arc::new(RecordingOutbox::default()),
         desktop.clone(),
         tokio::runtime::Handle::current(),
