@@ -55,6 +55,7 @@ bench: ui
 	$(CARGO) bench -p porthole-host --bench view_open
 	$(CARGO) bench -p porthole-agent --bench history
 	$(CARGO) bench -p porthole-host --bench turn_start
+	$(CARGO) bench -p porthole-host --bench transcript_page
 	cd ui && npx vitest bench --run bench/transcript.bench.ts
 
 # The order release builds lay the programs' code out in (src-tauri/link-order/README.md).
