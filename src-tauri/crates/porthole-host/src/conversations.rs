@@ -80,21 +80,20 @@ impl Host {
         let store = self.store()?;
         let conversation = self.existing_conversation(id)?;
         let (messages, earlier) = store.messages_page(id, before, at_least)?;
-        let tool_calls = match messages.first() {
-            Some(first) => store.tool_calls_of_messages(id, first.id, before)?,
-            None => Vec::new(),
+        let (tool_calls, views) = match messages.first() {
+            Some(first) => (
+                store.tool_calls_of_messages(id, first.id, before)?,
+                store.views_of_messages(id, first.id, before)?,
+            ),
+            None => Default::default(),
         };
         let call_ids: std::collections::HashMap<i64, &str> =
             tool_calls.iter().map(|c| (c.id, c.call_id.as_str())).collect();
-        let view_uris = if call_ids.is_empty() {
-            Default::default()
-        } else {
-            store
-                .views(id)?
-                .into_iter()
-                .filter_map(|v| call_ids.get(&v.tool_call_id).map(|call| (call.to_string(), v.uri)))
-                .collect()
-        };
+        // In the order they were recorded: a call's newest view is the one its card shows.
+        let view_uris = views
+            .into_iter()
+            .filter_map(|v| call_ids.get(&v.tool_call_id).map(|call| (call.to_string(), v.uri)))
+            .collect();
         Ok(StoredConversation {
             conversation,
             messages,

@@ -1519,7 +1519,6 @@ impl Views {
         });
     }
 
-    /// Writes the view into the store once the tool call's row and the HTML are both known.
     /// The stored row id of the view's tool call, once the call is stored.
     fn tool_call_row(&self, view_id: &str) -> Option<i64> {
         let store = self.inner.store.as_ref()?;
@@ -1528,11 +1527,7 @@ impl Views {
             let view = live.get(view_id)?;
             (view.conversation_id.clone(), view.call_id.clone())
         };
-        store
-            .tool_call_by_call_id(&conversation_id, &call_id)
-            .ok()
-            .flatten()
-            .map(|c| c.id)
+        store.tool_call_row_id(&conversation_id, &call_id).ok().flatten()
     }
 
     /// What is kept of view `view_id` between its mounts: its widget state and its origin's
@@ -1587,6 +1582,7 @@ impl Views {
         Ok(())
     }
 
+    /// Writes the view into the store once the tool call's row and the HTML are both known.
     fn try_record(&self, view_id: &str) {
         let Some(store) = &self.inner.store else { return };
         let mut live = self.inner.live.lock().unwrap();

@@ -1071,6 +1071,15 @@ async fn views_are_torn_down_reopened_from_the_store_and_expire() {
     );
     assert_eq!(latest_view_state(), Some(ViewState::Closed));
 
+    // Opened again, the conversation tells the card which view it showed.
+    let uri = store.views(&id).unwrap()[0].uri.clone();
+    assert!(uri.starts_with("ui://"), "{uri}");
+    let reopened = host.open_conversation(&id).unwrap();
+    assert_eq!(
+        reopened.view_uris,
+        std::collections::BTreeMap::from([("c1".to_string(), uri)])
+    );
+
     // Coming back re-creates it from the stored input and result, asking the model nothing.
     let requests = app.model_requests().len();
     host.reopen_views(&id, None).unwrap();

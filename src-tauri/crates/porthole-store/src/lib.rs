@@ -1175,8 +1175,8 @@ impl Store {
     ) -> Result<Vec<ToolCallRecord>> {
         let inner = self.lock();
         let mut stmt = inner.conn.prepare_cached(&format!(
-            "SELECT {TOOL_CALL_COLUMNS} FROM tool_calls \
-             WHERE message_id >= ?2 AND message_id < ?3 AND conversation_id = ?1 ORDER BY id"
+            "SELECT {TOOL_CALL_COLUMNS} FROM tool_calls INDEXED BY tool_calls_by_conversation_message \
+             WHERE conversation_id = ?1 AND message_id >= ?2 AND message_id < ?3 ORDER BY id"
         ))?;
         let rows = stmt.query_map(
             params![conversation_id, from_message, before.unwrap_or(i64::MAX)],
@@ -1202,8 +1202,8 @@ impl Store {
     pub fn tool_call_by_call_id(&self, conversation_id: &str, call_id: &str) -> Result<Option<ToolCallRecord>> {
         let inner = self.lock();
         let mut stmt = inner.conn.prepare_cached(&format!(
-            "SELECT {TOOL_CALL_COLUMNS} FROM tool_calls WHERE conversation_id = ?1 AND call_id = ?2 \
-             ORDER BY id DESC LIMIT 1"
+            "SELECT {TOOL_CALL_COLUMNS} FROM tool_calls INDEXED BY tool_calls_by_call_id \
+             WHERE conversation_id = ?1 AND call_id = ?2 ORDER BY id DESC LIMIT 1"
         ))?;
         Ok(stmt
             .query_row(params![conversation_id, call_id], tool_call_from_row)
@@ -1215,7 +1215,8 @@ impl Store {
     pub fn tool_call_row_id(&self, conversation_id: &str, call_id: &str) -> Result<Option<i64>> {
         let inner = self.lock();
         let mut stmt = inner.conn.prepare_cached(
-            "SELECT id FROM tool_calls WHERE conversation_id = ?1 AND call_id = ?2 ORDER BY id DESC LIMIT 1",
+            "SELECT id FROM tool_calls INDEXED BY tool_calls_by_call_id \
+             WHERE conversation_id = ?1 AND call_id = ?2 ORDER BY id DESC LIMIT 1",
         )?;
         Ok(stmt
             .query_row(params![conversation_id, call_id], |row| row.get(0))
@@ -1290,6 +1291,29 @@ impl Store {
              WHERE t.conversation_id = ?1 ORDER BY v.id"
         ))?;
         let rows = stmt.query_map([conversation_id], |row| view_from_row(row, now))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The views of the tool calls of a conversation's messages from `from_message` (inclusive)
+    /// to `before` (exclusive; None: to the end), in the order they were recorded: those of a
+    /// page of [`Store::messages_page`], found from its calls.
+    pub fn views_of_messages(
+        &self,
+        conversation_id: &str,
+        from_message: i64,
+        before: Option<i64>,
+    ) -> Result<Vec<ViewRecord>> {
+        let now = wall_clock_ms();
+        let inner = self.lock();
+        let mut stmt = inner.conn.prepare_cached(&format!(
+            "SELECT {VIEW_COLUMNS} FROM tool_calls AS t INDEXED BY tool_calls_by_conversation_message \
+             CROSS JOIN views AS v ON v.tool_call_id = t.id \
+             WHERE t.conversation_id = ?1 AND t.message_id >= ?2 AND t.message_id < ?3 ORDER BY v.id"
+        ))?;
+        let rows = stmt.query_map(
+            params![conversation_id, from_message, before.unwrap_or(i64::MAX)],
+            |row| view_from_row(row, now),
+        )?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
@@ -1558,6 +1582,41 @@ mod tests {
         assert_eq!(
             store.tool_calls("00000000000000aa").unwrap()[0].allowed_by,
             Some(AllowedBy::Remembered)
+        );
+    }
+
+    /// A store written before schema version 5 is opened: its calls are found by their
+    /// messages and call ids through the indexes made for them.
+    #[test]
+    fn version_5_indexes_the_calls_already_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("porthole.db");
+        {
+            let conn = Connection::open(&path).unwrap();
+            for (version, sql) in schema::MIGRATIONS[..4].iter().enumerate() {
+                conn.execute_batch(sql).unwrap();
+                conn.execute_batch(&format!("PRAGMA user_version = {}", version + 1))
+                    .unwrap();
+            }
+            conn.execute_batch(
+                r#"INSERT INTO conversations (seq, id, title, created_at, updated_at) VALUES (1, '00000000000000aa', 'Old', 0, 0);
+                   INSERT INTO messages (conversation_id, role, parts, status, created_at, updated_at) VALUES
+                     ('00000000000000aa', 'assistant', '[]', 'complete', 0, 0);
+                   INSERT INTO tool_calls (conversation_id, message_id, call_id, server, tool, arguments, status, created_at, updated_at)
+                     VALUES ('00000000000000aa', 1, 'c1', 's', 't', '{}', 'ok', 0, 0);
+                   INSERT INTO views (tool_call_id, server, tool, uri, html_sha256, csp, state, created_at, updated_at, expires_at)
+                     VALUES (1, 's', 't', 'ui://s/v.html', '', '{}', 'closed', 0, 0, 0);"#,
+            )
+            .unwrap();
+        }
+        let store = Store::open(&path).unwrap();
+        let conversation = "00000000000000aa";
+        assert_eq!(store.tool_call_by_call_id(conversation, "c1").unwrap().unwrap().id, 1);
+        assert_eq!(store.tool_call_row_id(conversation, "c1").unwrap(), Some(1));
+        assert_eq!(store.tool_calls_of_messages(conversation, 1, None).unwrap().len(), 1);
+        assert_eq!(
+            store.views_of_messages(conversation, 1, None).unwrap()[0].uri,
+            "ui://s/v.html"
         );
     }
 

@@ -6,7 +6,16 @@
 pub(crate) const APPLICATION_ID: i64 = 0x5072_7468;
 
 /// Migration `i` takes the database from `user_version = i` to `user_version = i + 1`.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
+
+/// A conversation's tool calls found by the messages that asked for them (a transcript page's)
+/// and by the model's call id (a card's): through `tool_calls_by_conversation`, SQLite read
+/// every call of the conversation back to the one it wanted, so a page or a card far back in a
+/// long conversation took longer the longer the conversation was.
+const V5: &str = r#"
+CREATE INDEX tool_calls_by_conversation_message ON tool_calls (conversation_id, message_id);
+CREATE INDEX tool_calls_by_call_id ON tool_calls (conversation_id, call_id);
+"#;
 
 /// The remote AG-UI agent a conversation is with (by its name in the config; `NULL`: the
 /// local model), and what is kept of that agent's own view of the thread (JSON: its state and

@@ -345,13 +345,35 @@ fn a_conversation_is_read_from_its_end_a_page_of_whole_turns_at_a_time() {
 #[test]
 fn one_calls_views_and_a_call_by_its_id_are_read_alone() {
     let store = Store::open_in_memory().unwrap();
-    let (id, _, calls) = ten_turns(&store);
+    let (id, messages, calls) = ten_turns(&store);
     let first = store.insert_view(&new_view(calls[3], i64::MAX)).unwrap();
-    store.insert_view(&new_view(calls[5], i64::MAX)).unwrap();
+    let fifth = store.insert_view(&new_view(calls[5], i64::MAX)).unwrap();
     let again = store.insert_view(&new_view(calls[3], i64::MAX)).unwrap();
     let views = store.views_of_call(calls[3]).unwrap();
     assert_eq!(views.iter().map(|v| v.id).collect::<Vec<_>>(), [first, again]);
     assert_eq!(views[0].conversation_id, id);
+    // A page's views: those of its messages' calls, in the order recorded; not another
+    // conversation's, written later.
+    let (other, other_messages, other_calls) = ten_turns(&store);
+    store.insert_view(&new_view(other_calls[0], i64::MAX)).unwrap();
+    let ids = |views: Vec<porthole_store::ViewRecord>| views.iter().map(|v| v.id).collect::<Vec<_>>();
+    assert_eq!(
+        ids(store.views_of_messages(&id, messages[0], None).unwrap()),
+        [first, fifth, again]
+    );
+    assert_eq!(
+        ids(store.views_of_messages(&id, messages[0], Some(messages[5])).unwrap()),
+        [first, again]
+    );
+    assert_eq!(
+        ids(store.views_of_messages(&id, messages[5], Some(messages[10])).unwrap()),
+        [fifth]
+    );
+    assert!(store.views_of_messages(&id, messages[10], None).unwrap().is_empty());
+    assert_eq!(
+        store.views_of_messages(&other, other_messages[0], None).unwrap().len(),
+        1
+    );
     assert_eq!(store.tool_call_by_call_id(&id, "c0_3").unwrap().unwrap().id, calls[3]);
     assert!(store.tool_call_by_call_id(&id, "nope").unwrap().is_none());
     assert!(store.tool_call_by_call_id("other", "c0_3").unwrap().is_none());
