@@ -193,7 +193,9 @@ pub(crate) struct RewindPoint {
 }
 
 pub(crate) fn rewind_point(store: &Store, conversation_id: &str) -> AppResult<RewindPoint> {
-    let messages = store.messages(conversation_id)?;
+    // The last page of one message starts at the last user message: what is dropped, and no
+    // more (reading the whole conversation made a retry in a long one slow).
+    let (messages, _) = store.messages_page(conversation_id, None, 1)?;
     let last = messages
         .iter()
         .rev()
@@ -217,18 +219,8 @@ pub(crate) fn rewind_point(store: &Store, conversation_id: &str) -> AppResult<Re
             "tools-panel runs came after your last message, and sending it again would remove them; send a new message instead",
         ));
     }
-    // The calls of the dropped messages alone (every call read whole, results with it, made a
-    // retry in a long conversation slow).
-    let dropped_calls: Vec<i64> = store
-        .tool_calls_of_messages(conversation_id, last.id, None)?
-        .iter()
-        .map(|c| c.id)
-        .collect();
-    let drops_views = !dropped_calls.is_empty()
-        && store
-            .views(conversation_id)?
-            .iter()
-            .any(|v| dropped_calls.contains(&v.tool_call_id));
+    // The views of the dropped messages' calls alone.
+    let drops_views = !store.views_of_messages(conversation_id, last.id, None)?.is_empty();
     Ok(RewindPoint {
         message_id: last.id,
         user,
