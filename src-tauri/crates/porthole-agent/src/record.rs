@@ -288,16 +288,15 @@ impl Shared {
                 if let Some(id) = state.streaming.take() {
                     self.store
                         .update_message(id, &json!([]), MessageStatus::Failed, Some(message))?;
-                } else if let Some(id) = state.assistant {
-                    let messages = self.store.messages(&self.conversation_id)?;
-                    if let Some(m) = messages.iter().find(|m| m.id == id) {
-                        let status = if m.status == MessageStatus::Complete {
-                            MessageStatus::Complete
-                        } else {
-                            MessageStatus::Interrupted
-                        };
-                        self.store.update_message(id, &m.parts, status, Some(message))?;
-                    }
+                } else if let Some(id) = state.assistant
+                    && let Some(m) = self.store.message(&self.conversation_id, id)?
+                {
+                    let status = if m.status == MessageStatus::Complete {
+                        MessageStatus::Complete
+                    } else {
+                        MessageStatus::Interrupted
+                    };
+                    self.store.update_message(id, &m.parts, status, Some(message))?;
                 }
             }
             TurnEvent::ToolCallStarted {

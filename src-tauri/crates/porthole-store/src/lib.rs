@@ -836,6 +836,17 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// Message `id` of a conversation, if it has it.
+    pub fn message(&self, conversation_id: &str, id: i64) -> Result<Option<StoredMessage>> {
+        let inner = self.lock();
+        let mut stmt = inner.conn.prepare_cached(&format!(
+            "SELECT {MESSAGE_COLUMNS} FROM messages WHERE id = ?2 AND conversation_id = ?1"
+        ))?;
+        Ok(stmt
+            .query_row(params![conversation_id, id], message_from_row)
+            .optional()?)
+    }
+
     /// A conversation's messages a page at a time, from its end: whole turns (a page starts at
     /// a user message, or at the first message), at least `at_least` messages when there are
     /// that many, all before message `before` (None: up to the end). Returns the page, in

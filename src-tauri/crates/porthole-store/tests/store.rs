@@ -370,6 +370,14 @@ fn one_calls_views_and_a_call_by_its_id_are_read_alone() {
         [fifth]
     );
     assert!(store.views_of_messages(&id, messages[10], None).unwrap().is_empty());
+    // One message by its id, and only in its own conversation.
+    let one = store.message(&id, messages[5]).unwrap().unwrap();
+    assert_eq!(
+        (one.id, one.role, one.parts.clone()),
+        (messages[5], MessageRole::User, text("turn 1"))
+    );
+    assert!(store.message(&other, messages[5]).unwrap().is_none());
+    assert!(store.message(&id, other_messages[0]).unwrap().is_none());
     assert_eq!(
         store.views_of_messages(&other, other_messages[0], None).unwrap().len(),
         1
