@@ -110,9 +110,18 @@ impl Host {
         Ok(())
     }
 
-    /// Closes the pop-out windows showing views of a conversation (it is being deleted, or its
-    /// calls rewound).
+    /// Closes the pop-out windows showing views of a conversation (it is being deleted).
     pub(crate) fn close_pop_outs_of(&self, conversation_id: &str) {
+        self.close_pop_outs_where(|call| call.conversation_id == conversation_id);
+    }
+
+    /// Closes the pop-out windows showing the views of these calls (the model's call ids) of a
+    /// conversation (they are being rewound).
+    pub(crate) fn close_pop_outs_of_calls(&self, conversation_id: &str, call_ids: &[String]) {
+        self.close_pop_outs_where(|call| call.conversation_id == conversation_id && call_ids.contains(&call.call_id));
+    }
+
+    fn close_pop_outs_where(&self, close: impl Fn(&PoppedCall) -> bool) {
         let labels: Vec<String> = self
             .inner
             .pop_outs
@@ -120,7 +129,7 @@ impl Host {
             .lock()
             .unwrap()
             .iter()
-            .filter(|(_, call)| call.conversation_id == conversation_id)
+            .filter(|(_, call)| close(call))
             .map(|(label, _)| label.clone())
             .collect();
         for label in labels {

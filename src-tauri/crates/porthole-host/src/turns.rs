@@ -188,8 +188,8 @@ pub(crate) struct RewindPoint {
     pub(crate) message_id: i64,
     /// The message as it was sent (what a retry sends again).
     pub(crate) user: Message,
-    /// Whether a tool call among the dropped messages has (or had) a view.
-    pub(crate) drops_views: bool,
+    /// The dropped tool calls (the model's call ids) that have (or had) a view.
+    pub(crate) dropped_views: Vec<String>,
 }
 
 pub(crate) fn rewind_point(store: &Store, conversation_id: &str) -> AppResult<RewindPoint> {
@@ -219,12 +219,26 @@ pub(crate) fn rewind_point(store: &Store, conversation_id: &str) -> AppResult<Re
             "tools-panel runs came after your last message, and sending it again would remove them; send a new message instead",
         ));
     }
-    // The views of the dropped messages' calls alone.
-    let drops_views = !store.views_of_messages(conversation_id, last.id, None)?.is_empty();
+    // The dropped messages' calls and views alone.
+    let with_views: std::collections::HashSet<i64> = store
+        .views_of_messages(conversation_id, last.id, None)?
+        .iter()
+        .map(|v| v.tool_call_id)
+        .collect();
+    let dropped_views = if with_views.is_empty() {
+        Vec::new()
+    } else {
+        store
+            .tool_calls_of_messages(conversation_id, last.id, None)?
+            .into_iter()
+            .filter(|c| with_views.contains(&c.id))
+            .map(|c| c.call_id)
+            .collect()
+    };
     Ok(RewindPoint {
         message_id: last.id,
         user,
-        drops_views,
+        dropped_views,
     })
 }
 
@@ -408,9 +422,9 @@ impl Host {
     }
 
     /// Drops the conversation's last user message and everything after it, then runs a turn
-    /// with `replacement` (a retry: the same message). When views go with the dropped tool
-    /// calls, the conversation's views are torn down first, while their frames still show
-    /// them, and those of the calls that stay are re-created after.
+    /// with `replacement` (a retry: the same message). The views of the dropped tool calls are
+    /// torn down first, while their frames still show them (a pop-out window of one closes);
+    /// the views of the calls that stay are left as they are.
     async fn rerun(&self, conversation_id: &str, replacement: Option<String>) -> AppResult<()> {
         let store = self.store()?.clone();
         let conversation = self.existing_conversation(conversation_id)?;
@@ -418,20 +432,14 @@ impl Host {
         let claim = self.inner.turns.claim(&store, conversation_id)?;
         let point = rewind_point(&store, conversation_id)?;
         let views = &self.inner.views;
-        if point.drops_views {
-            // Pop-out windows of the conversation close too (their views may be of dropped calls).
-            self.close_pop_outs_of(conversation_id);
-            views.teardown_conversation(conversation_id).await;
+        if !point.dropped_views.is_empty() {
+            self.close_pop_outs_of_calls(conversation_id, &point.dropped_views);
+            views.teardown_calls(conversation_id, &point.dropped_views).await;
         }
         store.delete_messages_from(conversation_id, point.message_id)?;
         // What a remote agent said of the thread included what is gone: it starts again from
         // the conversation as it now is.
         store.set_agent_thread(conversation_id, None)?;
-        if point.drops_views
-            && let Err(e) = views.reopen(conversation_id, None, MAIN_WINDOW)
-        {
-            tracing::warn!(conversation_id, "the views that stay could not be re-created: {e}");
-        }
         let mut user = point.user;
         if let Some(text) = replacement {
             // The new text takes the old text's place; what was attached stays attached.
@@ -651,11 +659,11 @@ mod tests {
         let point = rewind_point(&store, &id).unwrap();
         assert_eq!(point.message_id, ids[2]);
         assert_eq!(point.user, Message::user("two"));
-        assert!(point.drops_views);
+        assert_eq!(point.dropped_views, ["c2"]);
 
         // Only the first turn's call has a view: nothing of the second turn's needs tearing down.
         let (store, id, _) = two_turns(false);
-        assert!(!rewind_point(&store, &id).unwrap().drops_views);
+        assert!(rewind_point(&store, &id).unwrap().dropped_views.is_empty());
     }
 
     #[test]

@@ -2493,6 +2493,15 @@ impl Views {
         futures::future::join_all(ids.iter().map(|id| self.close(id, true))).await;
     }
 
+    /// Tears down the live views in the main window of these calls (the model's call ids) of a
+    /// conversation, as [`Views::teardown_conversation`] does; its other views stay as they are.
+    pub async fn teardown_calls(&self, conversation_id: &str, call_ids: &[String]) {
+        let ids = self.ids_where(|v| {
+            v.conversation_id == conversation_id && v.webview == MAIN_WINDOW && call_ids.contains(&v.call_id)
+        });
+        futures::future::join_all(ids.iter().map(|id| self.close(id, true))).await;
+    }
+
     /// A view the person wants in a window of its own: where it belongs (conversation, call,
     /// tool). Only a view that is ready in the main window can move.
     pub fn pop_out_source(&self, view_id: &str) -> AppResult<(String, String, String)> {

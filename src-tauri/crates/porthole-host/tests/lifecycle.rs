@@ -1038,6 +1038,88 @@ async fn retry_runs_the_same_message_again_and_edit_sends_the_new_text_alone() {
     assert!(mentions(&stored[1].1, "third answer"));
 }
 
+/// A retry drops the last turn's views and leaves the earlier turns' as they are: one in its
+/// card is not torn down nor loaded again, one in a pop-out window stays there.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_retry_tears_down_the_dropped_turns_views_alone() {
+    let monitor = |id: &str| porthole_fake_llm::FakeToolCall::new(id, "system_monitor", "{}");
+    let mut app = start(vec![
+        Reply::tool_call("c1", "system_monitor", "{}"),
+        Reply::text("shown"),
+        Reply::tool_call("c2", "system_monitor", "{}"),
+        Reply::text("shown again"),
+        Reply::ToolCalls {
+            text: None,
+            calls: vec![monitor("c3"), monitor("c4")],
+        },
+        Reply::text("two more"),
+        Reply::text("no view this time"),
+    ])
+    .await;
+    app.play_frames();
+    let host = app.host.clone();
+    let ready = |app: &App, view: &str| {
+        app.views(MAIN_WINDOW)
+            .iter()
+            .any(|e| e["type"] == "state" && e["viewId"] == view && e["state"] == "ready")
+            .then_some(())
+    };
+    // c1 stays in its card; c2 goes to a window of its own.
+    let id = app.monitor_turn(None, "c1", 1).await;
+    let kept = app.opened(MAIN_WINDOW, "c1", &[]).await;
+    app.frame_told(MAIN_WINDOW, &kept, "ui/notifications/tool-result").await;
+    app.monitor_turn(Some(id.clone()), "c2", 2).await;
+    let second = app.opened(MAIN_WINDOW, "c2", &[]).await;
+    app.wait_for("c2's view to be ready", |app| ready(app, &second)).await;
+    host.pop_out_view(MAIN_WINDOW, &second).await.unwrap();
+    // The last turn: c3 stays in its card; c4 goes to a window of its own.
+    host.send_message(Some(id.clone()), "two monitors").unwrap();
+    for call in ["c3", "c4"] {
+        app.approval_asked(&id, call).await;
+        host.answer_approval(call, Decision::AllowOnce).unwrap();
+    }
+    app.turn_end(&id, 3).await;
+    app.idle(&id).await;
+    let dropped = app.opened(MAIN_WINDOW, "c3", &[]).await;
+    app.frame_told(MAIN_WINDOW, &dropped, "ui/notifications/tool-result")
+        .await;
+    let fourth = app.opened(MAIN_WINDOW, "c4", &[]).await;
+    app.wait_for("c4's view to be ready", |app| ready(app, &fourth)).await;
+    let dropped_window = host.pop_out_view(MAIN_WINDOW, &fourth).await.unwrap();
+
+    host.retry_turn(&id).await.unwrap();
+    assert_eq!(app.turn_end(&id, 4).await["text"], "no view this time");
+    assert_eq!(
+        *app.desktop.closed_windows.lock().unwrap(),
+        [dropped_window],
+        "the dropped call's pop-out window closes, the kept one's stays"
+    );
+    let closed = |view: &str| {
+        app.views(MAIN_WINDOW)
+            .iter()
+            .any(|e| e["type"] == "closed" && e["viewId"] == view)
+    };
+    assert!(closed(&dropped), "the dropped call's view is closed");
+    assert!(
+        app.frame_methods(MAIN_WINDOW, &dropped)
+            .contains(&"ui/resource-teardown".to_string()),
+        "the dropped view was told it is going"
+    );
+    assert!(!closed(&kept), "the earlier view stays in its card");
+    assert!(
+        !app.frame_methods(MAIN_WINDOW, &kept)
+            .contains(&"ui/resource-teardown".to_string())
+    );
+    let opened_c1 = app
+        .views(MAIN_WINDOW)
+        .iter()
+        .filter(|e| e["type"] == "opened" && e["callId"] == "c1")
+        .count();
+    assert_eq!(opened_c1, 1, "the earlier view is not loaded again");
+    let reopened = host.open_conversation(&id).unwrap();
+    assert_eq!(reopened.view_uris.keys().collect::<Vec<_>>(), ["c1", "c2"]);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn views_are_torn_down_reopened_from_the_store_and_expire() {
     let mut app = start(vec![
