@@ -1561,28 +1561,49 @@ mod tests {
         assert_eq!(id, schema::APPLICATION_ID);
     }
 
+    /// Writes a store file at `path` as a Porthole of schema version `version` would: one
+    /// conversation (`00000000000000aa`), its message 1 (`role`, `parts`), the call `c1` that
+    /// message made, and what `more` inserts.
+    fn written_at_version(path: &Path, version: usize, role: &str, parts: &str, more: &str) {
+        let conn = Connection::open(path).unwrap();
+        for (applied, sql) in schema::MIGRATIONS[..version].iter().enumerate() {
+            conn.execute_batch(sql).unwrap();
+            conn.execute_batch(&format!("PRAGMA user_version = {}", applied + 1))
+                .unwrap();
+        }
+        conn.execute(
+            "INSERT INTO conversations (seq, id, title, created_at, updated_at) VALUES (1, '00000000000000aa', 'Old', 0, 0)",
+            [],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO messages (conversation_id, role, parts, status, created_at, updated_at) \
+             VALUES ('00000000000000aa', ?1, ?2, 'complete', 0, 0)",
+            params![role, parts],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO tool_calls (conversation_id, message_id, call_id, server, tool, arguments, status, created_at, updated_at) \
+             VALUES ('00000000000000aa', 1, 'c1', 's', 't', '{}', 'ok', 0, 0)",
+            [],
+        )
+        .unwrap();
+        conn.execute_batch(more).unwrap();
+    }
+
     /// A store written before schema version 3 is opened: its tool results become searchable,
     /// and its calls read back with no approval recorded.
     #[test]
     fn version_3_indexes_the_tool_results_already_stored() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("porthole.db");
-        {
-            let conn = Connection::open(&path).unwrap();
-            for (version, sql) in schema::MIGRATIONS[..2].iter().enumerate() {
-                conn.execute_batch(sql).unwrap();
-                conn.execute_batch(&format!("PRAGMA user_version = {}", version + 1))
-                    .unwrap();
-            }
-            conn.execute_batch(
-                r#"INSERT INTO conversations (seq, id, title, created_at, updated_at) VALUES (1, '00000000000000aa', 'Old', 0, 0);
-                   INSERT INTO messages (conversation_id, role, parts, status, created_at, updated_at) VALUES
-                     ('00000000000000aa', 'tool', '[{"type":"tool_result","tool_use_id":"c1","is_error":false,"content":[{"type":"text","text":"quinoa salad"}]}]', 'complete', 0, 0);
-                   INSERT INTO tool_calls (conversation_id, message_id, call_id, server, tool, arguments, status, created_at, updated_at)
-                     VALUES ('00000000000000aa', 1, 'c1', 's', 't', '{}', 'ok', 0, 0);"#,
-            )
-            .unwrap();
-        }
+        written_at_version(
+            &path,
+            2,
+            "tool",
+            r#"[{"type":"tool_result","tool_use_id":"c1","is_error":false,"content":[{"type":"text","text":"quinoa salad"}]}]"#,
+            "",
+        );
         let store = Store::open(&path).unwrap();
         let hits = store.search("quinoa", 10).unwrap();
         assert_eq!(hits.len(), 1, "{hits:?}");
@@ -1602,24 +1623,14 @@ mod tests {
     fn version_5_indexes_the_calls_already_stored() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("porthole.db");
-        {
-            let conn = Connection::open(&path).unwrap();
-            for (version, sql) in schema::MIGRATIONS[..4].iter().enumerate() {
-                conn.execute_batch(sql).unwrap();
-                conn.execute_batch(&format!("PRAGMA user_version = {}", version + 1))
-                    .unwrap();
-            }
-            conn.execute_batch(
-                r#"INSERT INTO conversations (seq, id, title, created_at, updated_at) VALUES (1, '00000000000000aa', 'Old', 0, 0);
-                   INSERT INTO messages (conversation_id, role, parts, status, created_at, updated_at) VALUES
-                     ('00000000000000aa', 'assistant', '[]', 'complete', 0, 0);
-                   INSERT INTO tool_calls (conversation_id, message_id, call_id, server, tool, arguments, status, created_at, updated_at)
-                     VALUES ('00000000000000aa', 1, 'c1', 's', 't', '{}', 'ok', 0, 0);
-                   INSERT INTO views (tool_call_id, server, tool, uri, html_sha256, csp, state, created_at, updated_at, expires_at)
-                     VALUES (1, 's', 't', 'ui://s/v.html', '', '{}', 'closed', 0, 0, 0);"#,
-            )
-            .unwrap();
-        }
+        written_at_version(
+            &path,
+            4,
+            "assistant",
+            "[]",
+            "INSERT INTO views (tool_call_id, server, tool, uri, html_sha256, csp, state, created_at, updated_at, expires_at) \
+             VALUES (1, 's', 't', 'ui://s/v.html', '', '{}', 'closed', 0, 0, 0)",
+        );
         let store = Store::open(&path).unwrap();
         let conversation = "00000000000000aa";
         assert_eq!(store.tool_call_by_call_id(conversation, "c1").unwrap().unwrap().id, 1);
