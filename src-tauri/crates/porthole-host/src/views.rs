@@ -2489,16 +2489,18 @@ impl Views {
     /// (`ui/resource-teardown`, answered or timed out, in parallel), before the window
     /// switches away from it.
     pub async fn teardown_conversation(&self, conversation_id: &str) {
-        let ids = self.ids_where(|v| v.conversation_id == conversation_id && v.webview == MAIN_WINDOW);
-        futures::future::join_all(ids.iter().map(|id| self.close(id, true))).await;
+        self.teardown_where(|v| v.conversation_id == conversation_id).await;
     }
 
     /// Tears down the live views in the main window of these calls (the model's call ids) of a
     /// conversation, as [`Views::teardown_conversation`] does; its other views stay as they are.
     pub async fn teardown_calls(&self, conversation_id: &str, call_ids: &[String]) {
-        let ids = self.ids_where(|v| {
-            v.conversation_id == conversation_id && v.webview == MAIN_WINDOW && call_ids.contains(&v.call_id)
-        });
+        self.teardown_where(|v| v.conversation_id == conversation_id && call_ids.contains(&v.call_id))
+            .await;
+    }
+
+    async fn teardown_where(&self, tear_down: impl Fn(&LiveView) -> bool) {
+        let ids = self.ids_where(|v| v.webview == MAIN_WINDOW && tear_down(v));
         futures::future::join_all(ids.iter().map(|id| self.close(id, true))).await;
     }
 

@@ -1196,17 +1196,9 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// The tool calls message `message_id` of a conversation asked for, in order. Found by the
-    /// index of calls by message: through the conversation's, SQLite would look at every call of
-    /// the conversation.
+    /// The tool calls message `message_id` of a conversation asked for, in order.
     pub fn tool_calls_of_message(&self, conversation_id: &str, message_id: i64) -> Result<Vec<ToolCallRecord>> {
-        let inner = self.lock();
-        let mut stmt = inner.conn.prepare_cached(&format!(
-            "SELECT {TOOL_CALL_COLUMNS} FROM tool_calls INDEXED BY tool_calls_by_message \
-             WHERE message_id = ?2 AND conversation_id = ?1 ORDER BY id"
-        ))?;
-        let rows = stmt.query_map(params![conversation_id, message_id], tool_call_from_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        self.tool_calls_of_messages(conversation_id, message_id, Some(message_id + 1))
     }
 
     /// The newest tool call of a conversation with this call id (the model's), if any.
