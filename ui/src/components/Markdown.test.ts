@@ -36,11 +36,30 @@ describe("a long code block in a reply being written", () => {
     expect(button?.textContent).toBe("Copy");
     expect(codeOf(button!)).toBe(lines.slice(0, 480).join("\n"));
 
-    // Finished: rendered whole, the same code.
+    // Finished, its pieces coloured as the code highlighted whole: the nodes shown are kept.
     await rerender({ text: `${reply(500)}\n\`\`\``, streaming: false });
     flushSync();
     expect(container.querySelectorAll(".code-block")).toHaveLength(1);
     expect(code()?.textContent).toBe(lines.join("\n"));
+    expect(code()?.firstChild).toBe(first);
+  });
+
+  it("is rendered whole once finished when a comment crosses a piece's end, so it is coloured as one", async () => {
+    const commented = [...lines.slice(0, 100), "/* one comment", "", "over a blank line */", ...lines.slice(100, 300)];
+    const text = `Here it is:\n\n\`\`\`rust\n${commented.join("\n")}`;
+    const { container, rerender } = render(Markdown, { text, streaming: true });
+    flushSync();
+    const code = () => container.querySelector<HTMLElement>(".code-block pre code");
+    const first = code()?.firstChild;
+    expect(first).toBeTruthy();
+    const comments = () => [...(code()?.querySelectorAll(".hljs-comment") ?? [])].map((c) => c.textContent);
+    expect(comments()).not.toContain("/* one comment\n\nover a blank line */");
+
+    await rerender({ text: `${text}\n\`\`\``, streaming: false });
+    flushSync();
+    expect(comments()).toContain("/* one comment\n\nover a blank line */");
+    expect(code()?.textContent).toBe(commented.join("\n"));
+    expect(code()?.firstChild).not.toBe(first);
   });
 });
 

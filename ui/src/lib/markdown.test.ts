@@ -677,15 +677,44 @@ describe("a text finished after it was streamed", () => {
     }
   }, 60_000);
 
-  it("is not kept as shown when it defines a reference link, ends in code in pieces, or was not followed", () => {
+  it("keeps a long code block's pieces when they are its code highlighted whole", () => {
+    const lines = Array.from({ length: 450 }, (_, i) => (i % 120 === 110 ? "" : `let x${i} = "s${i}"; // note ${i}`));
+    for (const after of ["", "\n```", "\n```\n\nAfter it."]) {
+      const text = `Intro.\n\n\`\`\`rust\n${lines.join("\n")}${after}`;
+      const stream = new MarkdownStream();
+      for (let end = 100; end < text.length; end += 2999) stream.blocks(text.slice(0, end));
+      stream.blocks(text.slice(0, text.length - 3));
+      const finished = stream.finished(text);
+      if (after.includes("After")) {
+        // Followed by text, the block was settled whole as a string once the text went past it.
+        expect(finished!.every((b) => typeof b === "string")).toBe(true);
+        continue;
+      }
+      expect(finished, JSON.stringify(after)).not.toBeNull();
+      const code = finished!.find((b): b is CodeInPieces => typeof b !== "string" && "cls" in b)!;
+      expect(code.pieces.length).toBeGreaterThan(2);
+      // What the pieces show together is what the reply rendered whole shows in its code block.
+      const whole = markdownToHtml(text).match(/<code[^>]*>([\s\S]*)<\/code>/)![1];
+      expect(code.pieces.join("")).toBe(whole);
+      expect(code.pieces.join("")).toContain('<span class="hljs-string">"s449"</span>');
+    }
+  });
+
+  it("is not kept as shown when it defines a reference link, ends in code coloured otherwise in pieces, or was not followed", () => {
     const stream = new MarkdownStream();
     const text = `${long.paragraph} [docs] more\n\n[docs]: https://example.com`;
     stream.blocks(text.slice(0, text.length - 40));
     expect(stream.finished(text)).toBeNull();
-    const code = `\`\`\`rust\n${Array.from({ length: 300 }, (_, i) => `let x${i} = ${i};`).join("\n")}`;
+    // A comment open across the blank line where the first piece ends: in pieces, its second half
+    // is read as code.
+    const lines = Array.from({ length: 300 }, (_, i) => `let x${i} = ${i};`);
+    lines.splice(PIECE_LINES, 0, "/* a comment", "", "still the comment */");
+    const code = `\`\`\`rust\n${lines.join("\n")}`;
     const again = new MarkdownStream();
-    again.blocks(code.slice(0, -20));
+    const shown = again.blocks(code.slice(0, -20))[0] as CodeInPieces;
+    expect(shown.pieces[1]).not.toContain("hljs-comment");
     expect(again.finished(code)).toBeNull();
+    expect(markdownToHtml(code)).toContain('<span class="hljs-comment">/* a comment\n\nstill the comment */</span>');
     expect(new MarkdownStream().finished(long.table)).toBeNull();
     const other = new MarkdownStream();
     other.blocks(long.table);
