@@ -321,6 +321,8 @@ pub fn with_host<T: Send + 'static>(
                 handle.clone(),
             );
             app.manage(host.clone());
+            // The job's windows (the live check's and snapshots' views) are the app's page too.
+            crate::desktop_font::read();
             let job = job.take().expect("the job runs once");
             let app = app.handle().clone();
             handle.spawn(async move {
