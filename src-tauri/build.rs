@@ -52,7 +52,11 @@ fn commit() -> String {
 
 fn main() {
     println!("cargo:rustc-env=PORTHOLE_COMMIT={}", commit());
-    link_order("porthole", &Path::new(env!("CARGO_MANIFEST_DIR")).join("link-order"));
+    // The package's folder as cargo gives it to this run (not `env!`, the folder this script was
+    // compiled in: a target folder shared by several clones reuses the script, and the list it
+    // named was another clone's, or gone).
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    link_order("porthole", &Path::new(&manifest).join("link-order"));
     println!("cargo:rerun-if-changed=crates/porthole-host/src/command_list.rs");
     tauri_build::try_build(
         tauri_build::Attributes::new().app_manifest(tauri_build::AppManifest::new().commands(COMMANDS)),
