@@ -31,6 +31,8 @@ struct Shared {
     subscribed: Arc<Mutex<Vec<String>>>,
     slow: Arc<AtomicBool>,
     failing: Arc<AtomicBool>,
+    /// The view is the size of one built on the official SDK (~600 KB of script).
+    large: Arc<AtomicBool>,
 }
 
 #[derive(Clone)]
@@ -39,7 +41,14 @@ struct ChangingView(Shared);
 impl ChangingView {
     fn html(&self) -> String {
         let revision = self.0.revision.load(Ordering::SeqCst);
-        format!("<!doctype html><html><body>revision {revision}</body></html>")
+        let script: String = if self.0.large.load(Ordering::SeqCst) {
+            (0..12_000)
+                .map(|i| format!("function f{i}(a,b){{return a.map(x=>x*{i}+b[\"k{}\"])}}", i % 97))
+                .collect()
+        } else {
+            String::new()
+        };
+        format!("<!doctype html><html><body>revision {revision}<script>{script}</script></body></html>")
     }
 }
 
@@ -253,5 +262,64 @@ async fn views_that_open_together_make_one_read_and_share_its_copy_or_its_refusa
     assert_eq!(source, Source::Server);
     assert!(view.html.contains("revision 0"));
     assert_eq!(reads(), 3);
+    servers.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cached_view_is_kept_compressed_and_unpacked_whole_when_a_view_needs_it() {
+    let shared = Shared::default();
+    shared.large.store(true, Ordering::SeqCst);
+    let server = shared.clone();
+    let url = serve_over_http(move || ChangingView(server.clone())).await;
+    let config = ServerConfig::http("changing", &url).with_timeout(Duration::from_secs(10));
+    let servers = Servers::start(vec![config], ConnectOptions::default());
+    let statuses = servers.settled().await;
+    assert_eq!(statuses[0].state, ServerState::Connected, "{:?}", statuses[0].error);
+    let cache = ViewCache::default().keeping_unpacked_for(Duration::from_millis(300));
+    let html = ChangingView(shared.clone()).html();
+    assert!(html.len() > 500_000, "{}", html.len());
+    let reads = || shared.reads.load(Ordering::SeqCst);
+
+    // Read ahead: kept packed only.
+    cache.prefetch(&servers, "changing", URI).await;
+    assert_eq!(reads(), 1);
+    assert_eq!(cache.size(), (1, html.len()), "the cache counts the HTML's own size");
+    let packed = cache.held_bytes();
+    assert!(
+        packed > 0 && packed < html.len() / 3,
+        "kept in {packed} bytes for {} of HTML",
+        html.len()
+    );
+
+    // A view gets it unpacked, the same HTML byte for byte; views opened meanwhile share that
+    // copy.
+    let (first, source) = cache.load(&servers, "changing", URI).await.unwrap();
+    assert_eq!(source, Source::Cache);
+    assert_eq!(&*first.html, html);
+    let (again, _) = cache.load(&servers, "changing", URI).await.unwrap();
+    assert!(Arc::ptr_eq(&again.html, &first.html));
+    assert_eq!(cache.held_bytes(), packed + html.len());
+
+    // A while after the last view asked, the cache lets go of the copy (the views keep theirs).
+    eventually("the unpacked copy to be let go", || cache.held_bytes() == packed).await;
+    assert_eq!(&*again.html, html);
+    let (later, source) = cache.load(&servers, "changing", URI).await.unwrap();
+    assert_eq!(source, Source::Cache);
+    assert_eq!(&*later.html, html);
+    assert_eq!(reads(), 1, "the server was asked once");
+
+    // Read for a view: packed once the view has it, the copy let go a while after.
+    cache.forget("changing", URI);
+    let (read, source) = cache.load(&servers, "changing", URI).await.unwrap();
+    assert_eq!(source, Source::Server);
+    eventually("the view read to be packed and its copy let go", || {
+        cache.held_bytes() == packed
+    })
+    .await;
+    drop((first, again, later, read));
+    let (last, source) = cache.load(&servers, "changing", URI).await.unwrap();
+    assert_eq!(source, Source::Cache);
+    assert_eq!(&*last.html, html);
+    assert_eq!(reads(), 2);
     servers.shutdown().await;
 }
