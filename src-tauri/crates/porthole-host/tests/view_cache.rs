@@ -150,15 +150,21 @@ async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
     panic!("timed out waiting for {what}");
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_view_is_read_once_and_again_only_after_the_server_says_it_changed() {
-    let shared = Shared::default();
+/// The changing view's server over Streamable HTTP, connected: its servers and its config.
+async fn connected(shared: &Shared) -> (Servers, ServerConfig) {
     let server = shared.clone();
     let url = serve_over_http(move || ChangingView(server.clone())).await;
     let config = ServerConfig::http("changing", &url).with_timeout(Duration::from_secs(10));
     let servers = Servers::start(vec![config.clone()], ConnectOptions::default());
     let statuses = servers.settled().await;
     assert_eq!(statuses[0].state, ServerState::Connected, "{:?}", statuses[0].error);
+    (servers, config)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_view_is_read_once_and_again_only_after_the_server_says_it_changed() {
+    let shared = Shared::default();
+    let (servers, config) = connected(&shared).await;
     let cache = ViewCache::default();
     let reads = || shared.reads.load(Ordering::SeqCst);
 
@@ -230,12 +236,7 @@ async fn a_view_is_read_once_and_again_only_after_the_server_says_it_changed() {
 async fn views_that_open_together_make_one_read_and_share_its_copy_or_its_refusal() {
     let shared = Shared::default();
     shared.slow.store(true, Ordering::SeqCst);
-    let server = shared.clone();
-    let url = serve_over_http(move || ChangingView(server.clone())).await;
-    let config = ServerConfig::http("changing", &url).with_timeout(Duration::from_secs(10));
-    let servers = Servers::start(vec![config], ConnectOptions::default());
-    let statuses = servers.settled().await;
-    assert_eq!(statuses[0].state, ServerState::Connected, "{:?}", statuses[0].error);
+    let (servers, _) = connected(&shared).await;
     let cache = ViewCache::default();
     let reads = || shared.reads.load(Ordering::SeqCst);
 
@@ -269,12 +270,7 @@ async fn views_that_open_together_make_one_read_and_share_its_copy_or_its_refusa
 async fn a_cached_view_is_kept_compressed_and_unpacked_whole_when_a_view_needs_it() {
     let shared = Shared::default();
     shared.large.store(true, Ordering::SeqCst);
-    let server = shared.clone();
-    let url = serve_over_http(move || ChangingView(server.clone())).await;
-    let config = ServerConfig::http("changing", &url).with_timeout(Duration::from_secs(10));
-    let servers = Servers::start(vec![config], ConnectOptions::default());
-    let statuses = servers.settled().await;
-    assert_eq!(statuses[0].state, ServerState::Connected, "{:?}", statuses[0].error);
+    let (servers, _) = connected(&shared).await;
     let cache = ViewCache::default().keeping_unpacked_for(Duration::from_millis(300));
     let html = ChangingView(shared.clone()).html();
     assert!(html.len() > 500_000, "{}", html.len());
