@@ -841,7 +841,8 @@ export class MarkdownStream {
    * lexed whole could be rendered otherwise: this stream has not followed it, it may define a
    * reference link (a use shown before its definition came stays unresolved here), or it ends
    * in code in pieces highlighted otherwise than whole (a comment or string across a piece's
-   * end). A 1,500-line code block rendered whole again took WebKit 39 ms to lay out. */
+   * end). Rendered whole again, a finished 1,500-line code block made an 86–131 ms frame; kept,
+   * 20–26 ms (BENCHMARKS.md, session 36). */
   finished(source: string): StreamBlock[] | null {
     const text = source.includes("\r") ? source.replace(/\r\n?/g, "\n") : source;
     if (this.#text === "" || !text.startsWith(this.#text) || this.#rendering !== rendering || text.includes("]:")) return null;
