@@ -159,23 +159,25 @@ impl ViewCache {
     /// otherwise ask the server and hold a copy of its own, 600 KB for a view built on the SDK;
     /// a refusal is shared too, so a dead server is waited for once).
     pub async fn load(&self, servers: &Servers, server: &str, uri: &str) -> Result<(LoadedView, Source), Refusal> {
-        self.load_for(servers, server, uri, true).await
+        let Some(version) = servers.resources_version(server).filter(|_| self.enabled) else {
+            return Ok((load_view(servers, server, uri).await?, Source::Server));
+        };
+        if let Some(view) = self.get(server, uri, version) {
+            return Ok((view, Source::Cache));
+        }
+        self.read_once(servers, server, uri, version, true).await
     }
 
-    /// [`ViewCache::load`]; `for_view`: a view will show it (so its copy is kept unpacked a while).
-    async fn load_for(
+    /// `uri` of `server` read at `version` by this call or by the load of it under way, which
+    /// this one waits for; `for_view`: a view will show it (so its copy is kept unpacked a while).
+    async fn read_once(
         &self,
         servers: &Servers,
         server: &str,
         uri: &str,
+        version: u64,
         for_view: bool,
     ) -> Result<(LoadedView, Source), Refusal> {
-        let Some(version) = servers.resources_version(server).filter(|_| self.enabled) else {
-            return Ok((load_view(servers, server, uri).await?, Source::Server));
-        };
-        if let Some(view) = self.get(server, uri, version, for_view) {
-            return Ok((view, Source::Cache));
-        }
         let key = (server.to_string(), uri.to_string(), version);
         let read = self.reading.lock().unwrap().entry(key.clone()).or_default().clone();
         // Whoever gets here first reads (a waiter takes over if that call is dropped); whoever
@@ -237,19 +239,22 @@ impl ViewCache {
     /// Reads `uri` of `server` into the cache unless it is there at the current version (kept
     /// packed only).
     pub async fn prefetch(&self, servers: &Servers, server: &str, uri: &str) {
-        let version = servers.resources_version(server);
+        let Some(version) = servers.resources_version(server).filter(|_| self.enabled) else {
+            return;
+        };
         let cached = (self.entries.lock().unwrap().by_key)
             .get(&(server.to_string(), uri.to_string()))
-            .is_some_and(|e| Some(e.version) == version);
+            .is_some_and(|e| e.version == version);
         if cached {
             return;
         }
-        if let Err(e) = self.load_for(servers, server, uri, false).await {
+        if let Err(e) = self.read_once(servers, server, uri, version, false).await {
             tracing::debug!(server, uri, "prefetching the view failed: {e}");
         }
     }
 
-    fn get(&self, server: &str, uri: &str, version: u64, for_view: bool) -> Option<LoadedView> {
+    /// The view for a view to show, its copy kept unpacked a while.
+    fn get(&self, server: &str, uri: &str, version: u64) -> Option<LoadedView> {
         let key = (server.to_string(), uri.to_string());
         let mut entries = self.entries.lock().unwrap();
         entries.clock += 1;
@@ -258,15 +263,10 @@ impl ViewCache {
         if entry.version != version {
             return None;
         }
-        let kept = entry.unpacked.is_some();
         let view = entry.view()?;
-        if for_view {
-            entry.used = now;
-            drop(entries);
-            self.pack_later(key, now);
-        } else if !kept {
-            entry.unpacked = None;
-        }
+        entry.used = now;
+        drop(entries);
+        self.pack_later(key, now);
         Some(view)
     }
 
