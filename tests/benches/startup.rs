@@ -8,6 +8,7 @@
 //! - idle memory: 3 s after ready, the RSS and the PSS (shared pages split fairly) of the
 //!   process and all its descendants: WebKit's web and network processes and, for Porthole, the
 //!   demo MCP server it starts.
+//! - size: the two release binaries' files, as built (the workspace's profile strips symbols).
 
 use porthole_e2e::bench::{StartSample as Sample, binary, median, start_to_ready as run_once};
 
@@ -73,5 +74,11 @@ fn main() {
         p.ready_min / b.ready_min,
         p.rss_mib / b.rss_mib,
         p.pss_mib / b.pss_mib
+    );
+    let size = |path: &std::path::Path| std::fs::metadata(path).map(|m| m.len() as f64 / 1e6).unwrap_or(f64::NAN);
+    let (porthole_mb, baseline_mb) = (size(&porthole), size(&baseline));
+    println!(
+        "release binary: porthole {porthole_mb:.2} MB, baseline {baseline_mb:.2} MB, ratio {:.2}x",
+        porthole_mb / baseline_mb
     );
 }
