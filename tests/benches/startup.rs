@@ -75,7 +75,11 @@ fn main() {
         p.rss_mib / b.rss_mib,
         p.pss_mib / b.pss_mib
     );
-    let size = |path: &std::path::Path| std::fs::metadata(path).map(|m| m.len() as f64 / 1e6).unwrap_or(f64::NAN);
+    let size = |path: &std::path::Path| {
+        std::fs::metadata(path)
+            .map(|m| m.len() as f64 / 1e6)
+            .unwrap_or(f64::NAN)
+    };
     let (porthole_mb, baseline_mb) = (size(&porthole), size(&baseline));
     println!(
         "release binary: porthole {porthole_mb:.2} MB, baseline {baseline_mb:.2} MB, ratio {:.2}x",
