@@ -1990,7 +1990,8 @@ impl Views {
         store.expire_views(now_ms())?;
         // Each call that had a view, with its newest view row (a view re-created after
         // scrolling back gets a row of its own), in the order the views were recorded. One
-        // card's view reads that call's rows only.
+        // card's view reads that call's rows only; every card's reads the calls that had a view
+        // (not every call of the conversation, whole).
         let shown: Vec<(porthole_store::ToolCallRecord, porthole_store::ViewRecord)> = match only_call {
             Some(call_id) => match store.tool_call_by_call_id(conversation_id, call_id)? {
                 Some(call) => match store.views_of_call(call.id)?.into_iter().max_by_key(|v| v.id) {
@@ -2000,11 +2001,6 @@ impl Views {
                 None => Vec::new(),
             },
             None => {
-                let mut calls: HashMap<i64, porthole_store::ToolCallRecord> = store
-                    .tool_calls(conversation_id)?
-                    .into_iter()
-                    .map(|c| (c.id, c))
-                    .collect();
                 let mut latest: HashMap<i64, porthole_store::ViewRecord> = HashMap::new();
                 for view in store.views(conversation_id)? {
                     match latest.get(&view.tool_call_id) {
@@ -2016,10 +2012,13 @@ impl Views {
                 }
                 let mut views: Vec<_> = latest.into_values().collect();
                 views.sort_by_key(|v| v.id);
-                views
-                    .into_iter()
-                    .filter_map(|v| calls.remove(&v.tool_call_id).map(|c| (c, v)))
-                    .collect()
+                let mut shown = Vec::with_capacity(views.len());
+                for view in views {
+                    if let Some(call) = store.tool_call(view.tool_call_id)? {
+                        shown.push((call, view));
+                    }
+                }
+                shown
             }
         };
         for (call, view) in shown {
