@@ -52,7 +52,7 @@ struct Entry {
     view: LoadedView,
     /// The HTML's UTF-8 bytes, compressed (raw DEFLATE); `None` while they are being packed,
     /// right after the read (`unpacked` holds the HTML meanwhile).
-    packed: Option<Box<[u8]>>,
+    packed: Option<Arc<[u8]>>,
     /// The HTML's length in bytes.
     size: usize,
     /// The copy views were given last, for [`KEEP_UNPACKED`] after that.
@@ -61,33 +61,33 @@ struct Entry {
     used: u64,
 }
 
+/// A cached view's HTML as the entry holds it: a copy kept unpacked, or only its packed bytes.
+enum Held {
+    Unpacked(Arc<str>),
+    Packed { bytes: Arc<[u8]>, size: usize },
+}
+
 impl Entry {
-    /// The view with its HTML: the copy kept unpacked, else unpacked now (`None` if the packed
-    /// bytes do not unpack to the HTML they were made from, which would be a bug).
-    fn view(&mut self) -> Option<LoadedView> {
-        let html = match &self.unpacked {
-            Some(html) => html.clone(),
-            None => {
-                let packed = self.packed.as_ref()?;
-                let mut bytes = vec![0; self.size];
-                miniz_oxide::inflate::decompress_slice_iter_to_slice(
-                    &mut bytes,
-                    std::iter::once(&packed[..]),
-                    false,
-                    true,
-                )
-                .ok()
-                .filter(|&n| n == self.size)?;
-                let html: Arc<str> = Arc::from(String::from_utf8(bytes).ok()?);
-                self.unpacked = Some(html.clone());
-                html
-            }
-        };
-        Some(LoadedView {
-            html,
-            ..self.view.clone()
-        })
+    fn held(&self) -> Option<Held> {
+        match (&self.unpacked, &self.packed) {
+            (Some(html), _) => Some(Held::Unpacked(html.clone())),
+            (None, Some(bytes)) => Some(Held::Packed {
+                bytes: bytes.clone(),
+                size: self.size,
+            }),
+            (None, None) => None,
+        }
     }
+}
+
+/// The HTML `bytes` were packed from (`None` if they do not unpack to `size` bytes of UTF-8,
+/// which would be a bug).
+fn unpack(bytes: &[u8], size: usize) -> Option<Arc<str>> {
+    let mut html = vec![0; size];
+    miniz_oxide::inflate::decompress_slice_iter_to_slice(&mut html, std::iter::once(bytes), false, true)
+        .ok()
+        .filter(|&n| n == size)?;
+    Some(Arc::from(String::from_utf8(html).ok()?))
 }
 
 /// DEFLATE's fastest level: 600 KB of HTML in a few milliseconds, to under a third.
@@ -253,7 +253,8 @@ impl ViewCache {
         }
     }
 
-    /// The view for a view to show, its copy kept unpacked a while.
+    /// The view for a view to show, its copy kept unpacked a while. Unpacked (~1.5 ms for an
+    /// SDK view) outside the cache's lock, so other views' loads do not wait for it.
     fn get(&self, server: &str, uri: &str, version: u64) -> Option<LoadedView> {
         let key = (server.to_string(), uri.to_string());
         let mut entries = self.entries.lock().unwrap();
@@ -263,11 +264,27 @@ impl ViewCache {
         if entry.version != version {
             return None;
         }
-        let view = entry.view()?;
+        let held = entry.held()?;
+        let view = entry.view.clone();
         entry.used = now;
         drop(entries);
+        let html = match held {
+            Held::Unpacked(html) => html,
+            Held::Packed { bytes, size } => {
+                let html = unpack(&bytes, size)?;
+                // Kept for the next views, unless a view that asked meanwhile kept its copy
+                // first (then this one shares that) or the entry changed.
+                let mut entries = self.entries.lock().unwrap();
+                match (entries.by_key.get_mut(&key))
+                    .filter(|e| e.version == version && e.packed.as_ref().is_some_and(|p| Arc::ptr_eq(p, &bytes)))
+                {
+                    Some(entry) => entry.unpacked.get_or_insert(html).clone(),
+                    None => html,
+                }
+            }
+        };
         self.pack_later(key, now);
-        Some(view)
+        Some(LoadedView { html, ..view })
     }
 
     /// Lets go of the unpacked copy of `key` once [`KEEP_UNPACKED`] has passed with no view
@@ -373,7 +390,7 @@ impl ViewCache {
         else {
             return;
         };
-        entry.packed = Some(packed.into_boxed_slice());
+        entry.packed = Some(Arc::from(packed));
         if !for_view && entry.used == used {
             entry.unpacked = None;
         }

@@ -319,3 +319,41 @@ async fn a_cached_view_is_kept_compressed_and_unpacked_whole_when_a_view_needs_i
     assert_eq!(reads(), 2);
     servers.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn views_opening_at_once_from_a_packed_view_share_one_unpacked_copy() {
+    // Each view unpacks outside the cache's lock; those that raced keep one copy between them.
+    let shared = Shared::default();
+    shared.large.store(true, Ordering::SeqCst);
+    let (servers, _) = connected(&shared).await;
+    let cache = ViewCache::default().keeping_unpacked_for(Duration::from_secs(30));
+    let html = ChangingView(shared.clone()).html();
+    cache.prefetch(&servers, "changing", URI).await;
+    let packed = cache.held_bytes();
+    assert!(packed > 0 && packed < html.len() / 3, "{packed}");
+
+    let start = Arc::new(tokio::sync::Barrier::new(8));
+    let loads: Vec<_> = (0..8)
+        .map(|_| {
+            let (cache, servers, start) = (cache.clone(), servers.clone(), start.clone());
+            tokio::spawn(async move {
+                start.wait().await;
+                cache.load(&servers, "changing", URI).await.unwrap()
+            })
+        })
+        .collect();
+    let mut views = Vec::new();
+    for load in loads {
+        views.push(load.await.unwrap());
+    }
+    assert!(views.iter().all(|(_, source)| *source == Source::Cache));
+    assert!(views.iter().all(|(v, _)| *v.html == html));
+    // The copy the cache keeps is the one the next view gets; at most the views that raced
+    // for the first unpack hold copies of their own, and the cache holds one.
+    assert_eq!(cache.held_bytes(), packed + html.len(), "one unpacked copy kept");
+    let (next, _) = cache.load(&servers, "changing", URI).await.unwrap();
+    let sharing = views.iter().filter(|(v, _)| Arc::ptr_eq(&v.html, &next.html)).count();
+    assert!(sharing >= 1, "the kept copy is one a view was given");
+    assert_eq!(shared.reads.load(Ordering::SeqCst), 1, "the server was asked once");
+    servers.shutdown().await;
+}
