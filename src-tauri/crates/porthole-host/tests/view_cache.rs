@@ -161,6 +161,18 @@ async fn connected(shared: &Shared) -> (Servers, ServerConfig) {
     (servers, config)
 }
 
+/// The changing view's server serving its large view (~600 KB, as an SDK view), connected, and
+/// a cache keeping a view's HTML unpacked for `keep`: the server's state, its servers, the
+/// cache and the HTML.
+async fn large_view(keep: Duration) -> (Shared, Servers, ViewCache, String) {
+    let shared = Shared::default();
+    shared.large.store(true, Ordering::SeqCst);
+    let (servers, _) = connected(&shared).await;
+    let html = ChangingView(shared.clone()).html();
+    assert!(html.len() > 500_000, "{}", html.len());
+    (shared, servers, ViewCache::default().keeping_unpacked_for(keep), html)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_view_is_read_once_and_again_only_after_the_server_says_it_changed() {
     let shared = Shared::default();
@@ -268,12 +280,7 @@ async fn views_that_open_together_make_one_read_and_share_its_copy_or_its_refusa
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cached_view_is_kept_compressed_and_unpacked_whole_when_a_view_needs_it() {
-    let shared = Shared::default();
-    shared.large.store(true, Ordering::SeqCst);
-    let (servers, _) = connected(&shared).await;
-    let cache = ViewCache::default().keeping_unpacked_for(Duration::from_millis(300));
-    let html = ChangingView(shared.clone()).html();
-    assert!(html.len() > 500_000, "{}", html.len());
+    let (shared, servers, cache, html) = large_view(Duration::from_millis(300)).await;
     let reads = || shared.reads.load(Ordering::SeqCst);
 
     // Read ahead: kept packed only.
@@ -323,11 +330,7 @@ async fn a_cached_view_is_kept_compressed_and_unpacked_whole_when_a_view_needs_i
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn views_opening_at_once_from_a_packed_view_share_one_unpacked_copy() {
     // Each view unpacks outside the cache's lock; those that raced keep one copy between them.
-    let shared = Shared::default();
-    shared.large.store(true, Ordering::SeqCst);
-    let (servers, _) = connected(&shared).await;
-    let cache = ViewCache::default().keeping_unpacked_for(Duration::from_secs(30));
-    let html = ChangingView(shared.clone()).html();
+    let (shared, servers, cache, html) = large_view(Duration::from_secs(30)).await;
     cache.prefetch(&servers, "changing", URI).await;
     let packed = cache.held_bytes();
     assert!(packed > 0 && packed < html.len() / 3, "{packed}");
