@@ -329,7 +329,8 @@ async fn a_cached_view_is_kept_compressed_and_unpacked_whole_when_a_view_needs_i
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn views_opening_at_once_from_a_packed_view_share_one_unpacked_copy() {
-    // Each view unpacks outside the cache's lock; those that raced keep one copy between them.
+    // Views unpack outside the cache's lock: when several race, the cache keeps one of their
+    // copies, and that is the one the next view gets.
     let (shared, servers, cache, html) = large_view(Duration::from_secs(30)).await;
     cache.prefetch(&servers, "changing", URI).await;
     let packed = cache.held_bytes();
