@@ -3,13 +3,15 @@
 //!
 //!   porthole-bench-view-server
 //!
-//! One UI tool, `stamp {delay_ms?}`, whose view is `ui://bench/stamp.html` (`stamp.html` next to
-//! this file: a small plain-JS MCP Apps client that records when things reach it). Times are wall
-//! clock milliseconds since the Unix epoch with a fractional part, the clock the view reads as
-//! `performance.timeOrigin + performance.now()`:
+//! Two UI tools, `stamp {delay_ms?}` and `stamp_sdk {delay_ms?}`, the same but for their views:
+//! `ui://bench/stamp.html` (`stamp.html` next to this file: a small plain-JS MCP Apps client that
+//! records when things reach it) and `ui://bench/stamp-sdk.html` (the demo folder view, built with
+//! React and the official ext-apps SDK, with `sdk-stamps.js` recording the same stamps; see
+//! `porthole_e2e::bench::sdk_stamp_view`). Times are wall clock milliseconds since the Unix epoch
+//! with a fractional part, the clock the view reads as `performance.timeOrigin + performance.now()`:
 //!
-//! - `resources/read` of the view stamps the HTML with when it was served (`readAt`);
-//! - `stamp` waits `delay_ms` (default 0), then returns the text `"<ms>"` stamped just before
+//! - `resources/read` of a view stamps the HTML with when it was served (`readAt`);
+//! - the tool waits `delay_ms` (default 0), then returns the text `"<ms>"` stamped just before
 //!   returning, and `structuredContent` `{"receivedAt": ms, "returnedAt": ms}`.
 
 use std::sync::Arc;
@@ -28,6 +30,7 @@ use serde_json::{Value, json};
 const MCP_APP_MIME: &str = "text/html;profile=mcp-app";
 
 const STAMP_URI: &str = "ui://bench/stamp.html";
+const SDK_URI: &str = "ui://bench/stamp-sdk.html";
 
 /// The view; `__READ_AT__` is replaced with when it was served.
 const STAMP_HTML: &str = include_str!("stamp.html");
@@ -44,8 +47,11 @@ fn meta(value: Value) -> MetaObject {
     serde_json::from_value(value).expect("a JSON object")
 }
 
-#[derive(Clone, Default)]
-struct BenchViewServer;
+#[derive(Clone)]
+struct BenchViewServer {
+    /// The SDK-built view (`__READ_AT__` still in it), or why it could not be made.
+    sdk_html: Arc<Result<String, String>>,
+}
 
 impl ServerHandler for BenchViewServer {
     fn get_info(&self) -> ServerConfig {
@@ -69,14 +75,29 @@ impl ServerHandler for BenchViewServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let schema = json!({"type": "object", "properties": {"delay_ms": {"type": "number"}}});
-        let mut stamp = Tool::new(
-            "stamp",
-            "Return the server's wall clock, after `delay_ms`, in a view that records when it got it.",
-            Arc::new(schema.as_object().unwrap().clone()),
+        let schema = Arc::new(
+            json!({"type": "object", "properties": {"delay_ms": {"type": "number"}}})
+                .as_object()
+                .unwrap()
+                .clone(),
         );
-        stamp.meta = Some(meta(json!({ "ui": { "resourceUri": STAMP_URI } })));
-        Ok(ListToolsResult::with_all_items(vec![stamp]))
+        let tool = |name: &'static str, uri: &str, description: &'static str| {
+            let mut tool = Tool::new(name, description, schema.clone());
+            tool.meta = Some(meta(json!({ "ui": { "resourceUri": uri } })));
+            tool
+        };
+        Ok(ListToolsResult::with_all_items(vec![
+            tool(
+                "stamp",
+                STAMP_URI,
+                "Return the server's wall clock, after `delay_ms`, in a view that records when it got it.",
+            ),
+            tool(
+                "stamp_sdk",
+                SDK_URI,
+                "The same as `stamp`, in an SDK-built view (about 600 KB) that records when it got it.",
+            ),
+        ]))
     }
 
     async fn call_tool(
@@ -85,7 +106,7 @@ impl ServerHandler for BenchViewServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let received_at = now_ms();
-        if request.name.as_ref() != "stamp" {
+        if !matches!(request.name.as_ref(), "stamp" | "stamp_sdk") {
             return Err(ErrorData::invalid_params(format!("no tool {}", request.name), None));
         }
         let delay = request
@@ -110,6 +131,7 @@ impl ServerHandler for BenchViewServer {
     ) -> Result<ListResourcesResult, ErrorData> {
         Ok(ListResourcesResult::with_all_items(vec![
             Resource::new(STAMP_URI, "stamp").with_mime_type(MCP_APP_MIME),
+            Resource::new(SDK_URI, "stamp-sdk").with_mime_type(MCP_APP_MIME),
         ]))
     }
 
@@ -118,21 +140,32 @@ impl ServerHandler for BenchViewServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        if request.uri.as_str() != STAMP_URI {
-            return Err(ErrorData::resource_not_found(
-                format!("no resource {}", request.uri),
-                None,
-            ));
-        }
-        let html = STAMP_HTML.replace("__READ_AT__", &format!("{:.3}", now_ms()));
-        let contents = ResourceContents::text(html, STAMP_URI).with_mime_type(MCP_APP_MIME);
+        let template = match request.uri.as_str() {
+            STAMP_URI => STAMP_HTML,
+            SDK_URI => self
+                .sdk_html
+                .as_deref()
+                .map_err(|e| ErrorData::internal_error(e.clone(), None))?,
+            _ => {
+                return Err(ErrorData::resource_not_found(
+                    format!("no resource {}", request.uri),
+                    None,
+                ));
+            }
+        };
+        let html = template.replace("__READ_AT__", &format!("{:.3}", now_ms()));
+        let contents = ResourceContents::text(html, request.uri.as_str()).with_mime_type(MCP_APP_MIME);
         Ok(ReadResourceResult::new(vec![contents]).into())
     }
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let running = BenchViewServer.serve(rmcp::transport::stdio()).await?;
+    let sdk_html = porthole_e2e::bench::sdk_stamp_view().map_err(|e| format!("{e:#}"));
+    let server = BenchViewServer {
+        sdk_html: Arc::new(sdk_html),
+    };
+    let running = server.serve(rmcp::transport::stdio()).await?;
     running.waiting().await?;
     Ok(())
 }

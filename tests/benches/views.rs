@@ -26,6 +26,10 @@
 //!    in the empty Tauri window of the start-up benchmark (same WebKitGTK; Porthole's own CSP
 //!    allows frames from `mcpview:` only, so a bare frame cannot be made in its window), with a
 //!    few lines of in-page host answering `ui/initialize` and posting the result.
+//!
+//!    The cold path is timed again with an SDK-built view (`stamp_sdk`: the demo folder view,
+//!    React and the official ext-apps SDK, about 600 KB, with `sdk-stamps.js` recording the same
+//!    stamps; `porthole_e2e::bench::sdk_stamp_view`), in Porthole and in the bare frame.
 //! 2. Memory with 1 and with 50 views in one transcript (one reply calling the tool 50 times,
 //!    the view cache on as users have it), for two views: the bench server's `stamp` (3 KB)
 //!    and the demo server's folder view (`list_directory`, about 600 KB built with React and
@@ -235,7 +239,9 @@ impl ViewKind {
     }
     fn config(&self) -> Value {
         match self {
-            ViewKind::Stamp => json!({ "mcpServers": { "bench": { "command": SERVER, "alwaysAllow": ["stamp"] } } }),
+            ViewKind::Stamp => {
+                json!({ "mcpServers": { "bench": { "command": SERVER, "alwaysAllow": ["stamp", "stamp_sdk"] } } })
+            }
             ViewKind::Sdk => json!({ "mcpServers": { "porthole-demo": {
                 "command": "porthole", "args": ["demo-server"], "alwaysAllow": ["list_directory"] } } }),
         }
@@ -303,8 +309,6 @@ fn wait_for_answer(s: &Session, text: &str) -> Result<()> {
         })
     })
 }
-
-const CARD: &str = "[data-testid=tool-call][data-tool-name=stamp]";
 
 /// The states of every `stamp` card's view, in transcript order (`"none"` for a card without one).
 fn view_states(s: &Session, card: &str) -> Result<Vec<String>> {
@@ -389,8 +393,8 @@ fn scroll_to_end(s: &Session) -> Result<()> {
     .map(drop)
 }
 
-/// The view id of the newest card's view, and of the last view frame in the window.
-fn newest_view_ids(s: &Session) -> Result<(Value, Value)> {
+/// The view id of the newest `card`'s view, and of the last view frame in the window.
+fn newest_view_ids(s: &Session, card: &str) -> Result<(Value, Value)> {
     let v = s.execute(
         "const cards = document.querySelectorAll(arguments[0]);
          const card = cards[cards.length - 1];
@@ -399,7 +403,7 @@ fn newest_view_ids(s: &Session) -> Result<(Value, Value)> {
          const frame = frames[frames.length - 1];
          const holder = frame && frame.closest('[data-testid=view]');
          return [view ? view.dataset.viewId : null, holder ? holder.dataset.viewId : null];",
-        json!([CARD]),
+        json!([card]),
     )?;
     Ok((v[0].clone(), v[1].clone()))
 }
@@ -417,11 +421,13 @@ struct PortholeLatency {
     frame_clock: (f64, f64),
 }
 
-/// `runs` cold and `runs` steady calls, alternating, one turn each, in one conversation (with
-/// `cached`: the view cache on, and cold calls only). Each view is read as soon as its turn is
-/// over, while it is in sight: the window parks views that are far out of sight.
-fn porthole_latency(runs: usize, cached: bool) -> Result<PortholeLatency> {
-    let delays: Vec<u64> = if cached {
+/// `runs` cold and (with `steady`) `runs` steady calls of `tool` (`stamp` or `stamp_sdk`),
+/// alternating, one turn each, in one conversation (with `cached`: the view cache on). Each view is
+/// read as soon as its turn is over, while it is in sight: the window parks views that are far out
+/// of sight.
+fn porthole_latency(runs: usize, cached: bool, tool: &str, steady: bool) -> Result<PortholeLatency> {
+    let card = format!("[data-testid=tool-call][data-tool-name={tool}]");
+    let delays: Vec<u64> = if !steady {
         vec![0; runs]
     } else {
         (0..runs * 2)
@@ -433,7 +439,7 @@ fn porthole_latency(runs: usize, cached: bool) -> Result<PortholeLatency> {
     for (i, delay) in std::iter::once(0).chain(delays.iter().copied()).enumerate() {
         replies.push(Reply::tool_call(
             format!("call_{i}"),
-            "stamp",
+            tool,
             json!({ "delay_ms": delay }).to_string(),
         ));
         replies.push(Reply::text(format!("Done {i}.")));
@@ -467,7 +473,7 @@ fn porthole_latency(runs: usize, cached: bool) -> Result<PortholeLatency> {
             scroll_to_end(s)?;
             // Cards far out of sight leave the document (the transcript is windowed): the new
             // one is found by its call id, not by counting.
-            seen = call_view_state(s, CARD, &call_id)?;
+            seen = call_view_state(s, &card, &call_id)?;
             parked |= seen == "parked";
             let answered = match s.find_all("[data-testid=message][data-role=assistant]")?.last() {
                 Some(last) => s.text(last)? == answer,
@@ -481,7 +487,7 @@ fn porthole_latency(runs: usize, cached: bool) -> Result<PortholeLatency> {
             out.parked += 1;
             continue;
         }
-        let (card_view, frame_view) = newest_view_ids(s)?;
+        let (card_view, frame_view) = newest_view_ids(s, &card)?;
         if card_view.is_null() || card_view != frame_view {
             bail!("the last view frame ({frame_view}) is not the newest card's view ({card_view})");
         }
@@ -578,10 +584,11 @@ impl Bare {
         Ok(value)
     }
 
-    /// One view in a fresh `<iframe sandbox="allow-scripts" srcdoc>`; the page answers
-    /// `ui/initialize`, then posts tool-input and the result (after `delay_ms` when steady).
-    fn view(&self, delay_ms: u64) -> Result<Stamps> {
-        let html = serde_json::to_string(STAMP_HTML)?;
+    /// One view (`html`: a stamping view, `__READ_AT__` still in it) in a fresh
+    /// `<iframe sandbox="allow-scripts" srcdoc>`; the page answers `ui/initialize`, then posts
+    /// tool-input and the result (after `delay_ms` when steady).
+    fn view(&self, html: &str, delay_ms: u64) -> Result<Stamps> {
+        let html = serde_json::to_string(html)?;
         let body = format!(
             r#"const HTML = {html};
             const delay = {delay_ms};
@@ -606,7 +613,7 @@ impl Bare {
                   send({{ jsonrpc: "2.0", method: "ui/notifications/tool-result", params: {{
                     content: [{{ type: "text", text: at.toFixed(3) }}],
                     structuredContent: {{ receivedAt: at, returnedAt: at }} }} }});
-                }} else if (m.method === "notifications/message") {{
+                }} else if (m.method === "notifications/message" && m.params && m.params.logger === "bench") {{
                   clearTimeout(timer);
                   window.removeEventListener("message", onMessage);
                   resolve(m.params.data);
@@ -633,13 +640,16 @@ struct BareLatency {
     steady: Vec<Stamps>,
 }
 
-fn bare_latency(binary: &Path, runs: usize) -> Result<BareLatency> {
+/// `runs` cold and (with `with_steady`) `runs` steady views of `html`, alternating.
+fn bare_latency(binary: &Path, runs: usize, html: &str, with_steady: bool) -> Result<BareLatency> {
     let bare = Bare::launch(binary)?;
-    bare.view(0)?; // warm-up
+    bare.view(html, 0)?; // warm-up
     let (mut cold, mut steady) = (Vec::new(), Vec::new());
     for _ in 0..runs {
-        cold.push(bare.view(0)?);
-        steady.push(bare.view(BARE_STEADY_DELAY_MS)?);
+        cold.push(bare.view(html, 0)?);
+        if with_steady {
+            steady.push(bare.view(html, BARE_STEADY_DELAY_MS)?);
+        }
     }
     Ok(BareLatency { cold, steady })
 }
@@ -861,9 +871,9 @@ fn main() -> Result<()> {
 }
 
 fn latency(runs: usize, baseline: &Path) -> Result<()> {
-    let p = porthole_latency(runs, false)?;
-    let cached = porthole_latency(runs, true)?;
-    let b = bare_latency(baseline, runs)?;
+    let p = porthole_latency(runs, false, "stamp", true)?;
+    let cached = porthole_latency(runs, true, "stamp", false)?;
+    let b = bare_latency(baseline, runs, STAMP_HTML, true)?;
 
     println!();
     println!(
@@ -1008,6 +1018,89 @@ fn latency(runs: usize, baseline: &Path) -> Result<()> {
         b_load,
     );
 
+    sdk_latency(runs, baseline)
+}
+
+/// 1d: the cold path again with a view as they are in the wild (built with the official SDK,
+/// about 600 KB of script to parse and run before it asks `ui/initialize`).
+fn sdk_latency(runs: usize, baseline: &Path) -> Result<()> {
+    let html = porthole_e2e::bench::sdk_stamp_view()?;
+    let p = porthole_latency(runs, false, "stamp_sdk", false)?;
+    let cached = porthole_latency(runs, true, "stamp_sdk", false)?;
+    let b = bare_latency(baseline, runs, &html, false)?;
+    println!();
+    println!(
+        "1d. An SDK-built view, cold: the demo folder view (React and the official ext-apps SDK, {} KB) with \
+         the same stamps, `stamp_sdk` returning at once; Porthole ({} calls, the view cache off; {} with it on) \
+         and the same HTML in a bare srcdoc frame in the empty window ({} views)",
+        html.len() / 1000,
+        p.cold.len(),
+        cached.cold.len(),
+        b.cold.len()
+    );
+    let c = &p.cold;
+    row(
+        "Porthole: server served resources/read -> frame navigation start",
+        col(c, |s| s.origin - s.read_at),
+    );
+    let p_load = row(
+        "Porthole: frame navigation start -> the view's first script runs (the document over mcpview:)",
+        col(c, |s| s.script - s.origin),
+    );
+    let p_init = row(
+        "Porthole: first script -> ui/initialize answered (the SDK's script runs, then the relay)",
+        col(c, |s| s.init - s.script),
+    );
+    row(
+        "Porthole: ui/initialize answered -> tool-result in the view",
+        col(c, |s| s.result - s.init),
+    );
+    let p_total = row(
+        "Porthole: server served resources/read -> tool-result in the view (the whole cold path)",
+        col(c, |s| s.result - s.read_at),
+    );
+    row(
+        "Porthole, view cache on: server got tools/call -> tool-result in the view",
+        col(&cached.cold, |s| s.result - s.received_at),
+    );
+    let c = &b.cold;
+    row(
+        "bare: iframe inserted -> frame navigation start",
+        col(c, |s| s.origin - s.read_at),
+    );
+    let b_load = row(
+        "bare: frame navigation start -> the view's first script runs",
+        col(c, |s| s.script - s.origin),
+    );
+    let b_init = row(
+        "bare: first script -> ui/initialize answered (the SDK's script runs, then the in-page answer)",
+        col(c, |s| s.init - s.script),
+    );
+    row(
+        "bare: ui/initialize answered -> tool-result in the view",
+        col(c, |s| s.result - s.init),
+    );
+    let b_total = row(
+        "bare: iframe inserted -> tool-result in the view",
+        col(c, |s| s.result - s.read_at),
+    );
+    println!();
+    println!("ratios, the SDK-built view (p50 / p50):");
+    ratio(
+        "cold total: Porthole (resources/read served -> result in view) / bare (iframe inserted -> result in view)",
+        p_total,
+        b_total,
+    );
+    ratio(
+        "document load: Porthole's mcpview: frame / bare srcdoc frame",
+        p_load,
+        b_load,
+    );
+    ratio(
+        "first script -> ui/initialize answered: Porthole / bare",
+        p_init,
+        b_init,
+    );
     Ok(())
 }
 

@@ -18,6 +18,22 @@ pub fn binary(name: &str) -> PathBuf {
     }
 }
 
+/// The demo server's folder view (`ui/dist-views/directory.html`, built by `make ui`: React and
+/// the official ext-apps SDK, about 600 KB) with `bench-view-server/sdk-stamps.js` as its first
+/// script, which records when things reach the view as `stamp.html` does (`__READ_AT__` is left
+/// for whoever serves it to fill in). The views benchmark times it in Porthole and in a bare frame.
+pub fn sdk_stamp_view() -> anyhow::Result<String> {
+    let path = crate::workspace_root().join("ui/dist-views/directory.html");
+    let html =
+        std::fs::read_to_string(&path).map_err(|e| anyhow::anyhow!("{}: {e} (run `make ui` first)", path.display()))?;
+    // Before the SDK's script, so that its listener is the first to see the host's messages.
+    let at = html
+        .find("<script")
+        .ok_or_else(|| anyhow::anyhow!("{} has no script", path.display()))?;
+    let script = include_str!("../bench-view-server/sdk-stamps.js");
+    Ok(format!("{}<script>\n{script}</script>\n{}", &html[..at], &html[at..]))
+}
+
 /// Makes the window tests' harness ([`crate::App`]) start the release `porthole` when there is
 /// one, unless `PORTHOLE_BIN` already names a binary. Call first thing in `main`, before any
 /// thread is started.
