@@ -130,7 +130,7 @@ fn serve_view(host: &Host, label: &str, request: &http::Request<Vec<u8>>) -> htt
     if let Err(refused) = &served {
         tracing::warn!(webview = %label, ?refused, "a view URL was refused");
     }
-    let (status, headers, body) = porthole_apps::tokens::response(&served);
+    let (status, headers, body) = porthole_apps::tokens::response(served);
     let mut response = http::Response::builder().status(status);
     for (name, value) in headers {
         response = response.header(name, value);

@@ -155,6 +155,17 @@ impl ViewTokens {
 
     /// What a request for `token` on `origin` from webview `webview_label` gets at time `now`.
     pub fn serve(&self, token: &str, origin: &str, webview_label: &str, now: Instant) -> Result<Served, NotServed> {
+        let view = self.checked(token, origin, webview_label, now)?;
+        // The document is put together with the table let go: other views' requests do not wait.
+        Ok(Served {
+            html: crate::view_storage::inject(&view.html, &view.script),
+            csp: view.csp,
+            permissions_policy: permissions_policy(&view.devices),
+        })
+    }
+
+    /// The token's view, once the request for it is checked (the HTML itself is shared).
+    fn checked(&self, token: &str, origin: &str, webview_label: &str, now: Instant) -> Result<ServedView, NotServed> {
         let mut table = self.table();
         let entry = table.get_mut(token).ok_or(NotServed::Unknown)?;
         if entry.view.owner_webview != webview_label {
@@ -170,11 +181,7 @@ impl ViewTokens {
             }
             entry.used = true;
         }
-        Ok(Served {
-            html: crate::view_storage::inject(&entry.view.html, &entry.view.script),
-            csp: entry.view.csp.clone(),
-            permissions_policy: permissions_policy(&entry.view.devices),
-        })
+        Ok(entry.view.clone())
     }
 
     /// Forgets every token of view `view_id` (the view was closed or replaced).
@@ -238,14 +245,9 @@ pub fn permissions_policy(devices: &[String]) -> String {
         .join(", ")
 }
 
-/// The HTTP response for a view request.
-pub fn response(result: &Result<Served, NotServed>) -> (u16, Vec<(String, String)>, Vec<u8>) {
-    let nothing = permissions_policy(&[]);
-    let policy = match result {
-        Ok(served) => served.permissions_policy.as_str(),
-        Err(_) => nothing.as_str(),
-    };
-    let (status, csp, body) = match result {
+/// The HTTP response for a view request (the document is moved into the body, not copied).
+pub fn response(result: Result<Served, NotServed>) -> (u16, Vec<(String, String)>, Vec<u8>) {
+    let (status, csp, policy) = match &result {
         Ok(served) => {
             // A header value must be visible ASCII and spaces; anything else (a CR/LF above all)
             // gets the strictest policy rather than a broken or split header.
@@ -254,9 +256,9 @@ pub fn response(result: &Result<Served, NotServed>) -> (u16, Vec<(String, String
             } else {
                 REFUSAL_CSP
             };
-            (200, csp, served.html.as_bytes().to_vec())
+            (200, csp, served.permissions_policy.clone())
         }
-        Err(_) => (404, REFUSAL_CSP, Vec::new()),
+        Err(_) => (404, REFUSAL_CSP, permissions_policy(&[])),
     };
     let headers = [
         ("Content-Type", "text/html; charset=utf-8"),
@@ -265,11 +267,15 @@ pub fn response(result: &Result<Served, NotServed>) -> (u16, Vec<(String, String
         ("Referrer-Policy", "no-referrer"),
         ("Cache-Control", "no-store"),
         // Device and clipboard features only as the person gave them (where the engine honours it).
-        ("Permissions-Policy", policy),
+        ("Permissions-Policy", policy.as_str()),
     ]
     .iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
+    let body = match result {
+        Ok(served) => served.html.into_bytes(),
+        Err(_) => Vec::new(),
+    };
     (status, headers, body)
 }
 
@@ -368,7 +374,7 @@ mod tests {
         // Reloads after the first use, even long after the first-use window.
         let later = t0 + FIRST_USE_WINDOW + Duration::from_secs(3600);
         assert_eq!(tokens.serve(&token, "srv", "main", later).unwrap(), first);
-        let (status, headers, body) = response(&Ok(first));
+        let (status, headers, body) = response(Ok(first));
         assert_eq!(status, 200);
         assert_eq!(body, b"<p>v1</p>");
         let h: HashMap<_, _> = headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
@@ -396,7 +402,7 @@ mod tests {
             t0 + FIRST_USE_WINDOW + Duration::from_millis(1),
         );
         assert_eq!(expired, Err(NotServed::Expired));
-        let answers: Vec<_> = [wrong, unknown, expired].iter().map(response).collect();
+        let answers: Vec<_> = [wrong, unknown, expired].into_iter().map(response).collect();
         for (status, headers, body) in &answers {
             assert_eq!(*status, 404);
             assert!(body.is_empty());
@@ -413,7 +419,7 @@ mod tests {
             tokens.serve(&token, "other-srv", "main", t0),
             Err(NotServed::WrongOrigin)
         );
-        assert_eq!(response(&Err(NotServed::WrongOrigin)), answers[0]);
+        assert_eq!(response(Err(NotServed::WrongOrigin)), answers[0]);
         // A wrong webview does not burn the token for its owner.
         assert!(tokens.serve(&token, "srv", "main", t0).is_ok());
     }
@@ -469,7 +475,7 @@ mod tests {
             csp: "default-src *\r\nX-Injected: 1".into(),
             permissions_policy: permissions_policy(&[]),
         };
-        let (status, headers, _) = response(&Ok(bad));
+        let (status, headers, _) = response(Ok(bad));
         assert_eq!(status, 200);
         let csp = &headers.iter().find(|(k, _)| k == "Content-Security-Policy").unwrap().1;
         assert_eq!(csp, REFUSAL_CSP);

@@ -42,21 +42,29 @@ document.addEventListener(\"visibilitychange\",report);}})();</script>"
 }
 
 /// `html` with `script` first: right after the `<head>` tag when there is one (so it runs
-/// before the view's own scripts), else before everything.
+/// before the view's own scripts), else before everything. Tags are found in any case, without
+/// a lowered copy of the document (views built with the SDKs are ~600 KB; this runs for each
+/// document a view loads).
 pub fn inject(html: &str, script: &str) -> String {
-    let lower = html.to_ascii_lowercase();
-    let at = lower
-        .find("<head")
-        .and_then(|i| lower[i..].find('>').map(|j| i + j + 1))
+    let bytes = html.as_bytes();
+    let at = find_ignoring_case(bytes, b"<head")
+        .and_then(|i| bytes[i..].iter().position(|&b| b == b'>').map(|j| i + j + 1))
         // A `<head` inside a comment or script before the real one is not worth parsing for:
         // the shim only needs to come before the view's scripts, which a later `<head>` precedes.
-        .filter(|&end| !lower[..end].contains("<script"))
+        .filter(|&end| find_ignoring_case(&bytes[..end], b"<script").is_none())
         .unwrap_or(0);
     let mut out = String::with_capacity(html.len() + script.len());
     out.push_str(&html[..at]);
     out.push_str(script);
     out.push_str(&html[at..]);
     out
+}
+
+/// Where `needle` (ASCII, lower case) first occurs in `haystack`, ASCII letters in any case.
+fn find_ignoring_case(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack
+        .windows(needle.len())
+        .position(|w| w.eq_ignore_ascii_case(needle))
 }
 
 /// The `localStorage` a report carries, when it is one: an object of strings, at most
@@ -103,6 +111,37 @@ mod tests {
             inject("<script>early()</script><head></head>", script),
             "<script>X</script><script>early()</script><head></head>"
         );
+    }
+
+    #[test]
+    fn the_head_is_found_in_any_case_where_a_lowered_copy_would_find_it() {
+        // What `inject` did before it stopped lowering a copy of the whole document.
+        fn by_lowered_copy(html: &str, script: &str) -> String {
+            let lower = html.to_ascii_lowercase();
+            let at = lower
+                .find("<head")
+                .and_then(|i| lower[i..].find('>').map(|j| i + j + 1))
+                .filter(|&end| !lower[..end].contains("<script"))
+                .unwrap_or(0);
+            format!("{}{script}{}", &html[..at], &html[at..])
+        }
+        let script = "<script>X</script>";
+        for html in [
+            "",
+            "<",
+            "<head",
+            "<head>",
+            "<HeAd>",
+            "<HEAD\n data-x=\"é\">après</HEAD>",
+            "<!-- ünïcödé --><head><title>x</title>",
+            "<p>no head, a <header>é</header></p>",
+            "<SCRIPT>early()</SCRIPT><head></head>",
+            "<head><ScRiPt>view()</script></head>",
+            "<html><<head>>",
+            "\u{1F600}<head>\u{1F600}<script></script>",
+        ] {
+            assert_eq!(inject(html, script), by_lowered_copy(html, script), "{html:?}");
+        }
     }
 
     #[test]
