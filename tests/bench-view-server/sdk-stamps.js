@@ -1,15 +1,10 @@
 "use strict";
-// Put at the top of an SDK-built view (the demo folder view: React and the official ext-apps
-// SDK, about 600 KB) by `porthole_e2e::bench::sdk_stamp_view`. It records the same stamps as
-// stamp.html, in wall clock ms, without taking part in the protocol (the view's own SDK answers
-// and asks): it only watches the host's messages, before the SDK's listener sees them.
-//   origin  navigation start of this frame's document (performance.timeOrigin)
-//   script  this script starts running (the document's first script, before the SDK's)
-//   init    the host's answer to the SDK's ui/initialize arrives
-//   input   ui/notifications/tool-input arrives
-//   result  ui/notifications/tool-result arrives
-// Once the result is in, it writes them as JSON into a hidden <pre id="t"> and sends them once
-// as a notifications/message (logger "bench").
+// Put before the script of an SDK-built view (the demo folder view: React and the official
+// ext-apps SDK, about 600 KB) by `porthole_e2e::bench::sdk_stamp_view`. It records the stamps
+// stamp.html records (see there; `script` is when this script runs, before the SDK's) without
+// taking part in the protocol, which the view's own SDK speaks: it only watches the host's
+// messages, before the SDK's listener sees them. Once the result is in, it writes the stamps as
+// JSON into a hidden <pre id="t"> and sends them once as a notifications/message (logger "bench").
 (() => {
   const now = () => performance.timeOrigin + performance.now();
   const t = {

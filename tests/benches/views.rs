@@ -103,6 +103,25 @@ fn ratio(label: &str, a: Option<f64>, b: Option<f64>) {
     }
 }
 
+/// The p50s of a cold view's steps, as [`cold_steps`] printed them.
+struct ColdSteps {
+    load: Option<f64>,
+    init: Option<f64>,
+    total: Option<f64>,
+}
+
+/// Prints a cold view's five steps, each with its label: HTML served (or frame inserted) ->
+/// navigation start -> first script -> `ui/initialize` answered -> result; then the whole.
+fn cold_steps(c: &[Stamps], labels: [&str; 5]) -> ColdSteps {
+    let [nav, load, init, result, total] = labels;
+    row(nav, col(c, |s| s.origin - s.read_at));
+    let load = row(load, col(c, |s| s.script - s.origin));
+    let init = row(init, col(c, |s| s.init - s.script));
+    row(result, col(c, |s| s.result - s.init));
+    let total = row(total, col(c, |s| s.result - s.read_at));
+    ColdSteps { load, init, total }
+}
+
 // ---- the view's stamps --------------------------------------------------------------------------
 
 /// What one view recorded (see `stamp.html`), wall clock ms.
@@ -964,26 +983,15 @@ fn latency(runs: usize, baseline: &Path) -> Result<()> {
         b.cold.len(),
         b.steady.len()
     );
-    let c = &b.cold;
-    row(
-        "iframe inserted -> frame navigation start",
-        col(c, |s| s.origin - s.read_at),
-    );
-    let b_load = row(
-        "frame navigation start -> view's script runs (bare document load of the same HTML)",
-        col(c, |s| s.script - s.origin),
-    );
-    let b_init = row(
-        "view's script runs -> ui/initialize answered (in-page postMessage round trip)",
-        col(c, |s| s.init - s.script),
-    );
-    row(
-        "ui/initialize answered -> tool-result in the view",
-        col(c, |s| s.result - s.init),
-    );
-    let b_total = row(
-        "iframe inserted -> tool-result in the view (cold: result posted right after initialized)",
-        col(c, |s| s.result - s.read_at),
+    let bare = cold_steps(
+        &b.cold,
+        [
+            "iframe inserted -> frame navigation start",
+            "frame navigation start -> view's script runs (bare document load of the same HTML)",
+            "view's script runs -> ui/initialize answered (in-page postMessage round trip)",
+            "ui/initialize answered -> tool-result in the view",
+            "iframe inserted -> tool-result in the view (cold: result posted right after initialized)",
+        ],
     );
     let b_steady = row(
         &format!("host posted the result -> view got it (steady: posted {BARE_STEADY_DELAY_MS} ms after initialized)"),
@@ -994,14 +1002,14 @@ fn latency(runs: usize, baseline: &Path) -> Result<()> {
     ratio(
         "cold total: Porthole (resources/read served -> result in view) / bare (iframe inserted -> result in view)",
         p_total,
-        b_total,
+        bare.total,
     );
     ratio(
         "document load (navigation start -> script runs): Porthole's mcpview: frame / bare srcdoc frame",
         p_load,
-        b_load,
+        bare.load,
     );
-    ratio("ui/initialize round trip: Porthole / bare", p_init, b_init);
+    ratio("ui/initialize round trip: Porthole / bare", p_init, bare.init);
     ratio(
         "cold view (server got tools/call -> result in view): HTML from the cache / from resources/read",
         cached_call,
@@ -1015,7 +1023,7 @@ fn latency(runs: usize, baseline: &Path) -> Result<()> {
     ratio(
         "Porthole steady delivery (result leaves the server -> view) / bare document load of the same HTML",
         p_steady,
-        b_load,
+        bare.load,
     );
 
     sdk_latency(runs, baseline)
@@ -1038,68 +1046,46 @@ fn sdk_latency(runs: usize, baseline: &Path) -> Result<()> {
         cached.cold.len(),
         b.cold.len()
     );
-    let c = &p.cold;
-    row(
-        "Porthole: server served resources/read -> frame navigation start",
-        col(c, |s| s.origin - s.read_at),
-    );
-    let p_load = row(
-        "Porthole: frame navigation start -> the view's first script runs (the document over mcpview:)",
-        col(c, |s| s.script - s.origin),
-    );
-    let p_init = row(
-        "Porthole: first script -> ui/initialize answered (the SDK's script runs, then the relay)",
-        col(c, |s| s.init - s.script),
-    );
-    row(
-        "Porthole: ui/initialize answered -> tool-result in the view",
-        col(c, |s| s.result - s.init),
-    );
-    let p_total = row(
-        "Porthole: server served resources/read -> tool-result in the view (the whole cold path)",
-        col(c, |s| s.result - s.read_at),
+    let porthole = cold_steps(
+        &p.cold,
+        [
+            "Porthole: server served resources/read -> frame navigation start",
+            "Porthole: frame navigation start -> the view's first script runs (the document over mcpview:)",
+            "Porthole: first script -> ui/initialize answered (the SDK's script runs, then the relay)",
+            "Porthole: ui/initialize answered -> tool-result in the view",
+            "Porthole: server served resources/read -> tool-result in the view (the whole cold path)",
+        ],
     );
     row(
         "Porthole, view cache on: server got tools/call -> tool-result in the view",
         col(&cached.cold, |s| s.result - s.received_at),
     );
-    let c = &b.cold;
-    row(
-        "bare: iframe inserted -> frame navigation start",
-        col(c, |s| s.origin - s.read_at),
-    );
-    let b_load = row(
-        "bare: frame navigation start -> the view's first script runs",
-        col(c, |s| s.script - s.origin),
-    );
-    let b_init = row(
-        "bare: first script -> ui/initialize answered (the SDK's script runs, then the in-page answer)",
-        col(c, |s| s.init - s.script),
-    );
-    row(
-        "bare: ui/initialize answered -> tool-result in the view",
-        col(c, |s| s.result - s.init),
-    );
-    let b_total = row(
-        "bare: iframe inserted -> tool-result in the view",
-        col(c, |s| s.result - s.read_at),
+    let bare = cold_steps(
+        &b.cold,
+        [
+            "bare: iframe inserted -> frame navigation start",
+            "bare: frame navigation start -> the view's first script runs",
+            "bare: first script -> ui/initialize answered (the SDK's script runs, then the in-page answer)",
+            "bare: ui/initialize answered -> tool-result in the view",
+            "bare: iframe inserted -> tool-result in the view",
+        ],
     );
     println!();
     println!("ratios, the SDK-built view (p50 / p50):");
     ratio(
         "cold total: Porthole (resources/read served -> result in view) / bare (iframe inserted -> result in view)",
-        p_total,
-        b_total,
+        porthole.total,
+        bare.total,
     );
     ratio(
         "document load: Porthole's mcpview: frame / bare srcdoc frame",
-        p_load,
-        b_load,
+        porthole.load,
+        bare.load,
     );
     ratio(
         "first script -> ui/initialize answered: Porthole / bare",
-        p_init,
-        b_init,
+        porthole.init,
+        bare.init,
     );
     Ok(())
 }
