@@ -1263,7 +1263,10 @@ fn a_long_conversation_opens_at_its_end_and_loads_earlier_turns_as_it_is_scrolle
     }
     let app = App::launch(dir.path(), &[], &[])?;
     let s = &app.session;
-    s.click(&s.wait_for_element("[data-testid=conversation]", WAIT)?)?;
+    // Clicked as the window starts, made sure the click reached it: CI once clicked it and
+    // nothing opened (likely the list moving down as the model's line came; it now waits for it).
+    s.wait_for_element("[data-testid=conversation]", WAIT)?;
+    s.click_when_still("[data-testid=conversation]")?;
     let earlier = |s: &porthole_e2e::Session| -> Result<String> {
         Ok(s.attribute(&s.find("[data-testid=transcript]")?, "data-earlier")?
             .unwrap_or_default())

@@ -30,6 +30,11 @@ export const CONVERSATION_PAGE = 100;
  * within about 2 s; this only keeps a back end that never answers from freezing the window. */
 export const TEARDOWN_WAIT_MS = 4000;
 
+/** Longest wait of the conversation list, at start, for the model's line shown above it (ms).
+ * The line comes from the keyring (its service started on first use, a few ms; it may ask the
+ * person to unlock it): the list is not kept hidden behind that question. */
+export const MODEL_LINE_WAIT_MS = 500;
+
 /** Events that can be applied again without harm (they set state by call id, or end the
  * turn). Used for the events that arrive while a conversation is being read from the store. */
 const REPLAYABLE = new Set<TurnEvent["type"]>([
@@ -174,7 +179,16 @@ export class ChatSession {
    * function that stops listening. */
   async start(): Promise<() => void> {
     const unlisten = await this.#api.onChatEvent((e) => this.handle(e));
-    await Promise.all([this.refreshModel(), this.refreshConversations(), this.refreshAgents()]);
+    // The model's line sits above the list: shown after it, the list does not move down under
+    // a click as the line arrives (the store usually answers first).
+    const model = this.refreshModel();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const lineShown = Promise.race([model, new Promise<void>((resolve) => (timer = setTimeout(resolve, MODEL_LINE_WAIT_MS)))]);
+    try {
+      await Promise.all([model, this.refreshConversations(lineShown), this.refreshAgents()]);
+    } finally {
+      clearTimeout(timer);
+    }
     return unlisten;
   }
 
@@ -202,12 +216,14 @@ export class ChatSession {
     }
   }
 
-  async refreshConversations() {
+  /** Reads the conversation list again; `after`: the list is shown no sooner than it settles. */
+  async refreshConversations(after?: Promise<unknown>) {
     const request = ++this.#listRequest;
     this.#listsInFlight++;
     try {
       // As many as are shown (at least a page), so a list scrolled further keeps its length.
       const page = await this.#api.listConversationPage(Math.max(CONVERSATION_PAGE, this.conversations.length), null);
+      await after;
       // An answer overtaken by a later request (or by a rename or delete) is out of date.
       if (request === this.#listRequest) {
         this.conversations = page.conversations;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AgentSummary, AttachmentRef, ChatEvent, Conversation, ConversationList, ModelInfo, StoredConversation } from "./api";
-import { CONVERSATION_PAGE, ChatSession, TEARDOWN_WAIT_MS, type ChatApi } from "./chat.svelte";
+import { CONVERSATION_PAGE, ChatSession, MODEL_LINE_WAIT_MS, TEARDOWN_WAIT_MS, type ChatApi } from "./chat.svelte";
 import { chatEvents, ev, record } from "./testing/turns";
 import { refused } from "./testing/errors";
 
@@ -52,6 +52,39 @@ describe("ChatSession", () => {
     expect(fake.onChatEvent).toHaveBeenCalledOnce();
     expect(chat.model?.provider).toBe("openai");
     expect(chat.conversations.map((c) => c.id)).toEqual(["c1"]);
+  });
+
+  it("shows the conversation list once the model's line above it is there, so the list does not move under a click", async () => {
+    const modelAnswer = deferred<ModelInfo>();
+    const { fake } = fakeApi({ modelInfo: vi.fn(() => modelAnswer.promise) });
+    const chat = new ChatSession(fake);
+    let started = false;
+    void chat.start().then(() => (started = true));
+    await flush();
+    // The store has answered; the keyring (the model's line) not yet.
+    expect(fake.listConversationPage).toHaveBeenCalledOnce();
+    expect(chat.conversations).toEqual([]);
+    modelAnswer.resolve({ provider: null, baseUrl: null, model: null, keySource: null, error: "no API key" });
+    await flush();
+    expect(chat.model?.error).toBe("no API key");
+    expect(chat.conversations.map((c) => c.id)).toEqual(["c1"]);
+    expect(started).toBe(true);
+  });
+
+  it("shows the conversation list anyway when the model's line is held up (a keyring asking to be unlocked)", async () => {
+    vi.useFakeTimers();
+    try {
+      const { fake } = fakeApi({ modelInfo: vi.fn(() => new Promise<ModelInfo>(() => {})) });
+      const chat = new ChatSession(fake);
+      void chat.start();
+      await vi.advanceTimersByTimeAsync(MODEL_LINE_WAIT_MS - 1);
+      expect(chat.conversations).toEqual([]);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(chat.conversations.map((c) => c.id)).toEqual(["c1"]);
+      expect(chat.model).toBeNull();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("starts a new chat with the remote agent chosen for it, and says who an open chat is with", async () => {
