@@ -286,7 +286,7 @@ export class FakeBackend {
   #invocations: Invocation[] = [];
   #unknown: string[] = [];
   #held = new Set<string>();
-  #gates = new Map<string, () => void>();
+  #gates = new Map<string, (() => void)[]>();
   /** Tool calls waiting for the person's decision. */
   #approvals = new Map<string, (decision: Decision) => void>();
   /** Tools remembered as always allowed ("server/tool"), and since when. */
@@ -328,9 +328,9 @@ export class FakeBackend {
     hold: (kind) => void this.#held.add(kind),
     release: (kind) => {
       this.#held.delete(kind);
-      const open = this.#gates.get(kind);
+      const waiting = this.#gates.get(kind) ?? [];
       this.#gates.delete(kind);
-      open?.();
+      for (const open of waiting) open();
     },
     waiting: () => [...this.#gates.keys()],
   };
@@ -339,6 +339,7 @@ export class FakeBackend {
    * `{code, message}` error (as the Rust commands do). */
   async invoke(cmd: string, args: Args): Promise<unknown> {
     this.#invocations.push({ cmd, args: structuredClone(args) });
+    if (this.#held.has(cmd)) await this.#gate(cmd);
     try {
       return await this.#command(cmd, args);
     } catch (e) {
@@ -873,7 +874,7 @@ export class FakeBackend {
   }
 
   #gate(kind: string): Promise<void> {
-    return new Promise((resolve) => this.#gates.set(kind, resolve));
+    return new Promise((resolve) => this.#gates.set(kind, [...(this.#gates.get(kind) ?? []), resolve]));
   }
 }
 

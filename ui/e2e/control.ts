@@ -16,16 +16,21 @@ export interface Invocation {
   args: Record<string, unknown>;
 }
 
+/** What can be held: a reply, or the answer to one of these commands. */
+export type Held = "reply" | "model_info" | "app_info";
+
 export interface HarnessControl {
   /** Every command invoked so far, in order (event plumbing left out). */
   invocations: Invocation[];
   /** Commands the front end invoked that the fake back end does not implement (each also
    * rejected, as Tauri rejects an unknown command). A flow fails when this is not empty. */
   unknownCommands: string[];
-  /** From now on a reply of `kind` stops at its gate, after its first piece of text, until
-   * `release` (which also lets the waiting one go on). */
-  hold(kind: "reply"): void;
-  release(kind: "reply"): void;
+  /** From now on a reply stops at its gate, after its first piece of text, and a held command
+   * waits at its gate before it answers, until `release` (which also lets every waiting one go
+   * on). Commands the app invokes as it starts are held from the page's address:
+   * `harness.html?hold=model_info&hold=app_info`. */
+  hold(kind: Held): void;
+  release(kind: Held): void;
   /** Gates a reply is waiting at now. */
   waiting(): string[];
 }

@@ -128,3 +128,28 @@ test("deleting asks first; deleting the open conversation goes to a new chat", a
   await expect(page.getByTestId("conversation").first()).toHaveText("fresh start");
   expect((await invocations(page, "send_message")).at(-1)).toEqual({ conversationId: null, text: "fresh start", attachments: [] });
 });
+
+test("the sidebar keeps its place as the app's state comes in, so a click as it starts lands where it was aimed", async ({ page }) => {
+  // The model's line (from the keyring) and the app's details come after the store's list.
+  await page.goto("/e2e/harness.html?hold=model_info&hold=app_info");
+  const box = (testid: string) => page.getByTestId(testid).first().boundingBox();
+  const conversation = page.locator(`[data-testid="conversation"][data-conversation-id="${WEATHER}"]`);
+  await expect.poll(async () => (await invocations(page, "list_conversation_page")).length).toBe(1);
+  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(resolve)));
+  // The list waits for the line above it (for half a second at most).
+  await expect(page.getByTestId("conversation")).toHaveCount(0);
+  const tools = await box("tools-button");
+  const settings = await box("settings-button");
+  expect(tools).not.toBeNull();
+
+  await page.evaluate(() => window.portholeE2E.release("model_info"));
+  await expect(page.getByTestId("model-info")).toBeVisible();
+  await expect(conversation).toBeVisible();
+  const listed = await conversation.boundingBox();
+
+  await page.evaluate(() => window.portholeE2E.release("app_info"));
+  await expect(page.locator("aside footer")).toContainText("Porthole 0.0.0-e2e");
+  expect(await conversation.boundingBox()).toEqual(listed);
+  expect(await box("tools-button")).toEqual(tools);
+  expect(await box("settings-button")).toEqual(settings);
+});

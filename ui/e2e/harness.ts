@@ -2,11 +2,13 @@
 // @tauri-apps/api/mocks, answered by the in-memory back end, then the real app (src/main.ts).
 import { mockIPC, mockWindows } from "@tauri-apps/api/mocks";
 import { FakeBackend } from "./backend";
+import type { Held } from "./control";
 
 mockWindows("main");
 const backend = new FakeBackend();
 mockIPC((cmd, args) => backend.invoke(cmd, (args ?? {}) as Record<string, unknown>), { shouldMockEvents: true });
 window.portholeE2E = backend.control;
+for (const held of new URLSearchParams(location.search).getAll("hold")) backend.control.hold(held as Held);
 
 // Imported only now: the app asks the back end for its state as soon as it is mounted.
 await import("../src/main");
