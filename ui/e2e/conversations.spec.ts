@@ -136,8 +136,10 @@ test("the sidebar keeps its place as the app's state comes in, so a click as it 
   const conversation = page.locator(`[data-testid="conversation"][data-conversation-id="${WEATHER}"]`);
   await expect.poll(async () => (await invocations(page, "list_conversation_page")).length).toBe(1);
   await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(resolve)));
-  // The list waits for the line above it (for half a second at most).
+  // The list waits for the line above it (for half a second at most), and does not say meanwhile
+  // that there are none.
   await expect(page.getByTestId("conversation")).toHaveCount(0);
+  await expect(page.getByText("No conversations yet.")).toHaveCount(0);
   const tools = await box("tools-button");
   const settings = await box("settings-button");
   expect(tools).not.toBeNull();

@@ -48,6 +48,13 @@ const hit = (over: Partial<SearchHit>): SearchHit => ({
 });
 
 describe("Sidebar", () => {
+  it("says there are no conversations only once the list has been read", async () => {
+    const { queryByText, rerender } = setup({ conversations: [], listed: false });
+    expect(queryByText("No conversations yet.")).toBeNull();
+    await rerender({ listed: true });
+    expect(queryByText("No conversations yet.")).not.toBeNull();
+  });
+
   it("offers older conversations when more are stored, and asks for them", async () => {
     const onLoadMore = vi.fn();
     const { getByTestId, queryByTestId, rerender } = setup({ moreConversations: true, onLoadMore });

@@ -58,6 +58,9 @@ export class ChatSession {
   newChatAgent = $state<string | null>(null);
   /** Older conversations than the list holds are stored (`loadMoreConversations` brings them). */
   moreConversations = $state(false);
+  /** The list has been read once (or could not be): until then the sidebar does not say there
+   * are none. */
+  listed = $state(false);
   #loadingMore = false;
   model = $state<ModelInfo | null>(null);
   /** A conversation is being read from the store. */
@@ -228,9 +231,11 @@ export class ChatSession {
       if (request === this.#listRequest) {
         this.conversations = page.conversations;
         this.moreConversations = page.more;
+        this.listed = true;
       }
     } catch {
       // The list keeps what it had; the store's problem shows when sending.
+      this.listed = true;
     } finally {
       this.#listsInFlight--;
     }

@@ -64,11 +64,21 @@ describe("ChatSession", () => {
     // The store has answered; the keyring (the model's line) not yet.
     expect(fake.listConversationPage).toHaveBeenCalledOnce();
     expect(chat.conversations).toEqual([]);
+    expect(chat.listed).toBe(false);
     modelAnswer.resolve({ provider: null, baseUrl: null, model: null, keySource: null, error: "no API key" });
     await flush();
     expect(chat.model?.error).toBe("no API key");
     expect(chat.conversations.map((c) => c.id)).toEqual(["c1"]);
+    expect(chat.listed).toBe(true);
     expect(started).toBe(true);
+  });
+
+  it("counts a list that could not be read as read: the sidebar then says there are none", async () => {
+    const { fake } = fakeApi({ listConversationPage: vi.fn(async () => Promise.reject(new Error("disk I/O error"))) });
+    const chat = new ChatSession(fake);
+    await chat.start();
+    expect(chat.conversations).toEqual([]);
+    expect(chat.listed).toBe(true);
   });
 
   it("shows the conversation list anyway when the model's line is held up (a keyring asking to be unlocked)", async () => {
