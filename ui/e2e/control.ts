@@ -31,7 +31,7 @@ export interface HarnessControl {
    * `harness.html?hold=model_info&hold=app_info`. */
   hold(kind: Held): void;
   release(kind: Held): void;
-  /** Gates a reply is waiting at now. */
+  /** Gates a reply or a held command is waiting at now. */
   waiting(): string[];
 }
 
