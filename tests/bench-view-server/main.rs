@@ -4,10 +4,10 @@
 //!   porthole-bench-view-server
 //!
 //! Two UI tools, `stamp {delay_ms?}` and `stamp_sdk {delay_ms?}`, the same but for their views:
-//! `ui://bench/stamp.html` (`stamp.html` next to this file: a small plain-JS MCP Apps client that
-//! records when things reach it) and `ui://bench/stamp-sdk.html` (the demo folder view, built with
-//! React and the official ext-apps SDK, with `sdk-stamps.js` recording the same stamps; see
-//! `porthole_e2e::bench::sdk_stamp_view`). Times are wall clock milliseconds since the Unix epoch
+//! `ui://bench/stamp.html` (`stamp.html` next to this file: a small plain-JS MCP Apps client) and
+//! `ui://bench/stamp-sdk.html` (the demo folder view, built with React and the official ext-apps
+//! SDK), each with `stamps.js` recording when things reach it (`porthole_e2e::bench::stamp_view`
+//! and `sdk_stamp_view`). Times are wall clock milliseconds since the Unix epoch
 //! with a fractional part, the clock the view reads as `performance.timeOrigin + performance.now()`:
 //!
 //! - `resources/read` of a view stamps the HTML with when it was served (`readAt`);
@@ -32,9 +32,6 @@ const MCP_APP_MIME: &str = "text/html;profile=mcp-app";
 const STAMP_URI: &str = "ui://bench/stamp.html";
 const SDK_URI: &str = "ui://bench/stamp-sdk.html";
 
-/// The view; `__READ_AT__` is replaced with when it was served.
-const STAMP_HTML: &str = include_str!("stamp.html");
-
 /// Wall clock milliseconds since the Unix epoch, with a fractional part.
 fn now_ms() -> f64 {
     SystemTime::now()
@@ -49,7 +46,9 @@ fn meta(value: Value) -> MetaObject {
 
 #[derive(Clone)]
 struct BenchViewServer {
-    /// The SDK-built view (`__READ_AT__` still in it), or why it could not be made.
+    /// The plain-JS view (`__READ_AT__` still in it: replaced with when it was served).
+    stamp_html: Arc<str>,
+    /// The SDK-built view (the same), or why it could not be made.
     sdk_html: Arc<Result<String, String>>,
 }
 
@@ -141,7 +140,7 @@ impl ServerHandler for BenchViewServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let template = match request.uri.as_str() {
-            STAMP_URI => STAMP_HTML,
+            STAMP_URI => &*self.stamp_html,
             SDK_URI => self
                 .sdk_html
                 .as_deref()
@@ -163,6 +162,7 @@ impl ServerHandler for BenchViewServer {
 async fn main() -> anyhow::Result<()> {
     let sdk_html = porthole_e2e::bench::sdk_stamp_view().map_err(|e| format!("{e:#}"));
     let server = BenchViewServer {
+        stamp_html: porthole_e2e::bench::stamp_view()?.into(),
         sdk_html: Arc::new(sdk_html),
     };
     let running = server.serve(rmcp::transport::stdio()).await?;

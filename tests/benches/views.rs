@@ -5,7 +5,8 @@
 //! (or `=memory`) runs one of the two parts only; `=memory-sdk` only the memory with SDK views.
 //!
 //! The view is `tests/bench-view-server/stamp.html`, a small plain-JS MCP Apps client served by
-//! `porthole-bench-view-server` (stdio) for its UI tool `stamp {delay_ms}`. It records, in wall
+//! `porthole-bench-view-server` (stdio) for its UI tool `stamp {delay_ms}`, with `stamps.js`
+//! first in it (`porthole_e2e::bench::stamp_view`). It records, in wall
 //! clock ms (`performance.timeOrigin + performance.now()`, the machine's clock as the server's
 //! `SystemTime`), its frame's navigation start, when its script starts, when `ui/initialize` is
 //! answered and when `ui/notifications/tool-result` arrives. The server stamps the HTML when it
@@ -28,7 +29,7 @@
 //!    few lines of in-page host answering `ui/initialize` and posting the result.
 //!
 //!    The cold path is timed again with an SDK-built view (`stamp_sdk`: the demo folder view,
-//!    React and the official ext-apps SDK, about 600 KB, with `sdk-stamps.js` recording the same
+//!    React and the official ext-apps SDK, about 600 KB, with `stamps.js` recording the same
 //!    stamps; `porthole_e2e::bench::sdk_stamp_view`), in Porthole and in the bare frame.
 //! 2. Memory with 1 and with 50 views in one transcript (one reply calling the tool 50 times,
 //!    the view cache on as users have it), for two views: the bench server's `stamp` (3 KB)
@@ -53,7 +54,6 @@ use porthole_fake_llm::{FakeLlm, FakeToolCall, RecordedRequest, Reply, Script};
 use serde_json::{Value, json};
 
 const SERVER: &str = env!("CARGO_BIN_EXE_porthole-bench-view-server");
-const STAMP_HTML: &str = include_str!("../bench-view-server/stamp.html");
 const WAIT: Duration = Duration::from_secs(60);
 /// How long `stamp` waits in the "steady" calls: well past the view's start-up.
 const STEADY_DELAY_MS: u64 = 1500;
@@ -124,7 +124,7 @@ fn cold_steps(c: &[Stamps], labels: [&str; 5]) -> ColdSteps {
 
 // ---- the view's stamps --------------------------------------------------------------------------
 
-/// What one view recorded (see `stamp.html`), wall clock ms.
+/// What one view recorded (see `stamps.js`), wall clock ms.
 #[derive(Debug, Clone)]
 struct Stamps {
     /// Porthole: when the server served `resources/read`; bare: when the iframe was inserted.
@@ -892,7 +892,7 @@ fn main() -> Result<()> {
 fn latency(runs: usize, baseline: &Path) -> Result<()> {
     let p = porthole_latency(runs, false, "stamp", true)?;
     let cached = porthole_latency(runs, true, "stamp", false)?;
-    let b = bare_latency(baseline, runs, STAMP_HTML, true)?;
+    let b = bare_latency(baseline, runs, &porthole_e2e::bench::stamp_view()?, true)?;
 
     println!();
     println!(

@@ -18,19 +18,30 @@ pub fn binary(name: &str) -> PathBuf {
     }
 }
 
+/// The benchmark's plain-JS view (`bench-view-server/stamp.html`, about 3 KB) with its stamps
+/// recorded ([`with_stamps`]).
+pub fn stamp_view() -> anyhow::Result<String> {
+    with_stamps(include_str!("../bench-view-server/stamp.html"), "stamp.html")
+}
+
 /// The demo server's folder view (`ui/dist-views/directory.html`, built by `make ui`: React and
-/// the official ext-apps SDK, about 600 KB) with `bench-view-server/sdk-stamps.js` as its first
-/// script, which records when things reach the view as `stamp.html` does (`__READ_AT__` is left
-/// for whoever serves it to fill in). The views benchmark times it in Porthole and in a bare frame.
+/// the official ext-apps SDK, about 600 KB) with the same stamps recorded ([`with_stamps`]). The
+/// views benchmark times it in Porthole and in a bare frame.
 pub fn sdk_stamp_view() -> anyhow::Result<String> {
     let path = crate::workspace_root().join("ui/dist-views/directory.html");
     let html =
         std::fs::read_to_string(&path).map_err(|e| anyhow::anyhow!("{}: {e} (run `make ui` first)", path.display()))?;
-    // Before the SDK's script, so that its listener is the first to see the host's messages.
+    with_stamps(&html, &path.display().to_string())
+}
+
+/// `html` (named `what` in errors) with `bench-view-server/stamps.js` as its first script, which
+/// records when things reach the view (`__READ_AT__` is left for whoever serves it to fill in).
+fn with_stamps(html: &str, what: &str) -> anyhow::Result<String> {
+    // Before the view's own script, so that its listener is the first to see the host's messages.
     let at = html
         .find("<script")
-        .ok_or_else(|| anyhow::anyhow!("{} has no script", path.display()))?;
-    let script = include_str!("../bench-view-server/sdk-stamps.js");
+        .ok_or_else(|| anyhow::anyhow!("{what} has no script"))?;
+    let script = include_str!("../bench-view-server/stamps.js");
     Ok(format!("{}<script>\n{script}</script>\n{}", &html[..at], &html[at..]))
 }
 

@@ -1,10 +1,18 @@
 "use strict";
-// Put before the script of an SDK-built view (the demo folder view: React and the official
-// ext-apps SDK, about 600 KB) by `porthole_e2e::bench::sdk_stamp_view`. It records the stamps
-// stamp.html records (see there; `script` is when this script runs, before the SDK's) without
-// taking part in the protocol, which the view's own SDK speaks: it only watches the host's
-// messages, before the SDK's listener sees them. Once the result is in, it writes the stamps as
-// JSON into a hidden <pre id="t"> and sends them once as a notifications/message (logger "bench").
+// Put first in a view's document, before its own scripts (`porthole_e2e::bench::with_stamps`): it
+// records, in wall clock milliseconds (performance.timeOrigin + performance.now()), when things
+// reach the view, without taking part in the protocol (the view speaks it: stamp.html's few
+// lines, or the official SDK in the demo folder view); it only watches the host's messages,
+// before the view's own listener sees them:
+//   origin  navigation start of this frame's document (performance.timeOrigin)
+//   script  this script starts running
+//   init    the host's answer to ui/initialize arrives
+//   input   ui/notifications/tool-input arrives
+//   result  ui/notifications/tool-result arrives
+// plus `readAt` (filled in by whoever produced the HTML: the bench server stamps when it served
+// resources/read), the tool result's text and structuredContent, and the navigation timing. Once
+// the result is in, it writes them as JSON into <pre id="t"> (a hidden one when the view has
+// none) and sends them once as a notifications/message (logger "bench").
 (() => {
   const now = () => performance.timeOrigin + performance.now();
   const t = {
@@ -42,11 +50,14 @@
             domInteractive: entry.domInteractive,
           };
         }
-        const pre = document.createElement("pre");
-        pre.id = "t";
-        pre.hidden = true;
+        let pre = document.getElementById("t");
+        if (!pre) {
+          pre = document.createElement("pre");
+          pre.id = "t";
+          pre.hidden = true;
+          document.documentElement.appendChild(pre);
+        }
         pre.textContent = JSON.stringify(t);
-        document.documentElement.appendChild(pre);
         window.parent.postMessage(
           { jsonrpc: "2.0", method: "notifications/message", params: { level: "info", logger: "bench", data: t } },
           "*",
