@@ -26,11 +26,14 @@
 //!    The same HTML in a bare `<iframe sandbox="allow-scripts" srcdoc>` is timed for comparison
 //!    in the empty Tauri window of the start-up benchmark (same WebKitGTK; Porthole's own CSP
 //!    allows frames from `mcpview:` only, so a bare frame cannot be made in its window), with a
-//!    few lines of in-page host answering `ui/initialize` and posting the result.
+//!    few lines of in-page host answering `ui/initialize` and posting the result; and again
+//!    loaded from a custom scheme, as Porthole loads views, in `porthole-baseline-scheme-window`
+//!    (the same empty window, its `bare:` scheme serving the HTML from memory with the headers
+//!    Porthole gives a view), so the scheme's own cost is measured apart from Porthole's.
 //!
 //!    The cold path is timed again with an SDK-built view (`stamp_sdk`: the demo folder view,
 //!    React and the official ext-apps SDK, about 600 KB, with `stamps.js` recording the same
-//!    stamps; `porthole_e2e::bench::sdk_stamp_view`), in Porthole and in the bare frame.
+//!    stamps; `porthole_e2e::bench::sdk_stamp_view`), in Porthole and in both bare frames.
 //! 2. Memory with 1 and with 50 views in one transcript (one reply calling the tool 50 times,
 //!    the view cache on as users have it), for two views: the bench server's `stamp` (3 KB)
 //!    and the demo server's folder view (`list_directory`, about 600 KB built with React and
@@ -549,7 +552,7 @@ struct Bare {
 }
 
 impl Bare {
-    fn launch(binary: &Path) -> Result<Bare> {
+    fn launch(binary: &Path, args: &[String]) -> Result<Bare> {
         let driver = Driver::start(&[])?;
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
@@ -558,7 +561,7 @@ impl Bare {
             .into();
         let caps = json!({
             "capabilities": {
-                "alwaysMatch": { "tauri:options": { "application": binary, "args": [] } },
+                "alwaysMatch": { "tauri:options": { "application": binary, "args": args } },
                 "firstMatch": [{}]
             }
         });
@@ -603,11 +606,13 @@ impl Bare {
         Ok(value)
     }
 
-    /// One view (`html`: a stamping view, `__READ_AT__` still in it) in a fresh
-    /// `<iframe sandbox="allow-scripts" srcdoc>`; the page answers `ui/initialize`, then posts
-    /// tool-input and the result (after `delay_ms` when steady).
-    fn view(&self, html: &str, delay_ms: u64) -> Result<Stamps> {
-        let html = serde_json::to_string(html)?;
+    /// One view in a fresh `<iframe sandbox="allow-scripts">`: `Some(html)` (a stamping view,
+    /// `__READ_AT__` still in it) as its `srcdoc`; `None`, loaded from the `bare:` scheme of
+    /// `porthole-baseline-scheme-window`, which serves the view it was started with. The page
+    /// answers `ui/initialize`, then posts tool-input and the result (after `delay_ms` when
+    /// steady).
+    fn view(&self, html: Option<&str>, delay_ms: u64) -> Result<Stamps> {
+        let html = serde_json::to_string(&html)?;
         let body = format!(
             r#"const HTML = {html};
             const delay = {delay_ms};
@@ -640,7 +645,8 @@ impl Bare {
               }});
             }});
             const created = now();
-            frame.srcdoc = HTML.replace("__READ_AT__", created.toFixed(3));
+            if (HTML === null) frame.src = "bare://localhost/view?read_at=" + created.toFixed(3);
+            else frame.srcdoc = HTML.replace("__READ_AT__", created.toFixed(3));
             document.body.appendChild(frame);
             return await stamps;"#
         );
@@ -659,18 +665,41 @@ struct BareLatency {
     steady: Vec<Stamps>,
 }
 
-/// `runs` cold and (with `with_steady`) `runs` steady views of `html`, alternating.
+/// `runs` cold and (with `with_steady`) `runs` steady views of `html` as `srcdoc`, alternating.
 fn bare_latency(binary: &Path, runs: usize, html: &str, with_steady: bool) -> Result<BareLatency> {
-    let bare = Bare::launch(binary)?;
-    bare.view(html, 0)?; // warm-up
+    let bare = Bare::launch(binary, &[])?;
+    bare.view(Some(html), 0)?; // warm-up
     let (mut cold, mut steady) = (Vec::new(), Vec::new());
     for _ in 0..runs {
-        cold.push(bare.view(html, 0)?);
+        cold.push(bare.view(Some(html), 0)?);
         if with_steady {
-            steady.push(bare.view(html, BARE_STEADY_DELAY_MS)?);
+            steady.push(bare.view(Some(html), BARE_STEADY_DELAY_MS)?);
         }
     }
     Ok(BareLatency { cold, steady })
+}
+
+/// `runs` cold views of `html` loaded from a custom scheme: `porthole-baseline-scheme-window`
+/// serves it over `bare:` with the headers Porthole gives a view's document (the policy of a
+/// view that declares no `_meta.ui.csp`, `porthole_apps::tokens::response`).
+fn bare_scheme_latency(runs: usize, html: &str) -> Result<Vec<Stamps>> {
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("view.html");
+    std::fs::write(&file, html)?;
+    let (_, headers, _) = porthole_apps::tokens::response(Ok(porthole_apps::tokens::Served {
+        html: String::new(),
+        csp: porthole_apps::csp::build_csp(None).policy,
+        permissions_policy: porthole_apps::tokens::permissions_policy(&[]),
+    }));
+    let mut args = Vec::new();
+    for (name, value) in headers {
+        args.push("--header".to_string());
+        args.push(format!("{name}: {value}"));
+    }
+    args.push(file.display().to_string());
+    let bare = Bare::launch(&binary("porthole-baseline-scheme-window"), &args)?;
+    bare.view(None, 0)?; // warm-up
+    (0..runs).map(|_| bare.view(None, 0)).collect()
 }
 
 // ---- memory -------------------------------------------------------------------------------------
@@ -892,7 +921,9 @@ fn main() -> Result<()> {
 fn latency(runs: usize, baseline: &Path) -> Result<()> {
     let p = porthole_latency(runs, false, "stamp", true)?;
     let cached = porthole_latency(runs, true, "stamp", false)?;
-    let b = bare_latency(baseline, runs, &porthole_e2e::bench::stamp_view()?, true)?;
+    let stamp = porthole_e2e::bench::stamp_view()?;
+    let b = bare_latency(baseline, runs, &stamp, true)?;
+    let b_scheme = bare_scheme_latency(runs, &stamp)?;
 
     println!();
     println!(
@@ -998,6 +1029,27 @@ fn latency(runs: usize, baseline: &Path) -> Result<()> {
         col(&b.steady, |s| s.result - s.returned_at),
     );
     println!();
+    println!(
+        "1c'. Bare, from a custom scheme: the same HTML in <iframe sandbox=\"allow-scripts\" src=\"bare://…\"> \
+         in an empty Tauri window whose scheme handler answers with it from memory, with the headers Porthole \
+         gives a view; the same in-page host ({} cold)",
+        b_scheme.len()
+    );
+    let bare_scheme = cold_steps(
+        &b_scheme,
+        [
+            "iframe inserted -> frame navigation start",
+            "frame navigation start -> view's script runs (the document over bare:)",
+            "view's script runs -> ui/initialize answered (in-page postMessage round trip)",
+            "ui/initialize answered -> tool-result in the view",
+            "iframe inserted -> tool-result in the view",
+        ],
+    );
+    row(
+        "frame navigation start -> HTML received (navigation timing responseEnd)",
+        col(&b_scheme, |s| s.response_end),
+    );
+    println!();
     println!("ratios (p50 / p50):");
     ratio(
         "cold total: Porthole (resources/read served -> result in view) / bare (iframe inserted -> result in view)",
@@ -1005,9 +1057,19 @@ fn latency(runs: usize, baseline: &Path) -> Result<()> {
         bare.total,
     );
     ratio(
+        "cold total: Porthole / bare from a custom scheme (iframe inserted -> result in view)",
+        p_total,
+        bare_scheme.total,
+    );
+    ratio(
         "document load (navigation start -> script runs): Porthole's mcpview: frame / bare srcdoc frame",
         p_load,
         bare.load,
+    );
+    ratio(
+        "document load: Porthole's mcpview: frame / bare frame from a custom scheme",
+        p_load,
+        bare_scheme.load,
     );
     ratio("ui/initialize round trip: Porthole / bare", p_init, bare.init);
     ratio(
@@ -1036,15 +1098,18 @@ fn sdk_latency(runs: usize, baseline: &Path) -> Result<()> {
     let p = porthole_latency(runs, false, "stamp_sdk", false)?;
     let cached = porthole_latency(runs, true, "stamp_sdk", false)?;
     let b = bare_latency(baseline, runs, &html, false)?;
+    let b_scheme = bare_scheme_latency(runs, &html)?;
     println!();
     println!(
         "1d. An SDK-built view, cold: the demo folder view (React and the official ext-apps SDK, {} KB) with \
          the same stamps, `stamp_sdk` returning at once; Porthole ({} calls, the view cache off; {} with it on) \
-         and the same HTML in a bare srcdoc frame in the empty window ({} views)",
+         and the same HTML in a bare frame in an empty window, as srcdoc ({} views) and from a custom scheme \
+         ({} views)",
         html.len() / 1000,
         p.cold.len(),
         cached.cold.len(),
-        b.cold.len()
+        b.cold.len(),
+        b_scheme.len()
     );
     let porthole = cold_steps(
         &p.cold,
@@ -1070,6 +1135,16 @@ fn sdk_latency(runs: usize, baseline: &Path) -> Result<()> {
             "bare: iframe inserted -> tool-result in the view",
         ],
     );
+    let bare_scheme = cold_steps(
+        &b_scheme,
+        [
+            "bare from a custom scheme: iframe inserted -> frame navigation start",
+            "bare from a custom scheme: frame navigation start -> the view's first script runs (over bare:)",
+            "bare from a custom scheme: first script -> ui/initialize answered",
+            "bare from a custom scheme: ui/initialize answered -> tool-result in the view",
+            "bare from a custom scheme: iframe inserted -> tool-result in the view",
+        ],
+    );
     println!();
     println!("ratios, the SDK-built view (p50 / p50):");
     ratio(
@@ -1078,9 +1153,19 @@ fn sdk_latency(runs: usize, baseline: &Path) -> Result<()> {
         bare.total,
     );
     ratio(
+        "cold total: Porthole / bare from a custom scheme (iframe inserted -> result in view)",
+        porthole.total,
+        bare_scheme.total,
+    );
+    ratio(
         "document load: Porthole's mcpview: frame / bare srcdoc frame",
         porthole.load,
         bare.load,
+    );
+    ratio(
+        "document load: Porthole's mcpview: frame / bare frame from a custom scheme",
+        porthole.load,
+        bare_scheme.load,
     );
     ratio(
         "first script -> ui/initialize answered: Porthole / bare",
