@@ -155,3 +155,35 @@ test("the sidebar keeps its place as the app's state comes in, so a click as it 
   expect(await box("tools-button")).toEqual(tools);
   expect(await box("settings-button")).toEqual(settings);
 });
+
+test("the MCP servers section keeps its place as the model's line and the conversations come in", async ({ page }) => {
+  const section = page.getByTestId("servers-section");
+  // A first start: the line and the list above the servers come, and their height is kept.
+  await expect(page.getByTestId("conversation").first()).toBeVisible();
+  await expect.poll(() => page.evaluate(() => localStorage.getItem("porthole.sidebarListsHeight"))).not.toBeNull();
+  const settled = await section.boundingBox();
+
+  // The next start: both come late; the servers are where they will be from the first frame on.
+  await page.goto("/e2e/harness.html?hold=model_info&hold=list_conversation_page");
+  await page.evaluate(() => {
+    const tops: number[] = [];
+    (window as unknown as { serverTops: number[] }).serverTops = tops;
+    const record = () => {
+      const el = document.querySelector<HTMLElement>('[data-testid="servers-section"]');
+      if (el) tops.push(el.getBoundingClientRect().top);
+      requestAnimationFrame(record);
+    };
+    requestAnimationFrame(record);
+  });
+  await expect.poll(async () => (await invocations(page, "list_conversation_page")).length).toBe(1);
+  await expect(page.getByTestId("server").first()).toBeVisible();
+  await expect(page.getByTestId("model-info")).toHaveCount(0);
+  await page.evaluate(() => window.portholeE2E.release("model_info"));
+  await expect(page.getByTestId("model-info")).toBeVisible();
+  await page.evaluate(() => window.portholeE2E.release("list_conversation_page"));
+  await expect(page.getByTestId("conversation").first()).toBeVisible();
+  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+  const tops = await page.evaluate(() => (window as unknown as { serverTops: number[] }).serverTops);
+  expect(tops.length).toBeGreaterThan(0);
+  expect(new Set(tops)).toEqual(new Set([settled?.y]));
+});

@@ -3,6 +3,7 @@
 // "system". The last preference is remembered in the page's storage so the next start paints in
 // it at once; the setting itself lives in Rust (api.generalSettings).
 import type { ThemePreference } from "./api";
+import { pageStorage } from "./pageStorage";
 
 export type Theme = "light" | "dark";
 
@@ -30,16 +31,11 @@ export interface ThemeHost {
 }
 
 export function browserThemeHost(): ThemeHost {
-  let storage: Storage | null = null;
-  try {
-    storage = window.localStorage;
-  } catch {
-    // Storage may be refused; the theme then starts from "system" until the setting arrives.
-  }
   return {
     root: document.documentElement,
     media: typeof window.matchMedia === "function" ? window.matchMedia("(prefers-color-scheme: dark)") : null,
-    storage,
+    // Storage may be refused; the theme then starts from "system" until the setting arrives.
+    storage: pageStorage(),
   };
 }
 
