@@ -69,17 +69,30 @@ pub fn guarded<'a, R: tauri::Runtime, M: Manager<R>>(
 }
 
 /// A window of the app's own page (`page`, e.g. `index.html#popout`): under the rules every
-/// window follows ([`guarded`]), with the desktop's font named in its page.
+/// window follows ([`guarded`]), with the desktop's font and the profile named in its page.
 pub fn app_window<'a, R: tauri::Runtime, M: Manager<R>>(
     manager: &'a M,
     label: &str,
     page: &str,
 ) -> WebviewWindowBuilder<'a, R, M> {
-    crate::desktop_font::named(guarded(WebviewWindowBuilder::new(
+    let builder = crate::desktop_font::named(guarded(WebviewWindowBuilder::new(
         manager,
         label,
         WebviewUrl::App(page.into()),
-    )))
+    )));
+    match manager.try_state::<Host>() {
+        Some(host) => builder.initialization_script(profile_script(&host.page_key())),
+        None => builder,
+    }
+}
+
+/// The script that tells the page which profile it shows (`data-profile` on its root element,
+/// before the page's own code runs): what the page remembers between starts (its theme, the
+/// sidebar's height) lives in WebKit's storage, which every profile of the user shares, so it
+/// keeps it under this key (`ui/src/lib/pageStorage.ts`). The top frame only: never a view's.
+fn profile_script(key: &str) -> String {
+    let js = serde_json::to_string(key).unwrap_or_else(|_| "\"\"".into());
+    format!("if (window.top === window) document.documentElement?.setAttribute(\"data-profile\", {js});")
 }
 
 /// Shows `window` `wait` from now unless something showed it first (a window built hidden until
@@ -225,5 +238,13 @@ mod tests {
         ] {
             assert!(!navigation_allowed(&Url::parse(bad).unwrap()), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_profile_is_named_in_the_top_frame_only() {
+        assert_eq!(
+            profile_script("0123456789abcdef"),
+            r#"if (window.top === window) document.documentElement?.setAttribute("data-profile", "0123456789abcdef");"#
+        );
     }
 }

@@ -316,6 +316,58 @@ fn dark_system_theme_gives_a_dark_window() -> Result<()> {
     Ok(())
 }
 
+/// The profile the page shows (named by the shell) and the theme its page keeps for its next
+/// start (in WebKit's storage, one for all of the user's profiles), and the theme shown.
+fn kept_theme(app: &App) -> Result<(String, Option<String>, String)> {
+    let seen = app.session.execute(
+        "const d = document.documentElement, p = d.dataset.profile || '';
+         return [p, localStorage.getItem('porthole.theme@' + p), d.dataset.theme || ''];",
+        json!([]),
+    )?;
+    Ok((
+        seen[0].as_str().unwrap_or("").to_string(),
+        seen[1].as_str().map(String::from),
+        seen[2].as_str().unwrap_or("").to_string(),
+    ))
+}
+
+/// A window starts in the theme its profile was left in (before its setting comes, from what
+/// the page kept), never in another profile's: the shell names each profile for the page.
+#[test]
+fn each_profile_starts_in_its_own_theme() -> Result<()> {
+    let (work, home) = (profile(), profile());
+    let app = App::launch(work.path(), &[], &[])?;
+    let s = &app.session;
+    s.click(&s.wait_for_element("[data-testid=settings-button]", WAIT)?)?;
+    s.wait_for_element("[data-testid=settings]", WAIT)?;
+    if let Some(tab) = s.find_all("[data-testid=settings-tab-general]")?.first() {
+        s.click(tab)?;
+    }
+    s.click(&s.wait_for_element("[data-testid=theme-dark]", WAIT)?)?;
+    let work_key = s.wait_for("the dark theme kept for the next start", WAIT, |_| {
+        let (key, kept, _) = kept_theme(&app)?;
+        Ok((kept.as_deref() == Some("dark")).then_some(key))
+    })?;
+    assert_eq!(work_key.len(), 16, "a page key names the profile: {work_key:?}");
+    drop(app);
+
+    let app = App::launch(home.path(), &[], &[])?;
+    let (home_key, kept, shown) = kept_theme(&app)?;
+    assert_ne!(home_key, work_key, "another profile, another page key");
+    assert_eq!(home_key.len(), 16);
+    // Its own setting ("system"), once it has come; never the other profile's dark.
+    assert_ne!(kept.as_deref(), Some("dark"), "the other profile's theme to start from");
+    assert_eq!(shown, "light");
+    drop(app);
+
+    let app = App::launch(work.path(), &[], &[])?;
+    let (again, kept, shown) = kept_theme(&app)?;
+    assert_eq!(again, work_key, "the same profile, the same page key");
+    assert_eq!(kept.as_deref(), Some("dark"));
+    assert_eq!(shown, "dark");
+    Ok(())
+}
+
 /// The page's text is drawn in the desktop's interface font (GTK's `gtk-font-name`, here from a
 /// settings file; a monospace family, so it is neither of the engine's default fonts), which
 /// the app names for the page (src-tauri/src/desktop_font.rs).

@@ -17,7 +17,7 @@ export interface Invocation {
 }
 
 /** What can be held: a reply, or the answer to one of these commands. */
-export type Held = "reply" | "model_info" | "app_info" | "list_conversation_page";
+export type Held = "reply" | "model_info" | "app_info" | "list_conversation_page" | "general_settings";
 
 export interface HarnessControl {
   /** Every command invoked so far, in order (event plumbing left out). */

@@ -5,6 +5,9 @@ import { FakeBackend } from "./backend";
 import type { Held } from "./control";
 
 mockWindows("main");
+// The profile the app's shell names on the page's root before the page's code runs.
+const profile = new URLSearchParams(location.search).get("profile");
+if (profile) document.documentElement.dataset.profile = profile;
 const backend = new FakeBackend();
 mockIPC((cmd, args) => backend.invoke(cmd, (args ?? {}) as Record<string, unknown>), { shouldMockEvents: true });
 window.portholeE2E = backend.control;

@@ -43,3 +43,26 @@ test("a view retention out of range is refused with the reason; a good one is st
   await expect(days).toHaveAttribute("aria-invalid", "false");
   expect(await invocations(page, "save_general_settings")).toEqual([{ viewRetentionDays: 30, theme: null, viewOriginsAllowed: null, viewOriginsBlocked: null, clientMetadataUrl: null, roots: null }]);
 });
+
+test("each profile's window starts in the theme it was left in, not in another profile's", async ({ page }) => {
+  // The engine's storage is one for all of a user's profiles; the shell names the profile.
+  const theme = () => page.evaluate(() => document.documentElement.dataset.theme);
+  await page.emulateMedia({ colorScheme: "light" });
+  await page.goto("/e2e/harness.html?profile=0123456789abcdef");
+  await page.getByTestId("settings-button").click();
+  await page.getByTestId("settings-tab-general").click();
+  await page.getByTestId("theme-dark").check();
+  await expect.poll(theme).toBe("dark");
+
+  // Another profile's window, before its own setting has come: the system's theme, not dark.
+  await page.goto("/e2e/harness.html?profile=fedcba9876543210&hold=general_settings");
+  await expect(page.getByTestId("composer")).toBeVisible();
+  await expect.poll(() => page.evaluate(() => window.portholeE2E.waiting())).toContain("general_settings");
+  expect(await theme()).toBe("light");
+
+  // The first profile's window again, its setting held too: dark from the start.
+  await page.goto("/e2e/harness.html?profile=0123456789abcdef&hold=general_settings");
+  await expect(page.getByTestId("composer")).toBeVisible();
+  await expect.poll(() => page.evaluate(() => window.portholeE2E.waiting())).toContain("general_settings");
+  expect(await theme()).toBe("dark");
+});

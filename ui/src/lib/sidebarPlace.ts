@@ -5,11 +5,13 @@
 // nothing unless that height changed since (the first start, a window of another size, a model
 // set up).
 
+import type { PageStore } from "./pageStorage";
+
 /** The storage key of the height kept. */
 export const SIDEBAR_LISTS_HEIGHT_KEY = "porthole.sidebarListsHeight";
 
 /** The height kept by the last start, in CSS pixels (null: none, or unreadable). */
-export function keptHeight(storage: Storage | null): number | null {
+export function keptHeight(storage: PageStore | null): number | null {
   try {
     const px = Number(storage?.getItem(SIDEBAR_LISTS_HEIGHT_KEY) ?? "");
     return Number.isFinite(px) && px > 0 ? px : null;
@@ -19,7 +21,7 @@ export function keptHeight(storage: Storage | null): number | null {
 }
 
 /** Keeps `px` for the next start (a storage that refuses it is no loss: the start moves once). */
-export function keepHeight(storage: Storage | null, px: number): void {
+export function keepHeight(storage: PageStore | null, px: number): void {
   if (!(px > 0)) return;
   try {
     storage?.setItem(SIDEBAR_LISTS_HEIGHT_KEY, String(px));

@@ -3,7 +3,7 @@
 // "system". The last preference is remembered in the page's storage so the next start paints in
 // it at once; the setting itself lives in Rust (api.generalSettings).
 import type { ThemePreference } from "./api";
-import { pageStorage } from "./pageStorage";
+import { pageStorage, type PageStore } from "./pageStorage";
 
 export type Theme = "light" | "dark";
 
@@ -27,7 +27,7 @@ export interface ThemeHost {
   root: HTMLElement;
   /** `(prefers-color-scheme: dark)`, when the engine has matchMedia. */
   media: MediaQueryList | null;
-  storage: Storage | null;
+  storage: PageStore | null;
 }
 
 export function browserThemeHost(): ThemeHost {

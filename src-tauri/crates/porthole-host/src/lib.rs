@@ -89,6 +89,17 @@ impl AppInfo {
     }
 }
 
+/// The page key of the profile in `profile_dir`: the same for the same folder from start to
+/// start, another for another folder, and telling nothing of the folder's name (a digest, 16 hex
+/// digits).
+pub fn page_key(profile_dir: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(profile_dir.as_bytes())[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// What a [`Host`] starts from.
 pub struct HostOptions {
     pub setup: Setup,
@@ -318,6 +329,13 @@ impl Host {
         self.inner.info.lock().unwrap().clone()
     }
 
+    /// What the window's page keeps what it remembers between starts under (its theme, the
+    /// sidebar's height): the engine's storage is the user's, shared by every profile, so each
+    /// profile's page keeps its own. See [`page_key`].
+    pub fn page_key(&self) -> String {
+        page_key(&self.inner.info.lock().unwrap().profile_dir)
+    }
+
     pub fn list_servers(&self) -> Vec<porthole_mcp::ServerStatus> {
         self.inner.servers.statuses()
     }
@@ -393,5 +411,27 @@ impl Host {
         if let Ok(store) = &self.inner.store {
             store.close_cleanly();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::page_key;
+
+    #[test]
+    fn each_profile_folder_has_its_own_page_key_that_does_not_name_it() {
+        let home = page_key("/home/ada/.local/share/porthole");
+        assert_eq!(
+            home,
+            page_key("/home/ada/.local/share/porthole"),
+            "the same from start to start"
+        );
+        assert_ne!(home, page_key("/home/ada/work-profile"));
+        assert_eq!(home.len(), 16);
+        assert!(
+            home.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()),
+            "{home}"
+        );
+        assert!(!home.contains("ada"));
     }
 }
