@@ -90,14 +90,15 @@ impl AppInfo {
 }
 
 /// The page key of the profile in `profile_dir`: the same for the same folder from start to
-/// start, another for another folder, and telling nothing of the folder's name (a digest, 16 hex
-/// digits).
+/// start (and from version to version), another for another folder, and not the folder's name
+/// (its 64-bit FNV-1a hash, as 16 hex digits). Computed here rather than with a hashing crate:
+/// a new dependency of this crate renames its functions, and the release build's link order
+/// (src-tauri/link-order/README.md) would no longer find them.
 pub fn page_key(profile_dir: &str) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(profile_dir.as_bytes())[..8]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    let hash = profile_dir.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{hash:016x}")
 }
 
 /// What a [`Host`] starts from.
@@ -433,5 +434,8 @@ mod tests {
             "{home}"
         );
         assert!(!home.contains("ada"));
+        // FNV-1a's own check values: the key stays what it is from version to version.
+        assert_eq!(page_key(""), "cbf29ce484222325");
+        assert_eq!(page_key("a"), "af63dc4c8601ec8c");
     }
 }
