@@ -420,7 +420,7 @@ mod tests {
     use super::page_key;
 
     #[test]
-    fn each_profile_folder_has_its_own_page_key_that_does_not_name_it() {
+    fn each_profile_folder_has_its_own_page_key() {
         let home = page_key("/home/ada/.local/share/porthole");
         assert_eq!(
             home,
@@ -433,7 +433,6 @@ mod tests {
             home.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()),
             "{home}"
         );
-        assert!(!home.contains("ada"));
         // FNV-1a's own check values: the key stays what it is from version to version.
         assert_eq!(page_key(""), "cbf29ce484222325");
         assert_eq!(page_key("a"), "af63dc4c8601ec8c");
